@@ -1,0 +1,70 @@
+"""The Matador rules engine: pure Python, stdlib only, immutable states.
+
+Quick tour::
+
+    from matador_env.engine import Rules, HandState
+    s = HandState.deal(Rules.preset("standard"), seed=7)
+    while not s.is_over:
+        s = s.apply(s.legal_moves()[0])
+    print(s.outcome)
+"""
+
+from .match import MatchState, derive_seed
+from .render import (
+    HandRecord,
+    hand_record,
+    parse_hand_record,
+    render_layout,
+    render_table,
+    replay,
+)
+from .rules import PRESETS, Rules, RulesError
+from .state import Event, HandState, IllegalMoveError, Outcome, SeatView, Termination
+from .tiles import (
+    BLANK,
+    BRANCH,
+    CROSS,
+    DRAW,
+    PASS,
+    PLAIN,
+    SPINNER,
+    End,
+    Move,
+    MoveParseError,
+    Tile,
+    set_tiles,
+    tile_count,
+)
+
+__all__ = [
+    "BLANK",
+    "BRANCH",
+    "CROSS",
+    "DRAW",
+    "PASS",
+    "PLAIN",
+    "PRESETS",
+    "SPINNER",
+    "End",
+    "Event",
+    "HandRecord",
+    "HandState",
+    "IllegalMoveError",
+    "MatchState",
+    "Move",
+    "MoveParseError",
+    "Outcome",
+    "Rules",
+    "RulesError",
+    "SeatView",
+    "Termination",
+    "Tile",
+    "derive_seed",
+    "hand_record",
+    "parse_hand_record",
+    "render_layout",
+    "render_table",
+    "replay",
+    "set_tiles",
+    "tile_count",
+]

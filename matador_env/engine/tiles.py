@@ -1,0 +1,247 @@
+"""Tiles, open ends and moves: small value objects with a text form that round-trips.
+
+Text forms (documented in the README, parsed by ``parse``):
+
+=========  ==============  =====================================================
+object     example         meaning
+=========  ==============  =====================================================
+Tile       ``2-5``         low half first; ``5-2`` parses to the same tile
+lead       ``3-3``         the first tile of a hand (no end)
+in line    ``2-5@1>5``     tile on open end 1, the half 5 facing outward
+crosswise  ``3-4@0x``      laid across end 0 (two-valued end, needs-a-blank end,
+                           or two branch ends, by ``matador_placement``)
+upright    ``2-5@1^``      stood upright on end 1 (``matador_placement="upright"``)
+draw       ``draw``        take the next boneyard tile
+pass       ``pass``        cannot play and may not draw
+End        ``3``           plain end showing 3
+           ``3*``          a side of the spinner showing 3
+           ``3b``          a branch end showing 3 (no second crosswise matador)
+           ``2/5``         crosswise two-valued end: links to 2 or to 5
+           ``_``           needs a blank (after a crosswise-on-blank or upright matador)
+=========  ==============  =====================================================
+
+Tile indices are triangular (``high * (high + 1) // 2 + low``), so the index of a
+tile does not depend on the set: ``0-0`` is 0, ``0-1`` 1, ``1-1`` 2, ``0-2`` 3 ...
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = [
+    "Tile",
+    "End",
+    "Move",
+    "DRAW",
+    "PASS",
+    "MoveParseError",
+    "PLAIN",
+    "CROSS",
+    "BLANK",
+    "BRANCH",
+    "SPINNER",
+    "tile_count",
+    "set_tiles",
+]
+
+# End kinds. Strings rather than an Enum: they are compared in the hottest loop of
+# move generation, where interned-string identity is the cheapest test there is.
+PLAIN = "plain"
+CROSS = "cross"
+BLANK = "blank"
+BRANCH = "branch"
+SPINNER = "spinner"
+END_KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
+
+
+class MoveParseError(ValueError):
+    """Text that is not a tile, end or move in the documented text form."""
+
+
+_TILE_RE = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
+_MOVE_RE = re.compile(r"^\s*(\d{1,2})-(\d{1,2})(?:@(\d{1,2})(?:>(\d{1,2})|(x)|(\^)))?\s*$")
+
+
+class Tile(NamedTuple):
+    """A domino (low, high) with low <= high."""
+
+    low: int
+    high: int
+
+    @property
+    def index(self) -> int:
+        return self.high * (self.high + 1) // 2 + self.low
+
+    @property
+    def pips(self) -> int:
+        return self.low + self.high
+
+    @property
+    def is_double(self) -> bool:
+        return self.low == self.high
+
+    def other(self, half: int) -> int:
+        """The half opposite ``half`` (which must be one of the tile's halves)."""
+        if half == self.low:
+            return self.high
+        if half == self.high:
+            return self.low
+        raise ValueError(f"tile {self} has no half {half}")
+
+    def __str__(self) -> str:
+        return f"{self.low}-{self.high}"
+
+    @classmethod
+    def of(cls, a: int, b: int) -> Tile:
+        if a < 0 or b < 0:
+            raise MoveParseError(f"tile halves must be >= 0, got {a}-{b}")
+        return cls(a, b) if a <= b else cls(b, a)
+
+    @classmethod
+    def from_index(cls, index: int) -> Tile:
+        if index < 0:
+            raise ValueError(f"tile index must be >= 0, got {index}")
+        high = int(((8 * index + 1) ** 0.5 - 1) // 2)
+        while high * (high + 1) // 2 > index:
+            high -= 1
+        while (high + 1) * (high + 2) // 2 <= index:
+            high += 1
+        return cls(index - high * (high + 1) // 2, high)
+
+    @classmethod
+    def parse(cls, text: str) -> Tile:
+        m = _TILE_RE.match(text)
+        if not m:
+            raise MoveParseError(f"not a tile: {text!r} (expected 'a-b', e.g. '2-5')")
+        return cls.of(int(m.group(1)), int(m.group(2)))
+
+
+def tile_count(set_max: int) -> int:
+    return (set_max + 1) * (set_max + 2) // 2
+
+
+def set_tiles(set_max: int) -> tuple[Tile, ...]:
+    """Every tile of a double-``set_max`` set, in index order."""
+    return tuple(Tile.from_index(i) for i in range(tile_count(set_max)))
+
+
+class End(NamedTuple):
+    """An open end of the layout.
+
+    ``value`` is the number shown (None for a needs-a-blank end); ``value2`` is
+    the second number of a crosswise two-valued end.
+    """
+
+    kind: str
+    value: int | None
+    value2: int | None = None
+
+    def __str__(self) -> str:
+        k = self.kind
+        if k is PLAIN:
+            return str(self.value)
+        if k is SPINNER:
+            return f"{self.value}*"
+        if k is BRANCH:
+            return f"{self.value}b"
+        if k is CROSS:
+            return f"{self.value}/{self.value2}"
+        return "_"
+
+    @classmethod
+    def parse(cls, text: str) -> End:
+        t = text.strip()
+        try:
+            if t == "_":
+                return cls(BLANK, None, None)
+            if "/" in t:
+                a, b = t.split("/")
+                return cls(CROSS, int(a), int(b))
+            if t.endswith("*"):
+                return cls(SPINNER, int(t[:-1]), None)
+            if t.endswith("b"):
+                return cls(BRANCH, int(t[:-1]), None)
+            return cls(PLAIN, int(t), None)
+        except ValueError:
+            raise MoveParseError(
+                f"not an open end: {text!r} (expected '3', '3*', '3b', '2/5' or '_')"
+            ) from None
+
+
+class Move(NamedTuple):
+    """One action: a placement (``kind == "play"``), ``draw`` or ``pass``.
+
+    ``mode`` of a placement is ``"lead"`` (no end), ``"inline"`` (with ``shows``,
+    the outward half), ``"cross"`` or ``"upright"``.
+    """
+
+    kind: str
+    tile: Tile | None = None
+    end: int | None = None
+    shows: int | None = None
+    mode: str | None = None
+
+    @property
+    def is_play(self) -> bool:
+        return self.kind == "play"
+
+    def __str__(self) -> str:
+        kind = self.kind
+        if kind != "play":
+            return kind
+        mode = self.mode
+        if mode == "lead":
+            return str(self.tile)
+        if mode == "inline":
+            return f"{self.tile}@{self.end}>{self.shows}"
+        if mode == "cross":
+            return f"{self.tile}@{self.end}x"
+        return f"{self.tile}@{self.end}^"
+
+    @classmethod
+    def lead(cls, tile: Tile) -> Move:
+        return cls("play", tile, None, None, "lead")
+
+    @classmethod
+    def inline(cls, tile: Tile, end: int, shows: int) -> Move:
+        return cls("play", tile, end, shows, "inline")
+
+    @classmethod
+    def cross(cls, tile: Tile, end: int) -> Move:
+        return cls("play", tile, end, None, "cross")
+
+    @classmethod
+    def upright(cls, tile: Tile, end: int) -> Move:
+        return cls("play", tile, end, None, "upright")
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        t = text.strip().lower()
+        if t == "draw":
+            return DRAW
+        if t == "pass":
+            return PASS
+        m = _MOVE_RE.match(t)
+        if not m:
+            raise MoveParseError(
+                f"not a move: {text!r} (expected 'draw', 'pass', a lead like '3-3', "
+                "or a placement like '2-5@1>5', '3-4@0x', '2-5@1^')"
+            )
+        a, b, end, shows, cross, upright = m.groups()
+        tile = Tile.of(int(a), int(b))
+        if end is None:
+            return cls.lead(tile)
+        if shows is not None:
+            if int(shows) not in (tile.low, tile.high):
+                raise MoveParseError(
+                    f"not a move: {text!r}: the outward half {shows} is not a half of {tile}"
+                )
+            return cls.inline(tile, int(end), int(shows))
+        if cross:
+            return cls.cross(tile, int(end))
+        return cls.upright(tile, int(end))
+
+
+DRAW = Move("draw")
+PASS = Move("pass")
