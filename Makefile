@@ -14,7 +14,7 @@ $(PY):
 
 # Reinstall whenever the declared or pinned dependencies change.
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -22,6 +22,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy --strict matador_env/engine
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

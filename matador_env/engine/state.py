@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .rules import Rules
 from .tiles import BLANK, BRANCH, CROSS, DRAW, PASS, PLAIN, SPINNER, End, Move, Tile, set_tiles
@@ -216,6 +216,9 @@ def _tables(rules: Rules) -> _Tables:
 
 
 _BLANK_END = End(BLANK, None)
+# The history is a persistent linked list (previous node, seat, move, ends before the
+# move): appending is O(1) and states share their common past.
+_HistoryNode = tuple[Any, int, Move, tuple[End, ...]]
 _new_move = tuple.__new__  # Move(...) without NamedTuple's keyword handling: hot path
 
 
@@ -252,6 +255,23 @@ class HandState:
         "_outcome",
         "_legal",
     )
+    _t: _Tables
+    _seed: int
+    _hands: tuple[int, ...]
+    _stock: tuple[int, ...]
+    _pos: int
+    _ends: tuple[End, ...]
+    _spinner_done: bool
+    _to_move: int
+    _leader: int
+    _dealt_leader: int
+    _passes: int
+    _lead_passes: int
+    _draws: int
+    _history: _HistoryNode | None
+    _n_actions: int
+    _outcome: Outcome | None
+    _legal: tuple[Move, ...] | None
 
     # -- construction -----------------------------------------------------------------
 
@@ -401,7 +421,7 @@ class HandState:
         s._stock = stock
         s._pos = 0
         s._ends = view.ends
-        history = None
+        history: _HistoryNode | None = None
         spinner_done = False
         lead_passes = 0
         for e in view.history:
@@ -465,7 +485,7 @@ class HandState:
         # since a drawn tile may have been played later.
         for seat, move in events:
             if move[0] == "play":
-                hands[seat] |= 1 << move[1].index
+                hands[seat] |= 1 << move[1].index  # type: ignore[union-attr]
         for seat, move in events:
             if move[0] == "draw":
                 hands[seat] &= ~(1 << next(drawn))  # draws take the boneyard in order
@@ -603,7 +623,7 @@ class HandState:
                     placements.append(DRAW)
                 elif vol == "only_matadors" and self._ends:
                     mat = t.matador
-                    if all((mat >> m[1].index) & 1 for m in placements):
+                    if all((mat >> m[1].index) & 1 for m in placements):  # type: ignore[union-attr]
                         placements.append(DRAW)
             return tuple(placements)
         return (DRAW,) if can_draw else (PASS,)
