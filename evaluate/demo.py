@@ -62,7 +62,8 @@ def table(hands: int, specs: list[str], seed: int) -> None:
             else:
                 diff -= out.points
         rate = hands / (time.perf_counter() - start)
-        print(f"{name:<14}{rate:>9.0f}{wins / hands:>14.1%}{ties / hands:>7.1%}{diff / hands:>+10.2f}")
+        row = f"{name:<14}{rate:>9.0f}{wins / hands:>14.1%}{ties / hands:>7.1%}"
+        print(f"{row}{diff / hands:>+10.2f}")
 
 
 def main() -> None:
