@@ -481,6 +481,13 @@ class HandState:
             node, seat, move, _ = node
             events.append((seat, move))
         events.reverse()
+        draws = sum(1 for _, move in events if move[0] == "draw")
+        if draws > self._pos:
+            # from_view() keeps only the undrawn boneyard: the drawn tiles are unknown.
+            raise ValueError(
+                "cannot reconstruct the deal: this state was built from a seat's view "
+                f"(from_view) and {draws} drawn tiles are not known to it"
+            )
         # Dealt = held now + played - drawn; add every play before taking any draw away,
         # since a drawn tile may have been played later.
         for seat, move in events:
