@@ -1,0 +1,279 @@
+"""Matador for one learner: a ``gymnasium.Env`` in which the other seats are played by policies.
+
+The learner holds one seat (``seat=None``: drawn at random each episode; or a fixed
+seat). Every other seat is played by an opponent given to the constructor, so each
+``step()`` takes the learner's action and then plays the opponents until the
+learner is to move again or the episode ends. Rewards, observations and the action
+layout are those of the AEC environment (:mod:`matador_env.matador_v0`, whose docstring
+documents them); the learner's reward is everything its seat received since its
+last action, so it arrives even when a hand ends on an opponent's move.
+
+``action_masks()`` is a method of the environment itself, as sb3-contrib's
+``MaskablePPO`` expects, and works under ``SubprocVecEnv``::
+
+    from sb3_contrib import MaskablePPO
+    from matador_env import MatadorSingleEnv
+
+    model = MaskablePPO("MlpPolicy", MatadorSingleEnv(preset="standard"))
+    model.learn(10_000)
+
+Opponents
+=========
+
+``opponents`` is one spec used for every other seat, or a list with one spec per
+other seat in playing order from the learner (seat + 1, seat + 2, ...). A spec is:
+
+- ``"random"`` (the default): uniform over the legal moves;
+- an agent: any object with ``act(view, rng) -> Move`` (the interface of
+  ``agents.base.Agent``), given the seat's :class:`~matador_env.engine.SeatView` and
+  a ``random.Random`` seeded from the episode's seed;
+- a callable taking the seat's observation dict (``{"observation": ...,
+  "action_mask": ...}``) and returning an action.
+
+An opponent that returns an illegal move raises ``ValueError``: that is a bug in
+the opponent, not a move of the learner.
+
+An illegal action by the learner ends the episode with ``illegal_reward`` (default
+-1) and ``info["illegal_action"] = True``; ``check_env`` samples such actions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+
+from .engine import Move, Rules
+from .matador_v0 import Game, resolve_rules
+
+__all__ = ["MatadorSingleEnv", "OpponentSpec"]
+
+OpponentSpec = Any
+"""``"random"``, an object with ``act(view, rng) -> Move``, or ``callable(obs) -> int``."""
+
+_RANDOM = "random"
+_MAX_EMPTY_DEALS = 1000
+
+
+class MatadorSingleEnv(gymnasium.Env, EzPickle):
+    """One learner against opponent policies (see the module docstring).
+
+    Arguments as :func:`matador_env.env` (``rules`` or ``preset``, ``episode``,
+    ``reward``, ``match_bonus``, ``render_mode``), and:
+
+    - ``opponents``: one spec for all other seats or one per other seat;
+    - ``seat``: the learner's seat, or None for a random seat each episode;
+    - ``illegal_reward``: the learner's reward for an illegal action, which ends
+      the episode.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        preset: str | None = None,
+        opponents: OpponentSpec | Sequence[OpponentSpec] = _RANDOM,
+        seat: int | None = None,
+        episode: str = "hand",
+        reward: str = "score",
+        match_bonus: float | None = None,
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            rules,
+            preset,
+            opponents,
+            seat,
+            episode,
+            reward,
+            match_bonus,
+            illegal_reward,
+            render_mode,
+        )
+        self.rules = resolve_rules(rules, preset)
+        n = self.rules.players
+        if seat is not None and not (isinstance(seat, int) and 0 <= seat < n):
+            raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
+        if render_mode not in (None, "human", "ansi"):
+            raise ValueError(
+                f"render_mode={render_mode!r} is not allowed; allowed: None, 'human', 'ansi'"
+            )
+        self.game = Game(self.rules, episode, reward, match_bonus)
+        self.encoding = enc = self.game.enc
+        self.render_mode = render_mode
+        self.illegal_reward = float(illegal_reward)
+        self.fixed_seat = seat
+        self.seat = seat if seat is not None else 0
+        self._opponents = _opponent_list(opponents, n - 1)
+        self.observation_space = spaces.Box(0.0, 1.0, (enc.obs_size,), np.float32)
+        self.action_space = spaces.Discrete(enc.num_actions)
+        self._mask = np.zeros(enc.num_actions, np.int8)
+        self._rng = random.Random(0)
+        self._over = True
+
+    # -- gymnasium API ------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``."""
+        super().reset(seed=seed)
+        stream = self.np_random
+        n = self.rules.players
+        game_seed = seed
+        for _ in range(_MAX_EMPTY_DEALS):
+            if game_seed is None:
+                game_seed = int(stream.integers(2**63))
+            self.seat = self.fixed_seat if self.fixed_seat is not None else int(stream.integers(n))
+            self._rng = random.Random(int(stream.integers(2**63)))
+            self.game.start(int(game_seed))
+            self._play_opponents()
+            if not self.game.done:
+                break
+            # The game ended before the learner's first turn (only possible with
+            # one-tile hands): that episode has no decision in it, deal another.
+            game_seed = None
+        else:
+            raise RuntimeError(
+                f"{_MAX_EMPTY_DEALS} deals in a row ended before seat {self.seat} could move; "
+                "these rules leave the learner no decision"
+            )
+        self._over = False
+        return self._observe({})
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise RuntimeError("step() after the episode ended: call reset() first")
+        game = self.game
+        action = int(action)
+        info: dict[str, Any] = {}
+        if not (0 <= action < self.encoding.num_actions and self._mask[action]):
+            self._over = True
+            obs, info = self._observe({"illegal_action": True})
+            info["action_mask"][:] = 0
+            self._mask = info["action_mask"].copy()
+            return obs, self.illegal_reward, True, False, info
+        rewards = game.apply(action)
+        reward = 0.0
+        if rewards is not None:
+            reward += rewards[self.seat]
+            info["hand_result"] = dict(game.last_result or {})
+        reward += self._play_opponents(info)
+        self._over = game.done
+        obs, info = self._observe(info)
+        return obs, float(reward), self._over, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now (all False once the episode is over)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        text = self.game.render(seat=self.seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _observe(self, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        obs = self.game.observe(self.seat)
+        self._mask = obs["action_mask"]
+        info["action_mask"] = self._mask.copy()
+        info["seat"] = self.seat
+        if self.render_mode == "human":
+            self.render()
+        return obs["observation"], info
+
+    def _play_opponents(self, info: dict[str, Any] | None = None) -> float:
+        """Play the other seats until the learner is to move; the learner's rewards."""
+        game = self.game
+        seat = self.seat
+        n = self.rules.players
+        total = 0.0
+        while not game.done and game.to_move != seat:
+            mover = game.to_move
+            action = self._opponent_action(mover, self._opponents[(mover - seat) % n - 1])
+            rewards = game.apply(action)
+            if rewards is not None:
+                total += rewards[seat]
+                if info is not None:
+                    info["hand_result"] = dict(game.last_result or {})
+        return total
+
+    def _opponent_action(self, mover: int, policy: Any) -> int:
+        game = self.game
+        if policy is _RANDOM:
+            legal = game.hand.legal_moves()
+            return self.encoding.index[legal[self._rng.randrange(len(legal))]]
+        if isinstance(policy, _Agent):
+            move = policy.agent.act(game.view(mover), self._rng)
+            if not isinstance(move, Move):
+                move = Move.parse(str(move))
+            if move not in game.hand.legal_moves():
+                raise ValueError(
+                    f"opponent {policy.agent!r} at seat {mover} chose {str(move)!r}, which is "
+                    f"not legal; legal moves: {', '.join(map(str, game.hand.legal_moves()))}"
+                )
+            return self.encoding.index[move]
+        obs = game.observe(mover)
+        action = int(policy(obs))
+        if not (0 <= action < self.encoding.num_actions and obs["action_mask"][action]):
+            raise ValueError(
+                f"opponent {policy!r} at seat {mover} chose action {action}, which is not "
+                f"legal; legal actions: {np.flatnonzero(obs['action_mask']).tolist()}"
+            )
+        return action
+
+
+class _Agent:
+    """An opponent with ``act(view, rng) -> Move`` (duck-typed ``agents.base.Agent``)."""
+
+    __slots__ = ("agent",)
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+
+def _opponent(spec: OpponentSpec) -> Any:
+    if isinstance(spec, str):
+        if spec == _RANDOM:
+            return _RANDOM
+        raise ValueError(
+            f"unknown opponent spec {spec!r}: give 'random', an object with "
+            "act(view, rng) -> Move, or a callable(observation dict) -> action"
+        )
+    if callable(getattr(spec, "act", None)):
+        return _Agent(spec)
+    if callable(spec):
+        return spec
+    raise TypeError(
+        f"opponent {spec!r} is neither 'random', an object with act(view, rng), nor a callable"
+    )
+
+
+def _opponent_list(opponents: Any, count: int) -> list[Any]:
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != count:
+            raise ValueError(
+                f"opponents: expected one spec or a list of {count} (one per other seat), "
+                f"got a list of {len(opponents)}"
+            )
+        return [_opponent(o) for o in opponents]
+    return [_opponent(opponents)] * count

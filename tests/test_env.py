@@ -1,0 +1,356 @@
+"""The PettingZoo AEC environment: PettingZoo's own conformance tests (strict), rewards,
+seeding, rendering, pickling and the registry."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pickle
+import random
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+from matador_env import env, raw_env
+from matador_env.encoding import encoding_for
+from matador_env.engine import (
+    PRESETS,
+    HandState,
+    IllegalMoveError,
+    MatchState,
+    Rules,
+    Termination,
+    set_tiles,
+)
+
+ENV_NAME = "matador_v0"
+# pettingzoo.test.api_test names the function too; the module holds the exemption lists.
+api_test_module = importlib.import_module("pettingzoo.test.api_test")
+EXTRA = {
+    "pagat-teams": Rules.preset("pagat", players=4, teams=True),
+    "kardinal-p3": Rules.preset("kardinal", players=3),
+    "branching-first_double": Rules(matador_placement="branching", spinner="first_double"),
+    "double_nine-p6": Rules(set_max=9, players=6, hand_size=8),
+}
+ALL_RULES = {**{name: Rules.preset(name) for name in PRESETS}, **EXTRA}
+
+
+@pytest.fixture
+def strict(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """PettingZoo's conformance tests with every warning an error.
+
+    Their checks exempt the dict-observation classic environments (connect_four,
+    chess, ...) by name from two warnings about a dict observation space; this
+    environment has the same observation structure, so it joins those lists.
+    """
+    monkeypatch.setattr(
+        api_test_module, "env_obs_dicts", [*api_test_module.env_obs_dicts, ENV_NAME]
+    )
+    monkeypatch.setattr(
+        api_test_module, "env_obs_space", [*api_test_module.env_obs_space, ENV_NAME]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+@pytest.mark.parametrize("name", sorted(ALL_RULES))
+def test_api_test(name: str, episode: str, strict: None) -> None:
+    rules = ALL_RULES[name]
+    e = env(rules=rules, episode=episode, reward="normalised")
+    # api_test plays one game from an unseeded reset; play a few.
+    for _ in range(3 if episode == "hand" else 1):
+        api_test(e, num_cycles=400 if episode == "hand" else 100)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_RULES))
+def test_seed_test(name: str, strict: None) -> None:
+    seed_test(functools.partial(env, rules=ALL_RULES[name]), num_cycles=200)
+    seed_test(functools.partial(env, rules=ALL_RULES[name], episode="match"), num_cycles=200)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_render_test(name: str, strict: None, capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(functools.partial(env, preset=name))
+    printed = capsys.readouterr().out
+    assert "layout" in printed and "hand sizes" in printed  # "human" printed its text
+
+
+def test_registry() -> None:
+    e = pettingzoo.make("aec", ENV_NAME, preset="leiden")
+    assert e.unwrapped.rules == Rules.preset("leiden")
+    assert str(e.unwrapped) == ENV_NAME
+    e.reset(seed=1)
+    assert e.agent_selection in e.agents
+
+
+def test_env_module_is_the_documentation_page() -> None:
+    module = importlib.import_module("matador_env.matador_v0")
+    doc = module.__doc__ or ""
+    for heading in ("Observation Space", "Action Space", "Rewards", "Version History"):
+        assert f"### {heading}" in doc
+    assert env.__doc__ is not None and doc in env.__doc__
+    standard = encoding_for(Rules.preset("standard"))
+    assert f"Discrete(num_actions): {standard.num_actions} for the" in doc
+    assert f"(obs_size,): {standard.obs_size} for the" in doc
+
+
+# -- playing ------------------------------------------------------------------------------
+
+
+def play(e: object, rng: random.Random, illegal: bool = False) -> dict[str, float]:
+    """Random masked play to the end of the game; each agent's summed rewards."""
+    totals: dict[str, float] = {}
+    for agent in e.agent_iter():  # type: ignore[attr-defined]
+        obs, reward, terminated, truncated, _ = e.last()  # type: ignore[attr-defined]
+        totals[agent] = totals.get(agent, 0.0) + reward
+        if terminated or truncated:
+            action = None
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            assert len(legal) > 0, "the seat to move has no legal action"
+            action = int(legal[rng.randrange(len(legal))])
+        e.step(action)  # type: ignore[attr-defined]
+    return totals
+
+
+def test_masks_and_views_at_every_step() -> None:
+    rng = random.Random(0)
+    for name, rules in ALL_RULES.items():
+        e = raw_env(rules=rules)
+        enc = encoding_for(rules)
+        e.reset(seed=5)
+        while not e.terminations[e.agent_selection]:
+            game = e.game
+            for seat, agent in enumerate(e.possible_agents):
+                obs = e.observe(agent)
+                if agent == e.agent_selection:
+                    assert np.array_equal(
+                        obs["action_mask"], enc.action_mask(game.hand.legal_moves())
+                    )
+                else:
+                    assert not obs["action_mask"].any(), name
+                assert np.array_equal(obs["observation"], enc.observation(game.view(seat)))
+            legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+            e.step(int(legal[rng.randrange(len(legal))]))
+
+
+@pytest.mark.parametrize("reward", ["score", "win", "normalised"])
+@pytest.mark.parametrize("name", sorted(ALL_RULES))
+def test_hand_rewards(name: str, reward: str) -> None:
+    rules = ALL_RULES[name]
+    n = rules.players
+    top = sum(t.pips for t in set_tiles(rules.set_max))
+    rng = random.Random(1)
+    seen_win = False
+    for seed in range(12):
+        e = raw_env(rules=rules, reward=reward)
+        e.reset(seed=seed)
+        totals = play(e, rng)
+        outcome = e.game.hand.outcome
+        assert outcome is not None
+        values = [totals[f"player_{s}"] for s in range(n)]
+        if outcome.winning_side is None:
+            assert values == [0.0] * n  # void tie, redeal, no lead
+            continue
+        won = [rules.side_of(s) == outcome.winning_side for s in range(n)]
+        winners, losers = sum(won), n - sum(won)
+        if reward == "win":
+            expected = [1.0 if w else -1.0 for w in won]
+        else:
+            scale = top if reward == "normalised" else 1
+            p = outcome.points
+            expected = [p / winners / scale if w else -p / losers / scale for w in won]
+        assert values == pytest.approx(expected)
+        if reward != "win":
+            assert sum(values) == pytest.approx(0.0)  # zero-sum
+        assert all(-1.0 <= v <= 1.0 for v in values) or reward == "score"
+        seen_win = True
+    assert seen_win
+
+
+def test_match_rewards_arrive_hand_by_hand() -> None:
+    rules = Rules.preset("standard", target_score=40)
+    e = raw_env(rules=rules, episode="match", reward="score")
+    e.reset(seed=3)
+    rng = random.Random(3)
+    hands_seen = 0
+    running = [0.0, 0.0]
+    while e.agents:
+        agent = e.agent_selection
+        if e.terminations[agent]:
+            e.step(None)
+            continue
+        legal = np.flatnonzero(e.observe(agent)["action_mask"])
+        e.step(int(legal[rng.randrange(len(legal))]))
+        step_rewards = [e.rewards.get(f"player_{s}", 0.0) for s in range(2)]
+        running = [r + x for r, x in zip(running, step_rewards, strict=True)]
+        if any(step_rewards):
+            hands_seen += 1
+            result = e.infos["player_0"]["hand_result"]
+            assert result["points"] == max(step_rewards) or "match_winners" in result
+    match = e.game.match
+    assert match is not None and match.is_over and match.winners is not None
+    assert hands_seen >= 2  # several hands, each rewarded as it ended
+    # The per-hand rewards add up to the totals' difference, plus the match bonus.
+    winner = match.winners[0]
+    diff = match.totals[winner] - match.totals[1 - winner]
+    assert running[winner] == pytest.approx(diff + rules.target_score)
+    assert sum(running) == pytest.approx(0.0)
+
+
+def test_match_observations_show_the_totals() -> None:
+    rules = Rules.preset("standard", target_score=30)
+    e = raw_env(rules=rules, episode="match")
+    e.reset(seed=8)
+    rng = random.Random(8)
+    enc = e.encoding
+    seen_scores = False
+    while not e.terminations[e.agent_selection]:
+        agent = e.agent_selection
+        seat = int(agent[-1])
+        obs = e.observe(agent)["observation"]
+        assert np.array_equal(obs, enc.observation(e.game.hand.view(seat, e.game.match.totals)))
+        seen_scores |= bool(enc.split(obs)["scores"].any())
+        legal = np.flatnonzero(e.observe(agent)["action_mask"])
+        e.step(int(legal[rng.randrange(len(legal))]))
+    assert seen_scores
+    final = e.game.match
+    assert final is not None and final.is_over
+    obs = e.observe("player_0")["observation"]
+    assert np.array_equal(obs, enc.observation(final.hand.view(0, final.totals)))
+
+
+# -- seeding --------------------------------------------------------------------------------
+
+
+def test_seeded_reset_deals_that_seed() -> None:
+    rules = Rules.preset("polish")
+    e = raw_env(rules=rules)
+    e.reset(seed=42)
+    assert e.game.hand == HandState.deal(rules, 42)
+    m = raw_env(rules=rules, episode="match")
+    m.reset(seed=42)
+    assert m.game.match == MatchState.new(rules, 42)
+
+
+def test_unseeded_resets_follow_the_seeded_stream() -> None:
+    def deals(first_seed: int) -> list[HandState]:
+        e = raw_env(preset="standard")
+        e.reset(seed=first_seed)
+        out = []
+        for _ in range(4):
+            e.reset()
+            out.append(e.game.hand)
+        return out
+
+    a, b, c = deals(7), deals(7), deals(8)
+    assert a == b
+    assert a != c
+    assert len({h.hands for h in a}) == 4  # each reset is a new deal
+
+
+def test_infos_are_deterministic() -> None:
+    def run() -> list[dict]:
+        e = env(preset="leiden", episode="match")
+        e.reset(seed=2)
+        rng = random.Random(2)
+        infos = []
+        for _agent in e.agent_iter():
+            obs, _, term, trunc, info = e.last()
+            infos.append(info)
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(None if term or trunc else int(legal[rng.randrange(len(legal))]))
+        return infos
+
+    first = run()
+    assert first == run()
+    assert any("hand_result" in i for i in first)
+
+
+# -- errors, illegal actions, render, pickling, state ------------------------------------
+
+
+def test_illegal_action_through_the_wrappers() -> None:
+    e = env(preset="standard")
+    e.reset(seed=0)
+    agent = e.agent_selection
+    obs, *_ = e.last()
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    e.step(illegal)
+    assert all(e.terminations.values())
+    assert e.rewards[agent] == -1
+    assert all(r == 0 for a, r in e.rewards.items() if a != agent)
+    with pytest.raises(AssertionError):
+        e2 = env(preset="standard")
+        e2.reset(seed=0)
+        e2.step(10_000)  # out of the action space
+
+
+def test_raw_env_refuses_illegal_actions() -> None:
+    e = raw_env(preset="standard")
+    e.reset(seed=0)
+    obs = e.observe(e.agent_selection)
+    with pytest.raises(IllegalMoveError):
+        e.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    with pytest.raises(ValueError, match="out of range"):
+        e.step(e.encoding.num_actions)
+    with pytest.raises(ValueError, match="None"):
+        e.step(None)
+    with pytest.raises(ValueError):
+        raw_env(preset="standard", rules=Rules())
+    with pytest.raises(ValueError, match="episode"):
+        raw_env(episode="set")
+    with pytest.raises(ValueError, match="reward"):
+        raw_env(reward="points")
+
+
+def test_render_ansi_shows_layout_sizes_and_the_acting_hand() -> None:
+    e = env(preset="standard", render_mode="ansi")
+    e.reset(seed=4)
+    for _ in range(3):
+        obs, *_ = e.last()
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    text = e.render()
+    hand = e.unwrapped.game.hand
+    assert isinstance(text, str)
+    assert "layout:" in text
+    assert " ".join(f"P{s}:{k}" for s, k in enumerate(hand.hand_sizes)) in text
+    acting = " ".join(str(t) for t in hand.hand(hand.to_move))
+    assert f"P{hand.to_move} to move, holds: {acting}" in text
+    other = " ".join(str(t) for t in hand.hand(1 - hand.to_move))
+    assert other not in text
+
+
+def test_pickle_round_trip() -> None:
+    for make in (env, raw_env):
+        e = make(preset="kardinal", episode="match", reward="win")
+        e.reset(seed=1)
+        clone = pickle.loads(pickle.dumps(e))
+        clone.reset(seed=1)
+        assert clone.unwrapped.rules == Rules.preset("kardinal")
+        assert clone.unwrapped.game.reward == "win"
+        assert clone.unwrapped.game.match == e.unwrapped.game.match
+        totals = play(clone, random.Random(0))
+        assert set(totals) == set(clone.possible_agents)
+
+
+def test_state_is_full_information() -> None:
+    rules = Rules.preset("standard", players=3)
+    e = raw_env(rules=rules)
+    e.reset(seed=9)
+    enc = e.encoding
+    state = e.state()
+    assert state.shape == e.state_space.shape and state.dtype == np.float32
+    assert e.state_space.contains(state)
+    hands = enc.split(state, state=True)["hands"]
+    for seat, hand in enumerate(e.game.hand.hands):
+        assert hands[seat].sum() == len(hand)
+    with pytest.raises(AssertionError):
+        env(preset="standard").state()  # before reset: the order-enforcing wrapper refuses
+    assert Termination.DOMINO in Termination.ALL

@@ -1,0 +1,290 @@
+"""The single-learner Gymnasium environment: API checkers, opponents, rewards, masks,
+SubprocVecEnv and a MaskablePPO smoke run."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import random
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+from stable_baselines3.common.vec_env import SubprocVecEnv
+
+from agents.base import GreedyAgent, RandomAgent
+from matador_env import MatadorSingleEnv
+from matador_env.encoding import encoding_for
+from matador_env.engine import PRESETS, Move, Rules, SeatView
+from matador_env.matador_v0 import hand_rewards
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_checkers(name: str, episode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sb3_check_env(MatadorSingleEnv(preset=name, episode=episode))
+        gymnasium_check_env(MatadorSingleEnv(preset=name, episode=episode), skip_render_check=True)
+
+
+def run_episode(env: MatadorSingleEnv, seed: int, rng: random.Random) -> tuple[float, dict]:
+    """Random masked play for the learner; its summed reward and the last info."""
+    obs, info = env.reset(seed=seed)
+    total = 0.0
+    while True:
+        mask = env.action_masks()
+        assert np.array_equal(mask, info["action_mask"].astype(bool))
+        assert mask.any()
+        legal = np.flatnonzero(mask)
+        obs, reward, terminated, truncated, info = env.step(int(legal[rng.randrange(len(legal))]))
+        assert env.observation_space.contains(obs)
+        total += reward
+        assert not truncated
+        if terminated:
+            assert not env.action_masks().any()
+            return total, info
+
+
+@pytest.mark.parametrize("name", ["standard", "kardinal", "leiden", "pagat-teams"])
+def test_learner_reward_arrives_when_an_opponent_ends_the_hand(name: str) -> None:
+    rules = Rules.preset("pagat", players=4, teams=True) if name == "pagat-teams" else None
+    env = MatadorSingleEnv(rules=rules, preset=None if rules else name, reward="score")
+    rng = random.Random(0)
+    ended_by_opponent = 0
+    for seed in range(40):
+        total, info = run_episode(env, seed, rng)
+        hand = env.game.hand
+        assert hand.outcome is not None
+        expected = hand_rewards(env.rules, hand.outcome, "score")[env.seat]
+        assert total == pytest.approx(expected)
+        assert info["hand_result"]["termination"] == hand.outcome.termination
+        if hand.history[-1].seat != env.seat:
+            ended_by_opponent += 1
+    assert ended_by_opponent > 5
+
+
+def test_match_episode_rewards_add_up() -> None:
+    rules = Rules.preset("standard", target_score=50)
+    env = MatadorSingleEnv(rules=rules, episode="match", seat=1)
+    rng = random.Random(1)
+    for seed in range(4):
+        total, info = run_episode(env, seed, rng)
+        match = env.game.match
+        assert match is not None and match.is_over and match.winners is not None
+        won = 1 in match.winners
+        diff = match.totals[1] - match.totals[0]
+        assert total == pytest.approx(diff + (rules.target_score if won else -rules.target_score))
+        assert info["hand_result"]["match_winners"] == match.winners
+
+
+def test_seats_fixed_and_random() -> None:
+    fixed = MatadorSingleEnv(preset="standard", seat=1)
+    for seed in range(5):
+        _, info = fixed.reset(seed=seed)
+        assert info["seat"] == 1 and fixed.game.to_move == 1
+    env = MatadorSingleEnv(rules=Rules(players=3))
+    seats = {env.reset(seed=seed)[1]["seat"] for seed in range(30)}
+    assert seats == {0, 1, 2}
+    with pytest.raises(ValueError, match="seat"):
+        MatadorSingleEnv(preset="standard", seat=2)
+
+
+def test_seeded_episodes_replay() -> None:
+    def trajectory(seed: int) -> list[tuple[np.ndarray, float]]:
+        env = MatadorSingleEnv(preset="kardinal", reward="win")
+        obs, info = env.reset(seed=seed)
+        out = [(obs, 0.0)]
+        for _ in range(3):  # three episodes: the later resets are unseeded
+            done = False
+            while not done:
+                action = int(np.flatnonzero(env.action_masks())[0])
+                obs, reward, done, _, info = env.step(action)
+                out.append((obs, reward))
+            obs, info = env.reset()
+            out.append((obs, 0.0))
+        return out
+
+    a, b, c = trajectory(3), trajectory(3), trajectory(4)
+    assert len(a) == len(b) and all(
+        np.array_equal(x, y) and r == s for (x, r), (y, s) in zip(a, b, strict=True)
+    )
+    assert len(a) != len(c) or any(
+        not np.array_equal(x, y) for (x, _), (y, _) in zip(a, c, strict=True)
+    )
+
+
+def test_illegal_action_ends_the_episode() -> None:
+    env = MatadorSingleEnv(preset="standard", illegal_reward=-3.0)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (-3.0, True, False)
+    assert info["illegal_action"] and not info["action_mask"].any()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+# -- opponents ------------------------------------------------------------------------------
+
+
+class LowestAction:
+    """A callable opponent: the lowest legal action of its observation."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> int:
+        self.calls += 1
+        assert obs["observation"].dtype == np.float32
+        return int(np.flatnonzero(obs["action_mask"])[0])
+
+
+class RecordingGreedy(GreedyAgent):
+    """The repository's greedy agent, counting the views it was shown."""
+
+    def __init__(self) -> None:
+        self.views: list[SeatView] = []
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        self.views.append(view)
+        return super().act(view, rng)
+
+
+def test_opponents_of_every_kind() -> None:
+    rules = Rules(players=3)
+    lowest, greedy = LowestAction(), RecordingGreedy()
+    env = MatadorSingleEnv(rules=rules, opponents=[lowest, greedy], seat=0)
+    rng = random.Random(5)
+    for seed in range(6):
+        run_episode(env, seed, rng)
+    assert lowest.calls > 0 and greedy.views
+    # Seat 1 (learner + 1) is the callable, seat 2 the agent; each sees only itself.
+    assert {v.seat for v in greedy.views} == {2}
+    assert all(v.to_move == 2 and v.legal_moves for v in greedy.views)
+    # The default and the agent of the repository work as a single spec too.
+    for spec in ("random", RandomAgent(), GreedyAgent()):
+        env = MatadorSingleEnv(preset="polish", opponents=spec)
+        run_episode(env, 1, rng)
+
+
+def test_bad_opponents() -> None:
+    with pytest.raises(ValueError, match="unknown opponent"):
+        MatadorSingleEnv(opponents="greedy")
+    with pytest.raises(ValueError, match="one per other seat"):
+        MatadorSingleEnv(rules=Rules(players=3), opponents=["random"])
+    with pytest.raises(TypeError):
+        MatadorSingleEnv(opponents=42)
+    env = MatadorSingleEnv(preset="standard", seat=0, opponents=lambda obs: 10_000)
+    with pytest.raises(ValueError, match="not legal"):
+        env.reset(seed=0)  # the opponent moves at once if it leads, or after the lead
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+# -- vectorised and learned ---------------------------------------------------------------
+
+
+def _make_env() -> MatadorSingleEnv:
+    return MatadorSingleEnv(preset="standard")
+
+
+def test_action_masks_under_subproc_vec_env() -> None:
+    # fork is quick; spawn would import torch again in every worker.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    venv = SubprocVecEnv([_make_env, _make_env], start_method=method)
+    try:
+        venv.seed(3)
+        venv.reset()
+        for _ in range(40):
+            masks = get_action_masks(venv)
+            assert masks.shape == (2, encoding_for(Rules()).num_actions) and masks.dtype == bool
+            infos_masks = venv.env_method("action_masks")
+            assert all(np.array_equal(m, i) for m, i in zip(masks, infos_masks, strict=True))
+            actions = np.array([np.flatnonzero(m)[0] for m in masks])
+            _, _, _, infos = venv.step(actions)
+            assert not any(i.get("illegal_action") for i in infos)
+    finally:
+        venv.close()
+
+
+class IllegalCounter(BaseCallback):
+    """Counts the illegal actions seen in the rollouts' infos."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.illegal = 0
+        self.steps = 0
+
+    def _on_step(self) -> bool:
+        self.steps += 1
+        self.illegal += sum(bool(i.get("illegal_action")) for i in self.locals["infos"])
+        return True
+
+
+def test_maskable_ppo_smoke() -> None:
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    env = MatadorSingleEnv(preset="standard", reward="win")
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=512, batch_size=128, n_epochs=3, seed=0, device="cpu"
+    )
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    counter = IllegalCounter()
+    model.learn(total_timesteps=3_072, callback=counter)
+    assert model.num_timesteps >= 3_072
+    assert counter.steps >= 3_072 and counter.illegal == 0
+    after = list(model.policy.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(after, before, strict=True))
+    # The trained policy, masked, only ever chooses legal actions.
+    obs, _ = env.reset(seed=100)
+    for _ in range(200):
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        assert env.action_masks()[int(action)]
+        obs, _, terminated, _, info = env.step(int(action))
+        assert not info.get("illegal_action")
+        if terminated:
+            obs, _ = env.reset()
+
+
+def test_one_tile_hands_always_give_the_learner_a_move() -> None:
+    # With one tile each the leader goes out at once; episodes the learner would not
+    # see are dealt again, so every reset leaves the learner to move.
+    env = MatadorSingleEnv(rules=Rules(hand_size=1), seat=1)
+    for seed in range(10):
+        env.reset(seed=seed)
+        assert env.game.to_move == 1 and env.action_masks().any()
+        _, reward, terminated, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        outcome = env.game.hand.outcome
+        assert terminated and outcome is not None and outcome.winner == 1  # a domino
+        assert reward == outcome.points
+
+
+def test_render_ansi_shows_the_learner_hand() -> None:
+    env = MatadorSingleEnv(preset="standard", seat=0, render_mode="ansi")
+    env.reset(seed=2)
+    text = env.render()
+    assert isinstance(text, str) and "layout" in text
+    hand = " ".join(str(t) for t in env.game.hand.hand(0))
+    assert f"P0 to move, holds: {hand}" in text
+
+
+def test_render_human_prints_on_reset_and_step(capsys: pytest.CaptureFixture[str]) -> None:
+    env = MatadorSingleEnv(preset="standard", seat=0, render_mode="human")
+    env.reset(seed=2)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert env.render() is None
+    assert capsys.readouterr().out.count("layout") == 3
+
+
+def test_pickle_round_trip() -> None:
+    env = MatadorSingleEnv(preset="leiden", seat=1, opponents=RandomAgent(), reward="win")
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.rules == env.rules and clone.fixed_seat == 1
+    total, _ = run_episode(clone, 4, random.Random(4))
+    assert total in (-1.0, 0.0, 1.0)
