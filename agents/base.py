@@ -91,13 +91,27 @@ register("greedy", _no_options("greedy", GreedyAgent), "greedy")
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """``"search:samples=32,depth=2"`` -> ``("search", {"samples": "32", "depth": "2"})``."""
+    """``"search:samples=32,width=4"`` -> ``("search", {"samples": "32", "width": "4"})``.
+
+    A first option without ``=`` is positional and kept under the key ``"_"``
+    (``"policy:path/to/file"`` -> ``("policy", {"_": "path/to/file"})``); an agent
+    that takes none refuses it.
+    """
     name, _, rest = spec.strip().partition(":")
+    name = name.strip()
     options: dict[str, str] = {}
+    if not name:
+        raise AgentSpecError(
+            f"malformed agent spec {spec!r}: it starts with the agent's name; "
+            f"known specs: {', '.join(known_specs())}"
+        )
     if rest:
-        for part in rest.split(","):
+        for i, part in enumerate(rest.split(",")):
             key, sep, value = part.partition("=")
-            if not sep or not key:
+            if not sep and i == 0 and key.strip():
+                options["_"] = key.strip()
+                continue
+            if not sep or not key.strip() or key.strip() in options:
                 raise AgentSpecError(
                     f"malformed agent spec {spec!r}: options are key=value pairs "
                     f"separated by commas; known specs: {', '.join(known_specs())}"
@@ -107,11 +121,21 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def make_agent(spec: str) -> Agent:
-    """Build an agent from its spec string, e.g. ``random``, ``greedy``."""
-    name, options = parse_spec(spec)
+    """Build an agent from its spec string, e.g. ``random``, ``search:samples=32``.
+
+    Raises :class:`AgentSpecError` (a ``ValueError``) naming the known specs when the
+    agent is unknown or the spec malformed.
+    """
+    name = spec.strip().partition(":")[0].strip()
     if name not in _REGISTRY:
         raise AgentSpecError(
             f"unknown agent {name!r} in spec {spec!r}; known specs: {', '.join(known_specs())}"
         )
-    agent = _REGISTRY[name][0](options)
-    return agent
+    _, options = parse_spec(spec)
+    factory, usage = _REGISTRY[name]
+    if "_" in options and "_" not in usage:
+        raise AgentSpecError(
+            f"malformed agent spec {spec!r}: {name} takes key=value options "
+            f"({usage}); known specs: {', '.join(known_specs())}"
+        )
+    return factory(options)

@@ -1,0 +1,305 @@
+"""``expert``: the strongest hand-written player, from the strategy of the rule texts.
+
+The source texts (``shared/seeds``) and players give the strategy this player
+follows; each idea is one term of a move's score:
+
+- *Keep matadors for when they matter* (000: "es ist deshalb gut, sie so lange
+  wie möglich zu behalten"; 002: "opłaca się trzymać matadory na specjalną
+  okazję"): a matador costs a premium to play, and where the rules let a seat
+  whose only placements are matadors draw instead (``voluntary_draw``), it draws
+  while the boneyard and the opponents' hands leave time for it.
+- *Count complements*: at an end showing v the answers are the tiles holding
+  S - v. Every end the move leaves is scored by the chance that each other seat
+  holds no answer there (from the unseen tiles and the voids inferred from its
+  passes and draws, see :mod:`agents.knowledge`), and by the answers kept in
+  hand for the next turn.
+- *Turn a matador's outward number towards a value the opponents cannot answer*
+  (000: "indem man den Matador mit einer Zahl spielt, die der Gegner nicht hat"):
+  the outward half is one of the candidate moves, scored like any end.
+- *Expose a blank when few matadors are unseen* (000: the blanks "ein Ende der
+  Auslage zu sperren"; 002: "mydła pozwalają zablokować grę"): an end showing 0
+  has no regular answer, so it blocks a seat exactly as often as that seat
+  holds no matador.
+- *Keep variety in hand* (002: "staraj się mieć w ręku zróżnicowane kamienie";
+  000: two strong suits that sum to S): the number of end values the hand can
+  still answer.
+- *Shed weight when a block is near* or an opponent is close to going out: the
+  pips of the tile played count for more as the danger grows.
+- *Teams: help the partner*: the partner's chance to answer the ends counts
+  for the team, the more so when the partner is close to going out.
+
+The player works from the seat's view only; it needs no lookahead and is fast.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import astuple, dataclass, fields
+
+from matador_env.engine import Move, SeatView
+
+from .base import Agent, AgentSpecError, register
+from .knowledge import Knowledge, bits, regular_fit
+
+__all__ = ["ExpertAgent", "ExpertWeights", "FEATURES"]
+
+
+@dataclass(frozen=True)
+class ExpertWeights:
+    """One weight per feature of a move (see :meth:`ExpertAgent.features`).
+
+    The features are the strategy of the module docstring; the weights were
+    first set by hand and then fitted by least squares to the move values of a
+    determinized search over a few thousand positions of expert play (the search
+    sees no more than the seat does), then checked in the arena.
+    """
+
+    pips_left: float = -0.893
+    """Pips left in hand after the move (a draw adds the mean unseen tile)."""
+    pips_left_urgent: float = 0.0335
+    """The same, times the urgency: 1 / (fewest tiles of an opponent) + a near block."""
+    tiles_left: float = -2.09
+    """Tiles left in hand after the move."""
+    matador: float = -3.25
+    """Spending a matador (not for a domino)."""
+    matador_late: float = -1.25
+    """Spending a matador, times 1 / (tiles in hand): late in the hand it matters less."""
+    double_zero: float = -2.6
+    """Spending 0-0, the most valuable tile (000): it costs no pips to keep."""
+    block: float = 1.1
+    """The chance that the next seat of the other side has no answer at all at the
+    ends left (it must draw or pass); later seats of the other side count a third."""
+    force: float = 11.2
+    """The chance that it has no regular answer (it must spend a matador or draw)."""
+    partner: float = 0
+    """Teams: the chance that the partner can answer, more when it is near going out."""
+    follow: float = 0.606
+    """Regular answers kept in hand for the ends left (counted up to three)."""
+    stuck: float = 0.48
+    """No answer left in hand for the ends left, and no matador."""
+    variety: float = 1.65
+    """End values the hand can still answer."""
+    doubles_left: float = -1.08
+    """Doubles left in hand: each answers one value only."""
+    blanks_left: float = 3.92
+    """Blank tiles (0-x) left in hand: each fits only ends showing S - x."""
+    matadors_left: float = 3.25
+    """Matadors left in hand."""
+    zero_ends: float = 1.65
+    """Ends left that take no regular tile but a blank one or a matador (0 or needs-a-blank)."""
+    draw: float = -1.05
+    """Drawing by choice."""
+    draw_fits: float = 25.8
+    """Drawing, times the chance that the tile drawn answers an end."""
+    draw_again: float = 0.0465
+    """Drawing, times the draws already made this turn."""
+
+
+FEATURES: tuple[str, ...] = tuple(f.name for f in fields(ExpertWeights))
+
+
+class ExpertAgent(Agent):
+    """The strongest hand-written player: a one-ply score of every legal move."""
+
+    name = "expert"
+
+    def __init__(self, weights: ExpertWeights | None = None) -> None:
+        self.w = weights or ExpertWeights()
+        self._vector = astuple(self.w)
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        moves = view.legal_moves
+        if len(moves) == 1:
+            return moves[0]
+        scores = self.scores(view)
+        best = max(scores)
+        top = [m for m, s in zip(moves, scores, strict=True) if s >= best - 1e-9]
+        return top[rng.randrange(len(top))] if len(top) > 1 else top[0]
+
+    def scores(self, view: SeatView, knowledge: Knowledge | None = None) -> list[float]:
+        """The score of each of ``view.legal_moves`` (higher is better; a domino is best)."""
+        w = self._vector
+        out = []
+        for f in self.features(view, knowledge):
+            if f is None:
+                out.append(1e6)  # domino: the hand is won
+            else:
+                out.append(sum(a * b for a, b in zip(w, f, strict=True)))
+        return out
+
+    def features(
+        self, view: SeatView, knowledge: Knowledge | None = None
+    ) -> list[tuple[float, ...] | None]:
+        """The :data:`FEATURES` of each legal move (None for a move that goes out)."""
+        kn = knowledge or Knowledge(view)
+        ctx = _Context(kn)
+        world = (
+            kn.any_world() if view.ends or any(m.kind == "play" for m in view.legal_moves) else None
+        )
+        out: list[tuple[float, ...] | None] = []
+        for m in view.legal_moves:
+            if m.kind == "play":
+                assert world is not None
+                out.append(ctx.play(m, world.apply(m).ends))
+            elif m.kind == "draw":
+                out.append(ctx.draw())
+            else:
+                out.append((0.0,) * len(FEATURES))
+        return out
+
+
+class _Context:
+    """Everything a decision's features share, computed once."""
+
+    def __init__(self, kn: Knowledge) -> None:
+        self.kn = kn
+        tb = self.tb = kn.tb
+        view = kn.view
+        rules = tb.rules
+        self.me = me = kn.me
+        n = tb.n
+        self.side = rules.side_of(me)
+        self.p = kn.marginals()
+        self.hand = kn.hand
+        self.hand_size = view.hand_sizes[me]
+        unseen = kn.unseen
+        self.unseen_reg = unseen & tb.regular
+        self.unseen_mat = unseen & tb.matador
+        self.order = [(me + d) % n for d in range(1, n)]
+        self.partners = [s for s in self.order if rules.side_of(s) == self.side]
+        self.no_matador = {s: self._none_of(s, self.unseen_mat) for s in self.order}
+        opponents = [s for s in self.order if rules.side_of(s) != self.side]
+        fewest = min(view.hand_sizes[s] for s in opponents) if opponents else 7
+        drawable = view.drawable
+        block_near = 1.0 if drawable == 0 else 1.0 / (1.0 + drawable)
+        self.urgency = 1.0 / max(fewest, 1) + 0.5 * block_near
+        self.mean_unseen_pips = (
+            tb.pips_of(unseen) / unseen.bit_count() if unseen else float(tb.S - 1)
+        )
+        self.hand_pips = tb.pips_of(self.hand)
+        self.unseen = unseen
+
+    def _none_of(self, seat: int, mask: int) -> float:
+        q = 1.0
+        row = self.p[seat]
+        for t in bits(mask):
+            q *= 1.0 - row[t]
+        return q
+
+    def _ends_terms(self, ends: tuple, hand: int) -> tuple[float, float, float, float, float, int]:
+        """block, force, partner, follow, stuck, zero ends: how good ``ends`` are for me."""
+        tb = self.tb
+        fit = regular_fit(tb, ends)
+        block = force = partner = 0.0
+        first = True
+        for s in self.order:
+            if s in self.partners:
+                no_reg = self._none_of(s, fit & self.unseen_reg)
+                can = 1.0 - no_reg * self.no_matador[s]
+                partner += can * (1.0 + 2.0 / max(self.kn.sizes[s], 1))
+                continue
+            weight = 1.0 if first else 1.0 / 3.0
+            first = False
+            no_reg = self._none_of(s, fit & self.unseen_reg)
+            block += weight * no_reg * self.no_matador[s]
+            force += weight * no_reg
+        mine = (fit & hand).bit_count()
+        stuck = 1.0 if mine == 0 and not (hand & tb.matador) else 0.0
+        zero = sum(1 for e in ends if e.value == 0 or e.value is None)
+        return block, force, partner, float(min(mine, 3)), stuck, zero
+
+    def _hand_terms(self, hand: int) -> tuple[float, float, float, float]:
+        tb = self.tb
+        variety = sum(1 for v in range(1, tb.S) if hand & tb.accepts[v])
+        doubles = (hand & tb.double & tb.regular).bit_count()
+        blanks = (hand & tb.blank).bit_count()
+        mats = (hand & tb.matador).bit_count()
+        return float(variety), float(doubles), float(blanks), float(mats)
+
+    def play(self, move: Move, ends: tuple) -> tuple[float, ...] | None:
+        tb = self.tb
+        tile = move.tile
+        assert tile is not None
+        idx = tile.index
+        hand = self.hand & ~(1 << idx)
+        if not hand:
+            return None
+        pips_left = float(self.hand_pips - tile.pips)
+        is_mat = float((tb.matador >> idx) & 1)
+        block, force, partner, follow, stuck, zero = self._ends_terms(ends, hand)
+        variety, doubles, blanks, mats = self._hand_terms(hand)
+        return (
+            pips_left,
+            pips_left * self.urgency,
+            float(self.hand_size - 1),
+            is_mat,
+            is_mat / self.hand_size,
+            1.0 if idx == 0 else 0.0,
+            block,
+            force,
+            partner,
+            follow,
+            stuck,
+            variety,
+            doubles,
+            blanks,
+            mats,
+            float(zero),
+            0.0,
+            0.0,
+            0.0,
+        )
+
+    def draw(self) -> tuple[float, ...]:
+        """Drawing by choice: the ends stay, and a tile more comes into the hand."""
+        tb = self.tb
+        view = self.kn.view
+        ends = view.ends
+        hand = self.hand
+        pips_left = self.hand_pips + self.mean_unseen_pips
+        if ends:
+            block, force, partner, follow, stuck, zero = self._ends_terms(ends, hand)
+            fits = (regular_fit(tb, ends) & self.unseen).bit_count() / max(
+                self.unseen.bit_count(), 1
+            )
+        else:
+            block = force = partner = follow = stuck = 0.0
+            zero = 0
+            fits = (tb.leadable & self.unseen).bit_count() / max(self.unseen.bit_count(), 1)
+        variety, doubles, blanks, mats = self._hand_terms(hand)
+        return (
+            pips_left,
+            pips_left * self.urgency,
+            float(self.hand_size + 1),
+            0.0,
+            0.0,
+            0.0,
+            block,
+            force,
+            partner,
+            follow,
+            stuck,
+            variety,
+            doubles,
+            blanks,
+            mats,
+            float(zero),
+            1.0,
+            fits,
+            float(view.draws_this_turn),
+        )
+
+
+def _build(options: dict[str, str]) -> Agent:
+    values = {}
+    for key, raw in options.items():
+        if key not in FEATURES:
+            raise AgentSpecError(f"expert has no option {key!r}; options: {', '.join(FEATURES)}")
+        try:
+            values[key] = float(raw)
+        except ValueError:
+            raise AgentSpecError(f"expert option {key}={raw!r}: expected a number") from None
+    return ExpertAgent(ExpertWeights(**values))
+
+
+register("expert", _build, "expert")

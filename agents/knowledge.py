@@ -1,0 +1,420 @@
+"""What one seat can know about the hidden tiles, and worlds sampled consistently with it.
+
+Everything here is computed from a :class:`~matador_env.engine.SeatView` alone:
+
+- the *unseen* tiles: neither in the seat's hand nor on the table;
+- what each other seat *cannot* hold, inferred from the public history. A pass
+  means the seat had no legal placement at the ends of that moment (RULES.md
+  rule 7: passing is legal only then); a draw that was not voluntary means the
+  same, and under ``voluntary_draw="only_matadors"`` a draw still means the
+  seat held no non-matador tile that fitted (rule 6). Those tiles may have come
+  into the hand only through later draws, so each inference is a cap: of the
+  tiles in ``mask`` the seat now holds at most ``cap``, its draws since minus
+  the tiles of ``mask`` it has played since (those were drawn after, too);
+- marginal probabilities that a seat holds a tile (iterative proportional
+  fitting over the tiles each seat may hold), for the hand-written player;
+- :meth:`Knowledge.sample`, a *determinization*: hands and a boneyard order for
+  the hidden tiles that satisfy every inference, for the search agent.
+
+Tile sets are bit masks over the engine's tile indices (``Tile.index``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from matador_env.engine import (
+    BLANK,
+    CROSS,
+    SPINNER,
+    End,
+    HandState,
+    Rules,
+    SeatView,
+    Tile,
+    set_tiles,
+)
+
+__all__ = ["Tables", "tables", "Knowledge", "Constraint", "regular_fit", "bits"]
+
+
+def bits(mask: int) -> list[int]:
+    """The tile indices set in ``mask``, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class Tables:
+    """Per-rules masks and lookups shared by the agents (built once per ``Rules``)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.n = rules.players
+        self.S = rules.link_sum
+        self.tiles: tuple[Tile, ...] = set_tiles(rules.set_max)
+        self.ntiles = len(self.tiles)
+        self.full = (1 << self.ntiles) - 1
+        self.pips = tuple(t.pips for t in self.tiles)
+        self.matador = sum(1 << i for i, t in enumerate(self.tiles) if t.pips in (0, self.S))
+        self.blank = sum(1 << i for i, t in enumerate(self.tiles) if t.low == 0) & ~self.matador
+        self.double = sum(1 << i for i, t in enumerate(self.tiles) if t.is_double)
+        self.double_not_blank = self.double & ~1
+        self.regular = self.full & ~self.matador
+        # accepts[v]: the non-matador tiles holding S - v, i.e. the answers at an end
+        # showing v (RULES.md rule 4). accepts[0] is empty: S > N.
+        self.accepts = tuple(
+            sum(1 << i for i, t in enumerate(self.tiles) if self.S - v in (t.low, t.high))
+            & ~self.matador
+            for v in range(rules.set_max + 1)
+        )
+        # has[v]: tiles with a half v (kept in hand, they answer ends showing S - v).
+        self.has = tuple(
+            sum(1 << i for i, t in enumerate(self.tiles) if v in (t.low, t.high))
+            for v in range(rules.set_max + 1)
+        )
+        self.cross_must_fill = rules.spinner == "lead_double_cross"
+        # A crosswise matador leaves a needs-a-blank end rather than two values.
+        self.cross_blank = rules.matador_placement == "crosswise_on_blank"
+        if rules.lead_tile == "double_not_blank":
+            self.leadable = self.double_not_blank
+        else:
+            self.leadable = self.full
+
+    def mask_of(self, tiles: tuple[Tile, ...] | list[Tile]) -> int:
+        m = 0
+        for t in tiles:
+            m |= 1 << t.index
+        return m
+
+    def pips_of(self, mask: int) -> int:
+        pips = self.pips
+        return sum(pips[i] for i in bits(mask))
+
+    def end_answers(self, end: End) -> int:
+        """Non-matador tiles that may be attached to ``end`` (matadors go anywhere)."""
+        kind, v, v2 = end
+        if kind is BLANK:
+            return self.blank
+        if kind is CROSS:
+            return self.accepts[v] | self.accepts[v2]  # type: ignore[index]
+        return self.accepts[v]  # type: ignore[index]
+
+
+_TABLES: dict[Rules, Tables] = {}
+
+
+def tables(rules: Rules) -> Tables:
+    tb = _TABLES.get(rules)
+    if tb is None:
+        tb = _TABLES[rules] = Tables(rules)
+    return tb
+
+
+def eligible_ends(tb: Tables, ends: tuple[End, ...]) -> list[int]:
+    """Indices of the ends a tile may go on now (the Leiden cross must be full first)."""
+    if tb.cross_must_fill and any(e.kind is SPINNER for e in ends):
+        return [i for i, e in enumerate(ends) if e.kind is SPINNER]
+    return list(range(len(ends)))
+
+
+def regular_fit(tb: Tables, ends: tuple[End, ...]) -> int:
+    """Non-matador tiles with a legal placement at ``ends`` (before the lead: leadable tiles)."""
+    if not ends:
+        return tb.leadable & tb.regular
+    m = 0
+    for i in eligible_ends(tb, ends):
+        m |= tb.end_answers(ends[i])
+    return m
+
+
+def any_fit(tb: Tables, ends: tuple[End, ...]) -> int:
+    """Every tile with a legal placement at ``ends``: a matador fits any open end."""
+    if not ends:
+        return tb.leadable
+    return regular_fit(tb, ends) | tb.matador
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """Of the tiles in ``mask``, the seat holds at most ``cap`` now."""
+
+    seat: int
+    mask: int
+    cap: int
+
+
+class Knowledge:
+    """Public information and inferences for the seat of ``view``."""
+
+    def __init__(self, view: SeatView) -> None:
+        self.view = view
+        tb = self.tb = tables(view.rules)
+        self.me = view.seat
+        self.n = tb.n
+        self.hand = tb.mask_of(view.hand)
+        self.layout = tb.mask_of(view.layout)
+        self.unseen = tb.full & ~self.hand & ~self.layout
+        self.sizes = view.hand_sizes
+        self.boneyard_size = view.boneyard_size
+        self.hidden_seats = [s for s in range(self.n) if s != self.me]
+        self.constraints = self._infer()
+        hard = [0] * self.n
+        soft: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]
+        for c in self.constraints:
+            if c.cap <= 0:
+                hard[c.seat] |= c.mask
+            else:
+                soft[c.seat].append((c.mask, c.cap))
+        self.void = hard
+        """Per seat, the unseen tiles it certainly does not hold."""
+        self.soft = soft
+        self._marginals: list[list[float]] | None = None
+
+    # -- inference ----------------------------------------------------------------------
+
+    def _infer(self) -> list[Constraint]:
+        tb = self.tb
+        rules = tb.rules
+        vol = rules.voluntary_draw
+        events = self.view.history
+        n = self.n
+        # Per seat: the (mask, draws before, index) of every event that shows a void.
+        draws = [0] * n
+        found: list[tuple[int, int, int, int]] = []
+        for k, (seat, move, ends) in enumerate(events):
+            kind = move.kind
+            if kind == "play":
+                continue
+            if kind == "pass":
+                # Rule 7: a pass is legal only with no placement (and no draw left).
+                mask = any_fit(tb, ends)
+                found.append((seat, mask, draws[seat], k))
+            else:  # draw
+                if vol == "always":
+                    pass  # Leiden: anyone may draw whenever allowed; a draw tells nothing.
+                elif not ends or vol == "never":
+                    # No voluntary draw at the lead (rule 6 / RULES.md voluntary_draw):
+                    # a draw means there was no placement at all.
+                    found.append((seat, any_fit(tb, ends), draws[seat], k))
+                else:  # only_matadors: a draw means every placement was of a matador tile
+                    found.append((seat, regular_fit(tb, ends), draws[seat], k))
+                draws[seat] += 1
+        if not found:
+            return []
+        # Tiles each seat played after each event (they too came from later draws).
+        played_after: list[list[int]] = []
+        for seat, _mask, _d, k in found:
+            m = 0
+            for e in events[k + 1 :]:
+                if e.seat == seat and e.move.kind == "play":
+                    m |= 1 << e.move.tile.index  # type: ignore[union-attr]
+            played_after.append(m)
+        best: dict[tuple[int, int], int] = {}
+        for (seat, mask, d_before, _k), played in zip(found, played_after, strict=True):
+            if seat == self.me:
+                continue
+            relevant = mask & self.unseen
+            if not relevant:
+                continue
+            cap = draws[seat] - d_before - (played & mask).bit_count()
+            cap = max(cap, 0)
+            if cap >= min(relevant.bit_count(), self.sizes[seat]):
+                continue  # no restriction
+            key = (seat, relevant)
+            if key not in best or cap < best[key]:
+                best[key] = cap
+        return [Constraint(seat, mask, cap) for (seat, mask), cap in best.items()]
+
+    # -- checks -------------------------------------------------------------------------
+
+    def allows(self, seat: int, hand_mask: int) -> bool:
+        """Whether ``seat`` may hold exactly the hidden tiles ``hand_mask`` by every inference."""
+        if hand_mask & self.void[seat]:
+            return False
+        return all((hand_mask & m).bit_count() <= cap for m, cap in self.soft[seat])
+
+    # -- marginals ----------------------------------------------------------------------
+
+    def marginals(self) -> list[list[float]]:
+        """``p[seat][tile]``: the chance that ``seat`` holds the unseen ``tile``.
+
+        Iterative proportional fitting of a tiles x holders table: a tile is in
+        exactly one place (a hidden hand or the boneyard), each hand holds its size,
+        and a seat never holds a tile it is known not to hold. The viewer's row is 1
+        on its own tiles; known voids are 0; soft caps are ignored here.
+        """
+        if self._marginals is not None:
+            return self._marginals
+        tb = self.tb
+        n = self.n
+        unseen = bits(self.unseen)
+        holders = [*self.hidden_seats, -1]  # -1: the boneyard
+        cap = {s: float(self.sizes[s]) for s in self.hidden_seats}
+        cap[-1] = float(self.boneyard_size)
+        w: dict[int, dict[int, float]] = {}
+        for t in unseen:
+            row = {}
+            for h in holders:
+                if h >= 0 and (self.void[h] >> t) & 1:
+                    continue
+                if cap[h] > 0:
+                    row[h] = cap[h]
+            w[t] = row
+        for _ in range(200):
+            # Rows: each tile is somewhere.
+            for row in w.values():
+                total = sum(row.values())
+                if total > 0:
+                    for h in row:
+                        row[h] /= total
+            # Columns: each holder holds its size.
+            worst = 0.0
+            for h in holders:
+                col = sum(row.get(h, 0.0) for row in w.values())
+                if col > 0:
+                    worst = max(worst, abs(col - cap[h]))
+                    f = cap[h] / col
+                    for row in w.values():
+                        if h in row:
+                            row[h] *= f
+            if worst < 1e-9:
+                break
+        p = [[0.0] * tb.ntiles for _ in range(n)]
+        for i in bits(self.hand):
+            p[self.me][i] = 1.0
+        for t, row in w.items():
+            for h, v in row.items():
+                if h >= 0:
+                    p[h][t] = v
+        self._marginals = p
+        return p
+
+    # -- sampling -----------------------------------------------------------------------
+
+    def sample_masks(self, rng: random.Random, tries: int = 64) -> tuple[list[int], list[int]]:
+        """One determinization: every seat's hand mask and the boneyard in draw order.
+
+        Built constructively (the most constrained seat first, tiles taken in a
+        random order while every cap holds), then mixed by random swaps that keep
+        every inference, so that the worlds come close to uniform over the
+        consistent ones. Falls back to the known voids only, then to sizes only,
+        should the caps ever be unsatisfiable (they are sound, so only if
+        the history was not produced by these rules).
+        """
+        for relax in (0, 1, 2):
+            for _ in range(tries if relax == 0 else 8):
+                got = self._construct(rng, relax)
+                if got is not None:
+                    hands, rest = got
+                    if relax == 0:
+                        self._mix(rng, hands, rest)
+                    rng.shuffle(rest)
+                    return hands, rest
+        raise AssertionError("no deal fits the sizes")  # pragma: no cover - sizes always fit
+
+    def _ok(self, seat: int, mask: int, relax: int) -> bool:
+        if relax >= 2:
+            return True
+        if mask & self.void[seat]:
+            return False
+        if relax >= 1:
+            return True
+        return all((mask & m).bit_count() <= cap for m, cap in self.soft[seat])
+
+    def _construct(self, rng: random.Random, relax: int) -> tuple[list[int], list[int]] | None:
+        remaining = self.unseen
+        hands = [0] * self.n
+        hands[self.me] = self.hand
+        seats = list(self.hidden_seats)
+        rng.shuffle(seats)
+        if relax < 2:
+            seats.sort(key=lambda s: (self.unseen & ~self.void[s]).bit_count() - self.sizes[s])
+        for s in seats:
+            need = self.sizes[s]
+            pool = bits(remaining & ~self.void[s]) if relax < 2 else bits(remaining)
+            rng.shuffle(pool)
+            h = 0
+            got = 0
+            for t in pool:
+                if got == need:
+                    break
+                cand = h | (1 << t)
+                if relax == 0 and not self._ok(s, cand, 0):
+                    continue
+                h = cand
+                got += 1
+            if got < need:
+                return None
+            hands[s] = h
+            remaining &= ~h
+        return hands, bits(remaining)
+
+    def _mix(self, rng: random.Random, hands: list[int], rest: list[int]) -> None:
+        seats = self.hidden_seats
+        if len(seats) == 1 and not self.void[seats[0]] and not self.soft[seats[0]]:
+            return  # already uniform
+        holders = [s for s in seats if self.sizes[s] > 0]
+        if not holders:
+            return
+        steps = 3 * self.unseen.bit_count()
+        rest_set = list(rest)
+        for _ in range(steps):
+            a = holders[rng.randrange(len(holders))]
+            ta = bits(hands[a])
+            t1 = ta[rng.randrange(len(ta))]
+            # Swap with a tile of another seat or of the boneyard.
+            others = [s for s in holders if s != a]
+            pick = (
+                rng.randrange(len(others) + (1 if rest_set else 0)) if (others or rest_set) else -1
+            )
+            if pick < 0:
+                return
+            if pick < len(others):
+                b = others[pick]
+                tb_ = bits(hands[b])
+                t2 = tb_[rng.randrange(len(tb_))]
+                na = hands[a] ^ (1 << t1) ^ (1 << t2)
+                nb = hands[b] ^ (1 << t2) ^ (1 << t1)
+                if self._ok(a, na, 0) and self._ok(b, nb, 0):
+                    hands[a], hands[b] = na, nb
+            else:
+                j = rng.randrange(len(rest_set))
+                t2 = rest_set[j]
+                na = hands[a] ^ (1 << t1) ^ (1 << t2)
+                if self._ok(a, na, 0):
+                    hands[a] = na
+                    rest_set[j] = t1
+        rest[:] = rest_set
+
+    def sample(self, rng: random.Random) -> HandState:
+        """A full state consistent with the view and every inference (a determinization)."""
+        hands, rest = self.sample_masks(rng)
+        tiles = self.tb.tiles
+        return HandState.from_view(
+            self.view,
+            [tuple(tiles[i] for i in bits(h)) for h in hands],
+            [tiles[i] for i in rest],
+        )
+
+    def any_world(self) -> HandState:
+        """Some full state with the view's public part (hidden tiles placed arbitrarily).
+
+        Only for what does not depend on hidden tiles, such as the open ends after a
+        placement.
+        """
+        tiles = self.tb.tiles
+        remaining = bits(self.unseen)
+        hands = []
+        k = 0
+        for s in range(self.n):
+            if s == self.me:
+                hands.append(self.view.hand)
+            else:
+                hands.append(tuple(tiles[i] for i in remaining[k : k + self.sizes[s]]))
+                k += self.sizes[s]
+        return HandState.from_view(self.view, hands, [tiles[i] for i in remaining[k:]])

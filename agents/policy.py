@@ -1,0 +1,53 @@
+"""``policy:<path>``: an exported (ONNX) policy as an agent.
+
+The path is a training run's ``best``/``final`` folder, a folder holding
+``policy.onnx``, or the ``.onnx`` file itself (see :mod:`matador_env.policy`).
+Loading checks the sidecar: a policy trained for other rules or another
+observation encoding is refused with a message that names the difference.
+The agent plays the most likely legal action of the policy (deterministic).
+"""
+
+from __future__ import annotations
+
+import random
+
+from matador_env.engine import Move, SeatView
+from matador_env.policy import OnnxPolicy, PolicyError, load_policy
+
+from .base import Agent, register
+
+
+class PolicyAgent(Agent):
+    """Plays an exported policy's most likely legal move."""
+
+    def __init__(self, path: str, sample: bool = False) -> None:
+        self.path = path
+        self.sample = sample
+        self.policy: OnnxPolicy = load_policy(path)
+        self.name = f"policy:{path}"
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        return self.policy.choose(view, rng if self.sample else None)
+
+
+def _build(options: dict[str, str]) -> Agent:
+    path = options.pop("_", None)
+    sample = options.pop("sample", "false").lower() in ("1", "true", "yes")
+    if path is None or options:
+        from .base import AgentSpecError, known_specs
+
+        raise AgentSpecError(
+            "policy spec: give the exported policy's path, e.g. policy:runs/NAME/best "
+            f"(optionally ,sample=true); known specs: {', '.join(known_specs())}"
+        )
+    try:
+        return PolicyAgent(path, sample=sample)
+    except PolicyError as e:
+        from .base import AgentSpecError, known_specs
+
+        raise AgentSpecError(
+            f"policy spec {path!r}: {e}; known specs: {', '.join(known_specs())}"
+        ) from e
+
+
+register("policy", _build, "policy:<path_to_exported_policy>[,sample=true]")

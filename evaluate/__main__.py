@@ -1,0 +1,179 @@
+"""The evaluation arena: ``python -m evaluate --agents expert search random --hands 4000``.
+
+Plays a round robin of the agents (or, with ``--vs CANDIDATE``, the candidate
+against each agent of ``--agents``) on duplicate deals: each deal is replayed
+with the agents rotated through the seats, so deal luck cancels. Work is spread
+over worker processes; the master seed is printed and every deal, match and
+agent seed derives from it, so any result reproduces.
+
+Output: a table in the terminal, and ``report.json``, ``report.md`` and
+``report.png`` (ratings and pairwise point differentials) in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from matador_env.engine import PRESETS, Rules, RulesError
+
+from .arena import Pairing, RunPlan, run, seat_patterns
+from .report import summarize
+
+__all__ = ["Args", "main", "parse_args"]
+
+
+@dataclass
+class Args:
+    """The arena's arguments."""
+
+    agents: list[str]
+    """Agent specs (``random``, ``greedy``, ``expert``, ``search:samples=32`` ...)."""
+    vs: str | None
+    """A candidate spec that plays each of ``agents``; None for a round robin."""
+    preset: str
+    """A preset of RULES.md."""
+    rules: list[str]
+    """``key=value`` overrides of the preset (e.g. ``players=4 teams=true``)."""
+    hands: int
+    """Hands per pairing, rounded up to whole duplicate deals."""
+    matches: int | None
+    """Matches to the target per pairing, rounded up to whole duplicate sets
+    (default: hands / 20; 0 for none)."""
+    seed: int
+    """The master seed."""
+    workers: int
+    """Worker processes (default: every core)."""
+    out: Path
+    """Directory for report.json, report.md and report.png."""
+    plot: bool
+    progress: bool
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m evaluate",
+        description="Duplicate-deal arena for Matador agents: round robin or one candidate "
+        "against a list, with confidence intervals, ratings and a report.",
+    )
+    p.add_argument("--agents", nargs="+", required=True, metavar="SPEC", help="agent specs")
+    p.add_argument("--vs", metavar="SPEC", help="a candidate that plays each of --agents")
+    p.add_argument("--preset", default="standard", help=f"one of: {', '.join(PRESETS)}")
+    p.add_argument(
+        "--rules", nargs="*", default=[], metavar="KEY=VALUE", help="overrides of the preset"
+    )
+    p.add_argument("--hands", type=int, default=1000, help="hands per pairing (default 1000)")
+    p.add_argument(
+        "--matches", type=int, default=None, help="matches per pairing (default hands/20)"
+    )
+    p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+    )
+    p.add_argument("--out", type=Path, default=Path("reports/arena"), help="report directory")
+    p.add_argument("--no-plot", dest="plot", action="store_false", help="skip report.png")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing]]:
+    """Parse and check the arguments; errors exit with status 2 and a clear message."""
+    from agents import AgentSpecError, known_specs, make_agent
+
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    args = Args(**vars(ns))
+    if args.preset not in PRESETS:
+        parser.error(f"unknown preset {args.preset!r}; presets: {', '.join(PRESETS)}")
+    try:
+        # The preset's every field, then the overrides: later pairs win.
+        text = " ".join([Rules.preset(args.preset).to_text(), *args.rules])
+        rules = Rules.from_text(text)
+    except RulesError as e:
+        parser.error(f"--rules: {e}")
+    if args.hands < 1:
+        parser.error(f"--hands must be at least 1, got {args.hands}")
+    if args.matches is not None and args.matches < 0:
+        parser.error(f"--matches must be 0 or more, got {args.matches}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} exists and is not a directory")
+    specs = [*args.agents, *([args.vs] if args.vs else [])]
+    for spec in specs:
+        try:
+            make_agent(spec)
+        except AgentSpecError as e:
+            parser.error(str(e))
+        except ValueError as e:
+            parser.error(f"agent spec {spec!r}: {e}; known specs: {', '.join(known_specs())}")
+    if len(set(args.agents)) != len(args.agents):
+        dup = next(a for a in args.agents if args.agents.count(a) > 1)
+        parser.error(f"agent {dup!r} is listed twice in --agents")
+    if args.vs is not None:
+        if args.vs in args.agents:
+            parser.error(f"--vs {args.vs!r} is also in --agents; a candidate cannot play itself")
+        pairings = [Pairing(args.vs, b) for b in args.agents]
+    else:
+        if len(args.agents) < 2:
+            parser.error("a round robin needs at least two --agents (or give --vs CANDIDATE)")
+        pairings = [Pairing(a, b) for i, a in enumerate(args.agents) for b in args.agents[i + 1 :]]
+    return args, rules, pairings
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, rules, pairings = parse_args(argv)
+    patterns = len(seat_patterns(rules))
+    deals = -(-args.hands // patterns)
+    matches = args.hands // 20 if args.matches is None else args.matches
+    match_sets = -(-matches // patterns)
+    agents = [*([args.vs] if args.vs else []), *args.agents]
+    plan = RunPlan(rules, pairings, deals, match_sets, args.seed)
+    command = "python -m evaluate " + shlex.join(argv if argv is not None else sys.argv[1:])
+    rules_text = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
+    print(f"arena: {len(pairings)} pairing(s) of {', '.join(agents)}; preset {args.preset}")
+    print(f"rules: {rules_text}")
+    print(
+        f"master seed {args.seed}: {deals} deals x {patterns} seat patterns = "
+        f"{deals * patterns} hands per pairing; {match_sets * patterns} matches per pairing; "
+        f"{args.workers} worker(s)"
+    )
+    print(f"reproduce: {command}")
+    start = time.perf_counter()
+    bar = None
+    if args.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=plan.games(), unit="game", smoothing=0.05, file=sys.stderr)
+    results = run(plan, args.workers, bar.update if bar else None)
+    if bar is not None:
+        bar.close()
+    elapsed = time.perf_counter() - start
+    settings = {
+        "preset": args.preset,
+        "rules": rules.to_text(),
+        "mode": f"--vs {args.vs}" if args.vs else "round robin",
+        "deals": deals,
+        "patterns": patterns,
+        "matches": match_sets * patterns,
+        "seed": args.seed,
+        "workers": args.workers,
+        "seconds": round(elapsed, 1),
+        "command": command,
+    }
+    report = summarize(results, pairings, agents, settings)
+    print()
+    print(report.table())
+    written = report.write(args.out, plot=args.plot)
+    print()
+    print(f"{len(results)} games in {elapsed:.0f} s; wrote {', '.join(str(w) for w in written)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,361 @@
+"""The arena: duplicate deals played by pairs of agents, spread over worker processes.
+
+Duplicate deals
+---------------
+Deal ``k`` of a run is ``HandState.deal(rules, deal_seed(seed, k))``: the hands,
+the boneyard order and the leader are fixed by its seed. For a pairing of agents
+A and B the deal is replayed once for each *seat pattern* (which agent sits in
+which seat), so every agent holds every hand of the deal in turn and the luck of
+the deal cancels:
+
+==========================  ===========================================================
+game                        patterns (seat -> agent)
+==========================  ===========================================================
+2 players                   AB, BA
+teams (4 players)           ABAB, BABA
+n >= 3 players, no teams    every rotation of A B B ... and of B A A ...: 2n games
+==========================  ===========================================================
+
+Matches to the target are duplicated the same way: one match seed per match,
+replayed for each pattern (later deals of a match follow from its seed).
+
+Every result is from A's side of the pairing: ``score`` is 1 when a seat of A
+wins, 0 when a seat of B wins, 1/2 when nobody does (a void or redeal tie);
+``diff`` is the points A's seats scored minus the points B's seats scored.
+
+Reproducibility: deal, match and agent seeds all derive from one printed master
+seed by SHA-256 (:func:`derive`), and agent budgets are counts, not seconds, so
+a run gives the same numbers on any machine and with any number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from matador_env.engine import HandState, MatchState, Rules
+
+__all__ = [
+    "GameResult",
+    "Pairing",
+    "derive",
+    "deal_seed",
+    "match_seed",
+    "seat_patterns",
+    "play_hand",
+    "play_match",
+    "run",
+    "Work",
+]
+
+_MAX_MATCH_HANDS = 10_000
+
+
+def derive(*parts: object) -> int:
+    """A 63-bit seed from the given parts (stable across runs, platforms and processes)."""
+    text = "arena/" + "/".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def deal_seed(seed: int, k: int) -> int:
+    """The seed of deal ``k`` of a run with master seed ``seed``."""
+    return derive(seed, "hand", k)
+
+
+def match_seed(seed: int, k: int) -> int:
+    """The seed of match ``k`` of a run with master seed ``seed``."""
+    return derive(seed, "match", k)
+
+
+def seat_patterns(rules: Rules) -> tuple[tuple[int, ...], ...]:
+    """Which agent (0 = A, 1 = B) sits in each seat, for each replay of a deal."""
+    n = rules.players
+    if rules.teams:
+        return (tuple(s % 2 for s in range(n)), tuple(1 - s % 2 for s in range(n)))
+    out: list[tuple[int, ...]] = []
+    for alone in (0, 1):
+        base = [alone] + [1 - alone] * (n - 1)
+        for r in range(n):
+            p = tuple(base[(s - r) % n] for s in range(n))
+            if p not in out:
+                out.append(p)
+    return tuple(out)
+
+
+@dataclass
+class GameResult:
+    """One game (a hand or a match) of a pairing, from agent A's side."""
+
+    pairing: int
+    kind: str
+    """"hand" or "match"."""
+    deal: int
+    """The deal (or match) number k."""
+    pattern: int
+    """Index into :func:`seat_patterns`."""
+    score: float
+    """1: a seat of A won; 0: a seat of B won; 0.5: nobody (tie) or a shared match win."""
+    diff: float
+    """Points scored by A's seats minus points scored by B's seats (hands: this hand;
+    matches: final totals)."""
+    hands: int = 1
+    """Hands played (matches: every deal, redeals included)."""
+    termination: str = ""
+    seconds: tuple[float, float] = (0.0, 0.0)
+    """Time spent in ``act`` by A's seats and by B's seats."""
+    moves: tuple[int, int] = (0, 0)
+    """Calls of ``act`` by A's seats and by B's seats."""
+    choices: tuple[int, int] = (0, 0)
+    """Calls of ``act`` with more than one legal move."""
+    dealt: tuple[str, ...] = ()
+    """With ``keep_deals``: every seat's dealt hand as text, seat by seat."""
+
+
+def _side_slots(rules: Rules, pattern: Sequence[int]) -> list[set[int]]:
+    """For each side (team or seat), the agent slots sitting there."""
+    sides: list[set[int]] = [set() for _ in range(rules.sides)]
+    for seat, slot in enumerate(pattern):
+        sides[rules.side_of(seat)].add(slot)
+    return sides
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0]
+        self.moves = [0, 0]
+        self.choices = [0, 0]
+
+
+def _act(agent, view, rng, slot: int, clock: _Clock):  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    move = agent.act(view, rng)
+    clock.seconds[slot] += time.perf_counter() - start
+    clock.moves[slot] += 1
+    if len(view.legal_moves) > 1:
+        clock.choices[slot] += 1
+    return move
+
+
+def play_hand(
+    rules: Rules,
+    seed: int,
+    agents: Sequence,  # type: ignore[type-arg]
+    pattern: Sequence[int],
+    rng_seed: int,
+    keep_deals: bool = False,
+) -> tuple[HandState, _Clock]:
+    """Deal ``seed`` and play it to the end; seat ``s`` is played by ``agents[pattern[s]]``."""
+    state = HandState.deal(rules, seed)
+    rngs = [random.Random(derive(rng_seed, seat)) for seat in range(rules.players)]
+    clock = _Clock()
+    while state.outcome is None:
+        seat = state.to_move
+        slot = pattern[seat]
+        move = _act(agents[slot], state.view(seat), rngs[seat], slot, clock)
+        state = state.apply(move)
+    return state, clock
+
+
+def play_match(
+    rules: Rules,
+    seed: int,
+    agents: Sequence,  # type: ignore[type-arg]
+    pattern: Sequence[int],
+    rng_seed: int,
+) -> tuple[MatchState, _Clock]:
+    """Play a match from ``MatchState.new(rules, seed)`` to its end."""
+    match = MatchState.new(rules, seed)
+    rngs = [random.Random(derive(rng_seed, seat)) for seat in range(rules.players)]
+    clock = _Clock()
+    while not match.is_over:
+        if match.hand_over:
+            if match.deals >= _MAX_MATCH_HANDS:
+                raise RuntimeError(f"match {seed} did not end within {_MAX_MATCH_HANDS} hands")
+            match = match.next_hand()
+            continue
+        seat = match.to_move
+        slot = pattern[seat]
+        move = _act(agents[slot], match.view(seat), rngs[seat], slot, clock)
+        match = match.apply(move)
+    return match, clock
+
+
+def hand_result(
+    rules: Rules, pairing: int, k: int, p: int, state: HandState, clock: _Clock, keep: bool
+) -> GameResult:
+    pattern = seat_patterns(rules)[p]
+    out = state.outcome
+    assert out is not None
+    sides = _side_slots(rules, pattern)
+    if out.winning_side is None:
+        score, diff = 0.5, 0.0
+    else:
+        slot = next(iter(sides[out.winning_side]))
+        score = 1.0 if slot == 0 else 0.0
+        diff = float(out.points if slot == 0 else -out.points)
+    dealt: tuple[str, ...] = ()
+    if keep:
+        dealt = tuple(" ".join(str(t) for t in h) for h in state.dealt().hands)
+    return GameResult(
+        pairing,
+        "hand",
+        k,
+        p,
+        score,
+        diff,
+        1,
+        out.termination,
+        (clock.seconds[0], clock.seconds[1]),
+        (clock.moves[0], clock.moves[1]),
+        (clock.choices[0], clock.choices[1]),
+        dealt,
+    )
+
+
+def match_result(
+    rules: Rules, pairing: int, k: int, p: int, match: MatchState, clock: _Clock
+) -> GameResult:
+    pattern = seat_patterns(rules)[p]
+    sides = _side_slots(rules, pattern)
+    winners = match.winners or ()
+    won = {next(iter(sides[w])) for w in winners}
+    score = 1.0 if won == {0} else 0.0 if won == {1} else 0.5
+    diff = 0.0
+    for side, total in enumerate(match.totals):
+        diff += total if next(iter(sides[side])) == 0 else -total
+    return GameResult(
+        pairing,
+        "match",
+        k,
+        p,
+        score,
+        diff,
+        match.deals,
+        "match",
+        (clock.seconds[0], clock.seconds[1]),
+        (clock.moves[0], clock.moves[1]),
+        (clock.choices[0], clock.choices[1]),
+    )
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Agent A (``a``) against agent B (``b``), by spec."""
+
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Work:
+    """One unit of work for a process: some deals (or matches) of one pairing."""
+
+    rules: dict  # type: ignore[type-arg]
+    pairing: int
+    a: str
+    b: str
+    kind: str
+    seed: int
+    deals: tuple[int, ...]
+    keep_deals: bool = False
+
+
+# Agents built in a worker, by spec: agents keep no state between moves, so one
+# instance serves every game of the process.
+_AGENTS: dict[str, object] = {}
+
+
+def _agent(spec: str):  # type: ignore[no-untyped-def]
+    agent = _AGENTS.get(spec)
+    if agent is None:
+        from agents import make_agent
+
+        agent = _AGENTS[spec] = make_agent(spec)
+    return agent
+
+
+def run_work(work: Work) -> list[GameResult]:
+    """Play one unit of work (the function each worker process runs)."""
+    rules = Rules.from_dict(work.rules)
+    agents = (_agent(work.a), _agent(work.b))
+    out = []
+    for k in work.deals:
+        for p, pattern in enumerate(seat_patterns(rules)):
+            rng_seed = derive(work.seed, work.kind, k, p, "agents")
+            if work.kind == "hand":
+                state, clock = play_hand(
+                    rules, deal_seed(work.seed, k), agents, pattern, rng_seed, work.keep_deals
+                )
+                out.append(hand_result(rules, work.pairing, k, p, state, clock, work.keep_deals))
+            else:
+                match, clock = play_match(
+                    rules, match_seed(work.seed, k), agents, pattern, rng_seed
+                )
+                out.append(match_result(rules, work.pairing, k, p, match, clock))
+    return out
+
+
+@dataclass
+class RunPlan:
+    """Everything a run plays: pairings, deals and matches per pairing."""
+
+    rules: Rules
+    pairings: list[Pairing]
+    deals: int
+    matches: int
+    seed: int
+    chunk: int = 0
+    keep_deals: bool = False
+    units: list[Work] = field(default_factory=list)
+
+    def build(self) -> list[Work]:
+        rules = self.rules.to_dict()
+        units: list[Work] = []
+        for kind, count in (("hand", self.deals), ("match", self.matches)):
+            if count <= 0:
+                continue
+            chunk = self.chunk or max(1, min(50 if kind == "hand" else 4, count // 8 or 1))
+            for i, pr in enumerate(self.pairings):
+                for lo in range(0, count, chunk):
+                    deals = tuple(range(lo, min(count, lo + chunk)))
+                    units.append(
+                        Work(rules, i, pr.a, pr.b, kind, self.seed, deals, self.keep_deals)
+                    )
+        # Matches are the longest units: start them first so that the last units are short.
+        units.sort(key=lambda u: u.kind != "match")
+        self.units = units
+        return units
+
+    def games(self) -> int:
+        per = len(seat_patterns(self.rules))
+        return (self.deals + self.matches) * per * len(self.pairings)
+
+
+def run(
+    plan: RunPlan,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[GameResult]:
+    """Play every unit of ``plan``; results sorted by (pairing, kind, deal, pattern)."""
+    units = plan.build()
+    results: list[GameResult] = []
+    for batch in _results(units, workers):
+        results.extend(batch)
+        if progress is not None:
+            progress(len(batch))
+    results.sort(key=lambda r: (r.pairing, r.kind, r.deal, r.pattern))
+    return results
+
+
+def _results(units: list[Work], workers: int) -> Iterator[list[GameResult]]:
+    if workers <= 1 or len(units) <= 1:
+        for u in units:
+            yield run_work(u)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(processes=min(workers, len(units))) as pool:
+        yield from pool.imap_unordered(run_work, units)

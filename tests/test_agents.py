@@ -1,0 +1,343 @@
+"""The agents: the registry of specs, legal play on every rules variant, the public-information
+inference and sampling behind the search, the expert's strategy in scripted positions,
+and the search's strength and reproducibility."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents import (
+    AgentSpecError,
+    ExpertAgent,
+    GreedyAgent,
+    RandomAgent,
+    SearchAgent,
+    known_specs,
+    make_agent,
+)
+from agents.knowledge import Knowledge, tables
+from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
+
+# Every preset, plus the rules options no preset sets and the larger tables.
+VARIANTS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESETS}
+VARIANTS.update(
+    {
+        "pagat_teams": Rules.preset("pagat", players=4, teams=True),
+        "standard_3p": Rules.preset("standard", players=3),
+        "kardinal_4p": Rules.preset("kardinal", players=4),
+        "polish_3p_regular": Rules.preset("polish", players=3, matador_as_regular=True),
+        "crosswise_choice": Rules(matador_placement="crosswise_choice"),
+        "crosswise_on_blank": Rules(matador_placement="crosswise_on_blank", draw_rule="one"),
+        "first_double_spinner": Rules(spinner="first_double", voluntary_draw="always"),
+        "deal_all_no_draw": Rules(hand_size="all", draw_rule="none", lead_tile="highest_double"),
+    }
+)
+
+TINY_SEARCH = "search:samples=2,width=3"
+
+
+def tile(text: str) -> Tile:
+    return Tile.parse(text)
+
+
+# -- the registry ---------------------------------------------------------------------------
+
+
+def test_known_specs_build_their_agents() -> None:
+    names = [s.split("[")[0].split(":")[0] for s in known_specs()]
+    assert names == ["random", "greedy", "expert", "policy", "search"]
+    assert isinstance(make_agent("random"), RandomAgent)
+    assert isinstance(make_agent("greedy"), GreedyAgent)
+    assert isinstance(make_agent("expert"), ExpertAgent)
+    agent = make_agent("search:samples=8,playouts=2,width=4,halving=0")
+    assert isinstance(agent, SearchAgent)
+    assert (agent.samples, agent.playouts, agent.width, agent.halving) == (8, 2, 4, 0)
+    assert make_agent(" expert:matador=12 ").w.matador == 12.0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("nope", "unknown agent 'nope'"),
+        ("policy:path/to/file", "no exported policy at path/to/file"),
+        ("search:samples", "malformed agent spec"),
+        ("search:=3", "malformed agent spec"),
+        ("search:samples=many", "expected an integer"),
+        ("search:samples=0", "must be >= 1"),
+        ("search:depth=2", "search has no option 'depth'"),
+        ("random:seed=1", "takes no options"),
+        ("expert:matador=lots", "expected a number"),
+        ("expert:courage=1", "expert has no option 'courage'"),
+    ],
+)
+def test_bad_specs_are_refused_with_the_known_specs(spec: str, says: str) -> None:
+    with pytest.raises(AgentSpecError) as info:
+        make_agent(spec)
+    message = str(info.value)
+    assert says in message
+    assert isinstance(info.value, ValueError)
+    if "unknown" in says or "malformed" in says:
+        for known in known_specs():
+            assert known in message
+
+
+# -- legal play everywhere ------------------------------------------------------------------
+
+
+def _play_checked(rules: Rules, seed: int, specs: list[str]) -> HandState:
+    """Play one hand, checking every move against the seat's legal moves."""
+    agents = [make_agent(s) for s in specs]
+    rng = random.Random(seed)
+    state = HandState.deal(rules, seed)
+    while not state.is_over:
+        seat = state.to_move
+        view = state.view(seat)
+        move = agents[seat].act(view, rng)
+        assert isinstance(move, Move)
+        assert move in view.legal_moves, (specs[seat], str(move), state)
+        state = state.apply(move)
+    return state
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_agent_plays_only_legal_moves(variant: str) -> None:
+    rules = VARIANTS[variant]
+    n = rules.players
+    pool = ["random", "greedy", "expert", TINY_SEARCH]
+    # Each agent takes a seat in every deal of a 4-seat table and in half of a 2-seat one.
+    deals = 200 if n == 2 else 100
+    if rules.set_max > 9:
+        deals //= 4  # double-twelve hands are four times as long
+    seats_played = dict.fromkeys(pool, 0)
+    for k in range(deals):
+        specs = [pool[(k + s) % len(pool)] for s in range(n)]
+        state = _play_checked(rules, 10_000 + k, specs)
+        assert state.outcome is not None
+        for s in specs:
+            seats_played[s] += 1
+    # Seat k+s of deal k rotates through the pool: every agent plays n * (deals // 4) seats.
+    assert min(seats_played.values()) >= n * (deals // len(pool))
+
+
+# -- what a seat can know ---------------------------------------------------------------------
+
+
+def _position(rules: Rules, hands: list[list[str]], moves: list[str], first: tuple = ()):
+    """A deal with the given hands (the boneyard: ``first``, then the rest in index
+    order), after ``moves``; seat 0 leads."""
+    dealt = {str(tile(t)) for h in hands for t in h} | set(first)
+    rest = [str(t) for t in tables(rules).tiles if str(t) not in dealt]
+    s = HandState.from_deal(rules, hands, [*first, *rest], leader=0)
+    for m in moves:
+        s = s.apply(m)
+    return s
+
+
+# Seat 1 holds no 3 and no 5 (so no answer to an end showing 4 or 2) and no matador.
+NO_3_5 = ["0-2", "1-2", "1-4", "2-6", "4-6", "6-6", "2-2"]
+
+
+def test_a_pass_shows_what_the_seat_cannot_hold() -> None:
+    """draw_rule "none": after the lead 2-4 (ends 2 [2|4] 4) seat 1 must pass."""
+    s = _position(
+        Rules(draw_rule="none"),
+        [["2-4", "0-1", "1-1", "0-0", "0-4", "4-4", "0-6"], NO_3_5],
+        ["2-4"],
+    )
+    assert [str(m) for m in s.legal_moves()] == ["pass"]
+    s = s.apply("pass")
+    kn = Knowledge(s.view(0))
+    tb = kn.tb
+    no_answer = tb.has[3] | tb.has[5] | tb.matador
+    assert kn.void[1] == no_answer & kn.unseen
+    assert (kn.void[1] >> tile("3-5").index) & 1
+    rng = random.Random(1)
+    for _ in range(200):
+        world = kn.sample(rng)
+        assert not world.hand_mask(1) & no_answer
+        assert world.hand(0) == s.hand(0)
+        assert world.hand_sizes == s.hand_sizes and world.ends == s.ends
+
+
+def test_a_draw_shows_what_the_seat_cannot_hold() -> None:
+    """Standard rules. After the lead 2-4 seat 1's only placements are of its matador
+    0-0, so it may draw ("only_matadors"); it draws 3-6 and plays it on the 4.
+
+    A draw then meant: no non-matador answer in hand. The one tile drawn since was
+    played, so seat 1 holds no tile with a 3 or a 5 now, but may hold a matador."""
+    hand1 = [*NO_3_5[:-1], "0-0"]
+    s = _position(
+        Rules(), [["2-4", "0-1", "1-1", "2-2", "0-4", "4-4", "0-6"], hand1], ["2-4"], ("3-6",)
+    )
+    legal = {str(m) for m in s.legal_moves()}
+    assert "draw" in legal and all(m == "draw" or m.startswith("0-0") for m in legal)
+    s = s.apply("draw").apply("3-6@1>6")
+    kn = Knowledge(s.view(0))
+    tb = kn.tb
+    regular_answers = (tb.has[3] | tb.has[5]) & tb.regular
+    assert kn.void[1] == regular_answers & kn.unseen
+    assert not kn.void[1] & tb.matador
+    p = kn.marginals()
+    assert p[1][tile("3-5").index] == 0.0
+    assert 0.0 < p[1][tile("3-4").index] < 1.0
+    assert abs(sum(p[1]) - s.hand_sizes[1]) < 1e-6
+    # Had seat 1 kept the tile it drew, it could hold one answer: a cap, not a void.
+    s2 = _position(
+        Rules(), [["2-4", "0-1", "1-1", "2-2", "0-4", "4-4", "0-6"], hand1], ["2-4"], ("3-6",)
+    )
+    s2 = s2.apply("draw").apply("0-0@0>0")
+    kn2 = Knowledge(s2.view(0))
+    assert not kn2.void[1] & tb.has[3]
+    assert any(c.seat == 1 and c.cap == 1 for c in kn2.constraints)
+    assert kn2.allows(1, s2.hand_mask(1) & kn2.unseen)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_inferences_hold_for_the_real_hands(variant: str) -> None:
+    """Soundness: whatever a seat infers, the true hidden hands satisfy it, and every
+    sampled world agrees with the seat's view."""
+    rules = VARIANTS[variant]
+    pool = ["greedy", "expert", "random"]
+    rng = random.Random(7)
+    checked = constrained = 0
+    for k in range(12):
+        specs = [pool[(k + s) % len(pool)] for s in range(rules.players)]
+        agents = [make_agent(s) for s in specs]
+        state = HandState.deal(rules, 500 + k)
+        while not state.is_over:
+            seat = state.to_move
+            view = state.view(seat)
+            if len(view.legal_moves) > 1 or k % 3 == 0:
+                kn = Knowledge(view)
+                for other in kn.hidden_seats:
+                    assert kn.allows(other, state.hand_mask(other) & kn.unseen), (variant, other)
+                constrained += sum(1 for c in kn.constraints if c.cap == 0)
+                world = kn.sample(rng)
+                w_view = world.view(seat)
+                assert w_view.hand == view.hand and w_view.ends == view.ends
+                assert w_view.hand_sizes == view.hand_sizes
+                assert w_view.boneyard_size == view.boneyard_size
+                assert w_view.legal_moves == view.legal_moves
+                for other in kn.hidden_seats:
+                    assert kn.allows(other, world.hand_mask(other))
+                checked += 1
+            state = state.apply(agents[seat].act(view, rng))
+    assert checked > 50
+    if rules.draw_rule != "none" or rules.hand_size != "all":
+        assert constrained > 0  # the checks above had something to check
+
+
+def test_sampling_without_inferences_is_uniform() -> None:
+    """Before anyone has passed or drawn, each unseen tile is in the opponent's hand with
+    chance 7/21 (7 tiles among the 21 the viewer cannot see)."""
+    rules = Rules()
+    s = HandState.deal(rules, 3)
+    view = s.view(s.to_move)
+    kn = Knowledge(view)
+    assert kn.constraints == []
+    other = 1 - view.seat
+    rng = random.Random(0)
+    counts = dict.fromkeys(range(28), 0)
+    n = 3000
+    for _ in range(n):
+        hands, rest = kn.sample_masks(rng)
+        assert hands[view.seat] == kn.hand
+        assert len(rest) == 14
+        for i in range(28):
+            counts[i] += (hands[other] >> i) & 1
+    for i in range(28):
+        if (kn.unseen >> i) & 1:
+            assert abs(counts[i] / n - 7 / 21) < 0.04
+        else:
+            assert counts[i] == 0
+
+
+# -- the expert's strategy --------------------------------------------------------------------
+
+
+def test_expert_draws_rather_than_spend_a_matador() -> None:
+    """Only its matador 3-4 fits the ends 0 and 0, the boneyard is full and the opponent
+    holds six tiles: the expert keeps the matador and draws (voluntary_draw
+    "only_matadors")."""
+    rules = Rules()
+    s = _position(
+        rules,
+        [
+            ["0-1", "3-4", "1-1", "2-2", "2-6", "4-4", "5-5"],
+            ["0-6", "1-5", "0-2", "2-3", "3-3", "4-5", "1-2"],
+        ],
+        ["0-1"],
+    )
+    # Seat 1 answers 1 with 0-6 (its 6 touching): the ends become 0 and 0.
+    s = s.apply("0-6@1>0")
+    view = s.view(0)
+    assert {str(m) for m in view.legal_moves} >= {"draw", "3-4@0>3"}
+    assert ExpertAgent().act(view, random.Random(0)).kind == "draw"
+
+
+def test_expert_turns_a_matador_to_a_number_the_opponent_cannot_answer() -> None:
+    """Seat 1 passed at ends 2 and 4, so it holds no 5, no 3 and no matador. Seat 0's
+    only placements are of the matador 2-5; showing 2 leaves an end that needs a 5,
+    which seat 1 cannot answer, while an end showing 5 needs a 2, which it may hold."""
+    s = _position(
+        Rules(draw_rule="none"),
+        [["2-4", "2-5", "0-1", "1-1", "0-4", "4-4", "0-6"], NO_3_5],
+        ["2-4", "pass"],
+    )
+    view = s.view(0)
+    assert all(m.tile == tile("2-5") for m in view.legal_moves)
+    move = ExpertAgent().act(view, random.Random(0))
+    assert move.shows == 2
+
+
+def test_expert_team_play_beats_greedy_teams() -> None:
+    """Partnerships (pagat, four players): expert partners against greedy partners on
+    duplicate deals (each team holds each pair of hands once)."""
+    rules = Rules.preset("pagat", players=4, teams=True)
+    diffs = []
+    for k in range(60):
+        total = 0
+        for expert_side in (0, 1):
+            specs = ["expert" if s % 2 == expert_side else "greedy" for s in range(4)]
+            out = _play_checked(rules, 90_000 + k, specs).outcome
+            assert out is not None
+            if out.winning_side is not None:
+                total += out.points if out.winning_side == expert_side else -out.points
+        diffs.append(total / 2)
+    assert sum(diffs) / len(diffs) > 2.0
+
+
+# -- the search -------------------------------------------------------------------------------
+
+
+def test_search_is_reproducible_from_view_and_rng() -> None:
+    rules = Rules()
+    agent = make_agent("search:samples=6")
+    state = HandState.deal(rules, 11)
+    seen = 0
+    rng = random.Random(3)
+    while not state.is_over and seen < 6:
+        view = state.view(state.to_move)
+        if len(view.legal_moves) > 1:
+            a = agent.act(view, random.Random(seen))
+            b = agent.act(view, random.Random(seen))
+            assert a == b
+            seen += 1
+        state = state.apply(view.legal_moves[rng.randrange(len(view.legal_moves))])
+
+
+def test_search_beats_random() -> None:
+    rules = Rules()
+    diffs = []
+    for k in range(40):
+        total = 0
+        for seat in (0, 1):
+            specs = ["search:samples=8", "random"] if seat == 0 else ["random", "search:samples=8"]
+            out = _play_checked(rules, 70_000 + k, specs).outcome
+            assert out is not None
+            if out.winning_side is not None:
+                total += out.points if out.winning_side == seat else -out.points
+        diffs.append(total / 2)
+    assert sum(diffs) / len(diffs) > 8.0

@@ -1,0 +1,321 @@
+"""The arena: statistics against hand-computed cases, duplicate deals, summaries, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from evaluate.__main__ import parse_args
+from evaluate.arena import (
+    GameResult,
+    Pairing,
+    RunPlan,
+    Work,
+    deal_seed,
+    derive,
+    run,
+    run_work,
+    seat_patterns,
+)
+from evaluate.report import summarize
+from evaluate.stats import Z95, bradley_terry, mean_ci, paired, wilson
+from matador_env.engine import HandState, Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# -- statistics, against values worked out by hand ----------------------------------------------
+
+
+def test_wilson_interval() -> None:
+    # 8 of 10: p = 0.8, z^2 = 3.8415; centre = (0.8 + 0.19207) / 1.38415 = 0.71674,
+    # half = 1.95996 * sqrt(0.016 + 0.0096037) / 1.38415 = 0.22656.
+    e = wilson(8, 10)
+    assert e.mean == 0.8
+    assert e.lo == pytest.approx(0.4902, abs=1e-4)
+    assert e.hi == pytest.approx(0.9433, abs=1e-4)
+    # 0 of 20: the interval starts at 0 and reaches z^2 / (n + z^2) = 0.16113.
+    e = wilson(0, 20)
+    assert e.lo == 0.0 and e.hi == pytest.approx(3.8415 / 23.8415, abs=1e-4)
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+
+
+def test_mean_interval() -> None:
+    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3) = 1.29099, se 0.645497, half 1.26515.
+    e = mean_ci([1, 2, 3, 4])
+    assert e.mean == 2.5
+    assert e.lo == pytest.approx(2.5 - 1.26515, abs=1e-4)
+    assert e.hi == pytest.approx(2.5 + 1.26515, abs=1e-4)
+    assert e.significant(0.0) and not e.significant(2.0)
+    assert mean_ci([5.0]).lo == mean_ci([5.0]).hi == 5.0
+
+
+def test_paired_interval_is_over_deals() -> None:
+    # Three deals, two replays each: per-deal means 0.5, 1, 0 -> mean 0.5, sd 0.5,
+    # se 0.288675, half 0.565792; as a rate the interval is clamped to [0, 1].
+    deals = [[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+    e = paired(deals)
+    assert e.mean == 0.5 and e.n == 3
+    assert e.hi == pytest.approx(0.5 + Z95 * 0.5 / math.sqrt(3))
+    r = paired(deals, rate=True)
+    assert (r.lo, r.hi) == (0.0, 1.0)
+    # Point differences: per deal (+10 - 4) / 2 = 3 and (+2 + 0) / 2 = 1 -> mean 2,
+    # sd sqrt(2), se 1, half 1.95996.
+    d = paired([[10.0, -4.0], [2.0, 0.0]])
+    assert d.mean == 2.0
+    assert (d.lo, d.hi) == (pytest.approx(2 - Z95), pytest.approx(2 + Z95))
+    # No spread between deals (each split 1-1): the rate falls back to Wilson on 2 of 4.
+    w = paired([[1.0, 0.0], [0.0, 1.0]], rate=True)
+    assert (w.lo, w.hi) == (pytest.approx(wilson(2, 4).lo), pytest.approx(wilson(2, 4).hi))
+
+
+def test_bradley_terry_ratings() -> None:
+    # 75 of 100: odds 3, so 400 * log10(3) = 190.85 Elo apart, centred on 1500.
+    r = bradley_terry(["a", "b"], [(0, 1, 75, 100)], prior=0)
+    assert r["a"] - r["b"] == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert r["a"] + r["b"] == pytest.approx(3000)
+    # A transitive league: a beats b 2:1, b beats c 2:1, a beats c 4:1 -> exact fit,
+    # 120.41 Elo per step.
+    r = bradley_terry(["a", "b", "c"], [(0, 1, 20, 30), (1, 2, 20, 30), (0, 2, 24, 30)], prior=0)
+    step = 400 * math.log10(2)
+    assert r["a"] - r["b"] == pytest.approx(step, abs=1e-6)
+    assert r["b"] - r["c"] == pytest.approx(step, abs=1e-6)
+    # Ties count half; an unbeaten record stays finite with the default prior.
+    assert bradley_terry(["a", "b"], [(0, 1, 5, 10)], prior=0)["a"] == pytest.approx(1500)
+    r = bradley_terry(["a", "b"], [(0, 1, 10, 10)])
+    assert 1500 < r["a"] < 2500
+
+
+# -- seat patterns and duplicate deals ------------------------------------------------------------
+
+
+def test_seat_patterns() -> None:
+    assert seat_patterns(Rules()) == ((0, 1), (1, 0))
+    assert seat_patterns(Rules.preset("pagat", players=4, teams=True)) == (
+        (0, 1, 0, 1),
+        (1, 0, 1, 0),
+    )
+    three = seat_patterns(Rules(players=3))
+    assert len(three) == 6 and len(set(three)) == 6
+    # Every seat is A's in half of the games: the deal's luck cancels.
+    for seat in range(3):
+        assert sum(p[seat] == 0 for p in three) == 3
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [Rules(), Rules.preset("pagat", players=4, teams=True), Rules.preset("kardinal", players=3)],
+    ids=["two", "teams", "three"],
+)
+def test_duplicate_deals_give_each_agent_the_same_hands(rules: Rules) -> None:
+    """Every replay of a deal starts from the same hands, boneyard and leader, and each
+    dealt hand is played by A in as many replays as by B."""
+    work = Work(rules.to_dict(), 0, "greedy", "random", "hand", 99, (0, 1, 2), keep_deals=True)
+    results = run_work(work)
+    patterns = seat_patterns(rules)
+    assert len(results) == 3 * len(patterns)
+    for k in range(3):
+        games = [r for r in results if r.deal == k]
+        assert [g.pattern for g in games] == list(range(len(patterns)))
+        first = HandState.deal(rules, deal_seed(99, k))
+        expected = tuple(" ".join(str(t) for t in h) for h in first.hands)
+        for g in games:
+            assert g.dealt == expected
+        held = {0: [], 1: []}  # type: dict[int, list[str]]
+        for g in games:
+            for seat, hand in enumerate(g.dealt):
+                held[patterns[g.pattern][seat]].append(hand)
+        assert sorted(held[0]) == sorted(held[1])
+        assert set(held[0]) == set(expected)
+
+
+def test_runs_reproduce_across_worker_counts() -> None:
+    plan = RunPlan(Rules(), [Pairing("greedy", "random")], deals=6, matches=2, seed=5, chunk=2)
+    one = run(plan, workers=1)
+    two = run(RunPlan(Rules(), plan.pairings, 6, 2, 5, chunk=2), workers=2)
+    key = [(r.kind, r.deal, r.pattern, r.score, r.diff, r.hands, r.termination) for r in one]
+    assert key == [
+        (r.kind, r.deal, r.pattern, r.score, r.diff, r.hands, r.termination) for r in two
+    ]
+    assert len([r for r in one if r.kind == "match"]) == 4
+    other = run(RunPlan(Rules(), plan.pairings, 6, 0, 6, chunk=2), workers=1)
+    assert [r.diff for r in other] != [r.diff for r in one if r.kind == "hand"]
+    assert derive(1, "hand", 0) != derive(1, "hand", 1)
+
+
+def test_hand_results_score_from_a_side() -> None:
+    """Replaying a game by hand: the winner's points count for A when A sits there."""
+    rules = Rules()
+    work = Work(rules.to_dict(), 0, "greedy", "greedy", "hand", 3, (0,))
+    results = run_work(work)
+    for g in results:
+        state = HandState.deal(rules, deal_seed(3, 0))
+        agent = make_agent("greedy")
+        rngs = [random.Random(derive(derive(3, "hand", 0, g.pattern, "agents"), s)) for s in (0, 1)]
+        while not state.is_over:
+            seat = state.to_move
+            state = state.apply(agent.act(state.view(seat), rngs[seat]))
+        out = state.outcome
+        assert out is not None
+        a_seat = seat_patterns(rules)[g.pattern].index(0)
+        if out.winning_side is None:
+            assert (g.score, g.diff) == (0.5, 0.0)
+        elif out.winning_side == a_seat:
+            assert (g.score, g.diff) == (1.0, out.points)
+        else:
+            assert (g.score, g.diff) == (0.0, -out.points)
+
+
+def _game(pairing: int, deal: int, pattern: int, score: float, diff: float, kind: str = "hand"):
+    return GameResult(
+        pairing, kind, deal, pattern, score, diff, 1, "domino", (0.5, 0.25), (10, 5), (4, 5)
+    )
+
+
+def test_summary_matches_hand_computation() -> None:
+    # A beats B: deals with (score, diff) per replay; per-deal means: win 1, 0.5, 0.5,
+    # diff (12 + 8) / 2 = 10, (5 - 3) / 2 = 1, (0 + 4) / 2 = 2 -> mean 13/3.
+    results = [
+        _game(0, 0, 0, 1, 12),
+        _game(0, 0, 1, 1, 8),
+        _game(0, 1, 0, 1, 5),
+        _game(0, 1, 1, 0, -3),
+        _game(0, 2, 0, 0.5, 0),
+        _game(0, 2, 1, 1, 4),
+        _game(0, 0, 0, 1, 30, "match"),
+        _game(0, 0, 1, 0, -20, "match"),
+    ]
+    rep = summarize(results, [Pairing("a", "b")], ["a", "b"], {"preset": "standard", "seed": 1})
+    p = rep.pairings[0]
+    assert (p.deals, p.hands, p.matches) == (3, 6, 2)
+    assert p.win is not None and p.win.mean == pytest.approx((1 + 0.5 + 0.75) / 3)
+    assert p.points is not None and p.points.mean == pytest.approx(13 / 3)
+    sd = math.sqrt(((10 - 13 / 3) ** 2 + (1 - 13 / 3) ** 2 + (2 - 13 / 3) ** 2) / 2)
+    assert p.points.hi - p.points.mean == pytest.approx(Z95 * sd / math.sqrt(3))
+    assert p.match_win is not None and p.match_win.mean == 0.5
+    # Time: 8 games x 0.5 s over 8 x 10 moves for A, 0.25 s over 5 moves for B.
+    assert p.seconds_per_move == (pytest.approx(0.05), pytest.approx(0.05))
+    assert p.seconds_per_choice == (pytest.approx(0.125), pytest.approx(0.05))
+    # The rating: A scored 4.5 of 6 hands -> odds 3 (with the prior, slightly less).
+    gap = rep.ratings["a"] - rep.ratings["b"]
+    assert 0 < gap < 400 * math.log10(3)
+    assert "a" in rep.table() and "| `a` | `b` | 6 |" in rep.markdown()
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--agents", "nope", "random"], "unknown agent 'nope'"),
+        (["--agents", "search:samples", "random"], "malformed agent spec"),
+        (["--agents", "search:samples=0", "random"], "must be >= 1"),
+        (["--agents", "expert", "random", "--preset", "nope"], "unknown preset 'nope'"),
+        (["--agents", "expert", "random", "--rules", "players=9"], "--rules: hand_size"),
+        (["--agents", "expert", "random", "--rules", "teams=true"], "teams=True only"),
+        (["--agents", "expert", "random", "--rules", "colour=red"], "one of the fields"),
+        (["--agents", "expert", "random", "--rules", "players"], "key=value"),
+        (["--agents", "expert", "random", "--hands", "0"], "--hands must be at least 1"),
+        (["--agents", "expert", "random", "--hands", "x"], "invalid int value"),
+        (["--agents", "expert", "random", "--matches", "-1"], "--matches must be 0 or more"),
+        (["--agents", "expert", "random", "--workers", "0"], "--workers must be at least 1"),
+        (["--agents", "expert"], "at least two --agents"),
+        (["--agents", "expert", "expert"], "listed twice"),
+        (["--agents", "expert", "random", "--vs", "expert"], "cannot play itself"),
+        (["--hands", "10"], "--agents"),
+    ],
+)
+def test_cli_rejects_bad_arguments(argv: list[str], says: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as info:
+        parse_args(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err
+    if "unknown agent" in says:
+        assert "known specs: random, greedy, expert, policy:" in err and "search[" in err
+
+
+def test_cli_rejects_an_out_path_that_is_a_file(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(SystemExit):
+        parse_args(["--agents", "greedy", "random", "--out", str(f)])
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_cli_pairings_and_rules() -> None:
+    args, rules, pairings = parse_args(
+        [
+            "--agents",
+            "greedy",
+            "random",
+            "--vs",
+            "expert",
+            "--preset",
+            "pagat",
+            "--rules",
+            "players=4",
+            "teams=true",
+        ]
+    )
+    assert rules == Rules.preset("pagat", players=4, teams=True)
+    assert pairings == [Pairing("expert", "greedy"), Pairing("expert", "random")]
+    _, _, robin = parse_args(["--agents", "greedy", "random", "expert"])
+    assert robin == [
+        Pairing("greedy", "random"),
+        Pairing("greedy", "expert"),
+        Pairing("random", "expert"),
+    ]
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    """A small run in worker processes writes the table and the three report files."""
+    out = tmp_path / "report"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluate",
+            "--agents",
+            "expert",
+            "greedy",
+            "random",
+            "--hands",
+            "40",
+            "--matches",
+            "2",
+            "--workers",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "master seed 7: 20 deals x 2 seat patterns = 40 hands per pairing" in proc.stdout
+    assert "rating (Bradley-Terry, Elo scale)" in proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["seed"] == 7
+    assert [(p["a"], p["b"]) for p in report["pairings"]] == [
+        ("expert", "greedy"),
+        ("expert", "random"),
+        ("greedy", "random"),
+    ]
+    assert all(p["hands"] == 40 and p["matches"] == 2 for p in report["pairings"])
+    assert set(report["ratings"]) == {"expert", "greedy", "random"}
+    assert (out / "report.md").read_text().startswith("# Arena report")
+    assert (out / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
