@@ -1,0 +1,1 @@
+"""Self-play training of Matador agents (run from the checkout: ``python -m train``)."""

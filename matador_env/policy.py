@@ -1,0 +1,227 @@
+"""Exported policies: an ONNX network plus a JSON sidecar, played with onnxruntime.
+
+No torch is needed here (``pip install matador-env[bot]`` brings onnxruntime).
+An exported policy is two files side by side::
+
+    policy.onnx   input "obs" (batch x obs_size float32) -> output "logits" (batch x actions)
+    policy.json   the sidecar: format, rules, encoding version, sizes, provenance
+
+The sidecar is checked when the policy is loaded: the encoding version must be
+this library's :data:`~matador_env.encoding.ENCODING_VERSION`, and when rules are
+given they must be the rules the policy was trained for. A mismatch raises
+:class:`PolicyMismatchError` naming both sides.
+
+Paths: ``load_policy(p)`` accepts the ``.onnx`` file, the ``.json`` sidecar, a
+directory holding ``policy.onnx``, or a stem (``runs/x/best`` ->
+``runs/x/best/policy.onnx`` if that is a directory, else ``runs/x/best.onnx``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .encoding import ENCODING_VERSION, encoding_for
+from .engine import Move, Rules, SeatView
+
+__all__ = [
+    "POLICY_FORMAT",
+    "POLICY_FORMAT_VERSION",
+    "PolicyError",
+    "PolicyMismatchError",
+    "PolicyInfo",
+    "OnnxPolicy",
+    "load_policy",
+    "policy_paths",
+    "BOTS_DIR",
+    "default_policy",
+]
+
+BOTS_DIR = Path(__file__).resolve().parent / "bots"
+"""Trained policies shipped with the package, one folder per preset."""
+
+POLICY_FORMAT = "matador-policy"
+POLICY_FORMAT_VERSION = 1
+
+
+class PolicyError(ValueError):
+    """A policy file that is missing, unreadable or not a Matador policy."""
+
+
+class PolicyMismatchError(PolicyError):
+    """A policy made for other rules or another observation encoding."""
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """The JSON sidecar of an exported policy."""
+
+    rules: Rules
+    encoding_version: int
+    obs_size: int
+    num_actions: int
+    format_version: int = POLICY_FORMAT_VERSION
+    provenance: dict[str, Any] | None = None
+    """Where the policy came from: run name, steps, command... (free-form)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": POLICY_FORMAT,
+            "format_version": self.format_version,
+            "rules": self.rules.to_dict(),
+            "encoding_version": self.encoding_version,
+            "obs_size": self.obs_size,
+            "num_actions": self.num_actions,
+            "input": "obs",
+            "output": "logits",
+            "provenance": self.provenance or {},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "sidecar") -> PolicyInfo:
+        if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
+            raise PolicyError(
+                f"{source}: not a Matador policy sidecar (format != {POLICY_FORMAT!r})"
+            )
+        version = data.get("format_version")
+        if version != POLICY_FORMAT_VERSION:
+            raise PolicyError(
+                f"{source}: sidecar format_version {version!r}; this library reads "
+                f"{POLICY_FORMAT_VERSION}"
+            )
+        for key in ("rules", "encoding_version", "obs_size", "num_actions"):
+            if key not in data:
+                raise PolicyError(f"{source}: the sidecar lacks {key!r}")
+        return cls(
+            rules=Rules.from_dict(data["rules"]),
+            encoding_version=int(data["encoding_version"]),
+            obs_size=int(data["obs_size"]),
+            num_actions=int(data["num_actions"]),
+            format_version=version,
+            provenance=dict(data.get("provenance") or {}),
+        )
+
+
+def policy_paths(path: str | Path) -> tuple[Path, Path]:
+    """The ``(onnx, sidecar)`` files a policy path names (see the module docstring)."""
+    p = Path(path)
+    if p.suffix == ".onnx":
+        onnx_path = p
+    elif p.suffix == ".json":
+        onnx_path = p.with_suffix(".onnx")
+    elif p.is_dir():
+        onnx_path = p / "policy.onnx"
+    else:
+        onnx_path = p.with_name(p.name + ".onnx")
+    return onnx_path, onnx_path.with_suffix(".json")
+
+
+class OnnxPolicy:
+    """An exported policy: observation and mask in, action out."""
+
+    def __init__(self, onnx_path: Path, info: PolicyInfo) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise PolicyError(
+                "playing an exported policy needs onnxruntime: pip install 'matador-env[bot]'"
+            ) from exc
+        options = ort.SessionOptions()
+        # One thread: a policy this small is latency-bound, and callers parallelise
+        # over processes (arena workers, vectorised environments) themselves.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.path = onnx_path
+        self.info = info
+        self.encoding = encoding_for(info.rules)
+        self._session = ort.InferenceSession(
+            str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
+    @property
+    def rules(self) -> Rules:
+        return self.info.rules
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Raw action logits for a batch (or a single) observation."""
+        x = np.asarray(obs, dtype=np.float32)
+        single = x.ndim == 1
+        if single:
+            x = x[None, :]
+        out = self._session.run(None, {"obs": x})[0]
+        return out[0] if single else out
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: random.Random | None = None) -> int:
+        """The action: the most likely legal one, or sampled when ``rng`` is given."""
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("act: the mask marks no legal action")
+        logits = self.logits(obs)[legal].astype(np.float64)
+        if rng is None:
+            return int(legal[int(np.argmax(logits))])
+        weights = np.exp(logits - logits.max())
+        return int(rng.choices(legal.tolist(), weights=weights.tolist())[0])
+
+    def choose(self, view: SeatView, rng: random.Random | None = None) -> Move:
+        """The move for a seat's view (argmax, or sampled when ``rng`` is given)."""
+        if view.rules != self.info.rules:
+            raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))
+        enc = self.encoding
+        obs = enc.observation(view)
+        mask = enc.action_mask(view.legal_moves)
+        return enc.decode_action(self.act(obs, mask, rng))
+
+
+def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
+    """Load an exported policy, checking its sidecar (and ``rules``, when given)."""
+    onnx_path, sidecar = policy_paths(path)
+    if not onnx_path.is_file():
+        raise PolicyError(f"no exported policy at {path}: {onnx_path} does not exist")
+    if not sidecar.is_file():
+        raise PolicyError(f"policy {onnx_path} has no sidecar {sidecar}")
+    try:
+        data = json.loads(sidecar.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PolicyError(f"cannot read the sidecar {sidecar}: {exc}") from None
+    info = PolicyInfo.from_json(data, str(sidecar))
+    if info.encoding_version != ENCODING_VERSION:
+        raise PolicyMismatchError(
+            f"{onnx_path} was exported with observation encoding version "
+            f"{info.encoding_version}; this library uses version {ENCODING_VERSION}. "
+            "Retrain or re-export the policy with this version."
+        )
+    enc = encoding_for(info.rules)
+    if (info.obs_size, info.num_actions) != (enc.obs_size, enc.num_actions):
+        raise PolicyMismatchError(
+            f"{onnx_path}: sizes obs={info.obs_size} actions={info.num_actions} differ from "
+            f"this library's obs={enc.obs_size} actions={enc.num_actions} for the same rules"
+        )
+    if rules is not None and rules != info.rules:
+        raise PolicyMismatchError(_rules_mismatch(info.rules, rules, str(onnx_path)))
+    return OnnxPolicy(onnx_path, info)
+
+
+def _rules_mismatch(trained: Rules, asked: Rules, where: str) -> str:
+    diffs = [
+        f"{k}: policy {v!r}, game {asked.to_dict()[k]!r}"
+        for k, v in trained.to_dict().items()
+        if asked.to_dict()[k] != v
+    ]
+    name = trained.preset_name() or "custom rules"
+    return f"{where} was trained for {name} and cannot play these rules (" + "; ".join(diffs) + ")"
+
+
+def default_policy(preset: str = "standard") -> OnnxPolicy:
+    """The trained bot shipped for ``preset`` (see ``matador_env/bots/README.md``)."""
+    folder = BOTS_DIR / preset
+    if not (folder / "policy.onnx").is_file():
+        shipped = sorted(p.name for p in BOTS_DIR.iterdir() if (p / "policy.onnx").is_file())
+        raise PolicyError(
+            f"no trained bot is shipped for preset {preset!r}; shipped: {', '.join(shipped)}"
+        )
+    return load_policy(folder, rules=Rules.preset(preset))

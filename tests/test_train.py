@@ -1,0 +1,199 @@
+"""Training end to end with tiny budgets: run, resume, export, load, refuse mismatches."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from sb3_contrib import MaskablePPO
+
+from agents import make_agent
+from matador_env.encoding import encoding_for
+from matador_env.engine import HandState, Rules
+from matador_env.gym_env import MatadorSingleEnv
+from matador_env.policy import PolicyMismatchError, load_policy
+from train.export import export_policy
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = [
+    "--n-envs",
+    "1",
+    "--n-steps",
+    "256",
+    "--batch-size",
+    "64",
+    "--n-epochs",
+    "1",
+    "--net-arch",
+    "32",
+    "--eval-workers",
+    "1",
+    "--no-progress",
+]
+
+
+def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "train", *TINY, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = _train(
+        "--timesteps", "1024", "--out", str(run), "--snapshot-every", "512",
+        "--checkpoint-every", "512", "--eval-every", "512", "--eval-hands", "4",
+        "--final-eval-hands", "6", "--baselines", "random:1,expert:1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("args.json", "summary.json", "summary.md", "learning_curve.png"):
+        assert (run / name).is_file(), name
+    for folder in ("best", "final", "checkpoint", "pool/step_512", "pool/step_1024"):
+        assert (run / folder).is_dir(), folder
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["steps"] == 1024
+    assert set(summary["final_evaluation"]) == {"random", "expert"}
+    assert summary["final_evaluation"]["random"]["deals"] == 6
+    assert len(summary["evaluations"]) == 2
+    assert (run / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The exported policy is an agent of the arena and plays legal moves.
+    agent = make_agent(f"policy:{run / 'best'}")
+    rules = Rules.preset("standard")
+    rng = random.Random(0)
+    for seed in range(3):
+        s = HandState.deal(rules, seed)
+        while not s.is_over:
+            move = agent.act(s.view(s.to_move), rng)
+            assert move in s.legal_moves()
+            s = s.apply(move)
+    # Its sidecar says where it came from.
+    side = json.loads((run / "best" / "policy.json").read_text())
+    assert side["provenance"]["command"].startswith("python -m train")
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "train", *TINY, "--timesteps", "4096", "--out", str(run),
+        "--checkpoint-every", "512", "--snapshot-every", "100000", "--eval-every", "0",
+        "--final-eval-hands", "2", "--baselines", "random:1",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state = run / "checkpoint" / "state.json"
+    deadline = time.time() + 240
+    try:
+        while not state.is_file() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        assert state.is_file()
+        os.kill(proc.pid, signal.SIGKILL)  # no chance to save: the last checkpoint counts
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    saved = json.loads(state.read_text())["steps"]
+    assert 0 < saved < 4096
+    assert not (run / "summary.json").exists()
+    done = _train("--resume", str(run))
+    assert done.returncode == 0, done.stderr
+    assert f"resuming {run} at step {saved} of 4096" in done.stdout
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["steps"] == 4096
+    # The same run folder again without --resume is refused, not overwritten.
+    again = _train("--timesteps", "512", "--out", str(run))
+    assert again.returncode != 0 and "--resume" in again.stderr
+
+
+def test_resume_of_a_folder_without_a_run_is_refused(tmp_path: Path) -> None:
+    done = _train("--resume", str(tmp_path))
+    assert done.returncode != 0
+    assert "no args.json" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny_model() -> MaskablePPO:
+    env = MatadorSingleEnv(preset="standard")
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=3, device="cpu")
+    model.learn(256)
+    return model
+
+
+def test_onnx_and_torch_policies_choose_the_same_actions(
+    tmp_path: Path, tiny_model: MaskablePPO
+) -> None:
+    rules = Rules.preset("standard")
+    export_policy(tiny_model.policy, rules, tmp_path / "p")
+    onnx = load_policy(tmp_path / "p", rules=rules)
+    env = MatadorSingleEnv(rules=rules)
+    compared = 0
+    for seed in range(20):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            torch_action, _ = tiny_model.predict(obs, action_masks=mask, deterministic=True)
+            assert onnx.act(obs, mask) == int(torch_action)
+            with torch.no_grad():
+                t_obs = torch.as_tensor(obs[None, :])
+                dist = tiny_model.policy.get_distribution(t_obs)
+                torch_logits = dist.distribution.logits.numpy()[0]
+            # Same logits up to float error (the distribution normalises them).
+            onnx_logits = onnx.logits(obs)
+            shift = onnx_logits - torch_logits
+            assert np.allclose(shift, shift[0], atol=1e-4)
+            compared += 1
+            obs, _, done, _, _ = env.step(int(torch_action))
+    assert compared > 100
+
+
+def test_a_policy_is_refused_for_other_rules(tmp_path: Path, tiny_model: MaskablePPO) -> None:
+    standard = Rules.preset("standard")
+    export_policy(tiny_model.policy, standard, tmp_path / "p")
+    with pytest.raises(PolicyMismatchError, match="matador_placement: policy 'inline'"):
+        load_policy(tmp_path / "p", rules=Rules.preset("polish"))
+    policy = load_policy(tmp_path / "p")
+    polish_view = HandState.deal(Rules.preset("polish"), 1).view(0)
+    with pytest.raises(PolicyMismatchError, match="trained for standard"):
+        policy.choose(polish_view)
+    # A sidecar from another encoding version is refused as well.
+    side = tmp_path / "p" / "policy.json"
+    data = json.loads(side.read_text())
+    data["encoding_version"] += 1
+    side.write_text(json.dumps(data))
+    with pytest.raises(PolicyMismatchError, match="encoding version"):
+        load_policy(tmp_path / "p")
+
+
+def test_loading_names_what_is_missing(tmp_path: Path) -> None:
+    from matador_env.policy import PolicyError
+
+    with pytest.raises(PolicyError, match="does not exist"):
+        load_policy(tmp_path / "nothing")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "policy.onnx").write_bytes(b"not onnx")
+    with pytest.raises(PolicyError, match="no sidecar"):
+        load_policy(tmp_path / "x")
+
+
+def test_the_encoding_sizes_match_the_exported_graph(
+    tmp_path: Path, tiny_model: MaskablePPO
+) -> None:
+    rules = Rules.preset("standard")
+    export_policy(tiny_model.policy, rules, tmp_path / "p")
+    policy = load_policy(tmp_path / "p")
+    enc = encoding_for(rules)
+    batch = np.zeros((5, enc.obs_size), np.float32)
+    assert policy.logits(batch).shape == (5, enc.num_actions)

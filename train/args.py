@@ -1,0 +1,71 @@
+"""Command-line arguments from a dataclass: one field per flag, its docstring the help."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import textwrap
+from typing import Any, TypeVar, get_type_hints
+
+T = TypeVar("T")
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of a dataclass (``x: int = 1`` then ``\"\"\"doc\"\"\"``)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs: dict[str, str] = {}
+    for node, after in zip(body, body[1:], strict=False):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def parser_for(
+    cls: type, description: str | None = None, prog: str | None = None
+) -> argparse.ArgumentParser:
+    """An argparse parser with a ``--flag`` per field; defaults and docstrings in --help."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=description or cls.__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    hints = get_type_hints(cls)
+    docs = field_docs(cls)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name]
+        default = f.default if f.default is not dataclasses.MISSING else None
+        help_text = docs.get(f.name, "")
+        if kind is bool:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
+            continue
+        convert = _converter(kind)
+        parser.add_argument(flag, type=convert, default=default, help=help_text)
+    return parser
+
+
+def _converter(kind: Any) -> Any:
+    for simple in (int, float, str):
+        if kind is simple:
+            return simple
+    args = getattr(kind, "__args__", ())
+    for simple in (int, float, str):
+        if simple in args:
+            return simple
+    return str
+
+
+def parse(cls: type[T], argv: list[str] | None = None, prog: str | None = None) -> T:
+    namespace = parser_for(cls, prog=prog).parse_args(argv)
+    return cls(**vars(namespace))

@@ -1,0 +1,130 @@
+"""Self-play: the learner's seat against an opponent drawn from a pool each episode.
+
+The pool holds the hand-written baselines and frozen snapshots of the learner,
+exported to ``<run>/pool/step_<N>/policy.onnx`` as training goes on.
+
+Sampling schedule (one opponent per episode; it plays every other seat):
+
+- while there is no snapshot yet, only baselines, by ``baseline_weights``;
+- afterwards, with probability ``snapshot_share`` a snapshot, else a baseline;
+  a snapshot is the newest one with probability ``latest_share``, else one drawn
+  uniformly from the newest ``pool_size``. Snapshots play by sampling their own
+  action distribution (stochastic opponents give the learner varied play);
+  baselines play as they always do.
+
+Snapshots are found by listing the pool folder at each reset, so environments in
+other processes (``SubprocVecEnv``) see new snapshots without being told, and a
+resumed run picks up the snapshots it had written.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from gymnasium.utils import EzPickle
+
+from agents import make_agent
+from matador_env.engine import Move, SeatView
+from matador_env.gym_env import MatadorSingleEnv
+from matador_env.policy import OnnxPolicy, load_policy
+
+DEFAULT_BASELINES = {"expert": 0.6, "greedy": 0.2, "random": 0.2}
+
+
+def snapshot_dirs(pool_dir: Path) -> list[Path]:
+    """The pool's snapshots, oldest first (``step_<N>`` folders with a finished export)."""
+    if not pool_dir.is_dir():
+        return []
+    found = [
+        d
+        for d in pool_dir.iterdir()
+        if d.is_dir() and d.name.startswith("step_") and (d / "policy.json").is_file()
+    ]
+    return sorted(found, key=lambda d: int(d.name.removeprefix("step_")))
+
+
+class OpponentPool:
+    """Draws the opponent of each episode; plays as that opponent (``act(view, rng)``)."""
+
+    def __init__(
+        self,
+        pool_dir: str | Path | None,
+        baseline_weights: dict[str, float] | None = None,
+        snapshot_share: float = 0.5,
+        latest_share: float = 0.5,
+        pool_size: int = 10,
+    ) -> None:
+        self.pool_dir = Path(pool_dir) if pool_dir is not None else None
+        self.baseline_weights = dict(baseline_weights or DEFAULT_BASELINES)
+        if not self.baseline_weights or min(self.baseline_weights.values()) < 0:
+            raise ValueError(f"baseline_weights must be non-negative, got {baseline_weights}")
+        for name, share in (("snapshot_share", snapshot_share), ("latest_share", latest_share)):
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"{name} must be within [0, 1], got {share}")
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be >= 1, got {pool_size}")
+        self.snapshot_share = snapshot_share
+        self.latest_share = latest_share
+        self.pool_size = pool_size
+        self._baselines: dict[str, Any] = {}
+        self._snapshots: dict[Path, OnnxPolicy] = {}
+        self.current: str = next(iter(self.baseline_weights))
+        self._current_agent: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Agents and onnxruntime sessions are rebuilt in each process.
+        state = dict(self.__dict__)
+        state["_baselines"] = {}
+        state["_snapshots"] = {}
+        state["_current_agent"] = None
+        return state
+
+    def resample(self, rng: random.Random) -> str:
+        """Draw the next episode's opponent; returns its name."""
+        snaps = snapshot_dirs(self.pool_dir) if self.pool_dir is not None else []
+        if snaps and rng.random() < self.snapshot_share:
+            recent = snaps[-self.pool_size :]
+            chosen = recent[-1] if rng.random() < self.latest_share else rng.choice(recent)
+            policy = self._snapshots.get(chosen)
+            if policy is None:
+                policy = self._snapshots[chosen] = load_policy(chosen)
+            self.current = f"snapshot:{chosen.name}"
+            self._current_agent = policy
+            return self.current
+        names = list(self.baseline_weights)
+        name = rng.choices(names, weights=[self.baseline_weights[n] for n in names])[0]
+        agent = self._baselines.get(name)
+        if agent is None:
+            agent = self._baselines[name] = make_agent(name)
+        self.current = name
+        self._current_agent = agent
+        return name
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        agent = self._current_agent
+        if agent is None:
+            self.resample(rng)
+            agent = self._current_agent
+        if isinstance(agent, OnnxPolicy):
+            return agent.choose(view, rng)
+        return agent.act(view, rng)  # type: ignore[no-any-return]
+
+
+class SelfPlayEnv(MatadorSingleEnv):
+    """:class:`MatadorSingleEnv` whose opponents come from an :class:`OpponentPool`."""
+
+    def __init__(self, pool: OpponentPool, **kwargs: Any) -> None:
+        self.pool = pool
+        super().__init__(opponents=pool, **kwargs)
+        EzPickle.__init__(self, pool, **kwargs)
+        self._pool_rng = random.Random(0)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if seed is not None:
+            self._pool_rng = random.Random(seed ^ 0x5EED)
+        self.pool.resample(self._pool_rng)
+        obs, info = super().reset(seed=seed, options=options)
+        info["opponent"] = self.pool.current
+        return obs, info
