@@ -20,31 +20,11 @@ from matador_env.engine import (
     MatchState,
     Rules,
     Termination,
-    Tile,
     derive_seed,
-    set_tiles,
 )
+from tests.scripted import deal
 
 # -- helpers --------------------------------------------------------------------------------
-
-
-def deal(
-    rules: Rules,
-    hands: Sequence[str],
-    boneyard: str = "",
-    leader: int = 0,
-    rest: int | None = None,
-) -> HandState:
-    """A scripted deal: tiles not named go to the end of the boneyard (or to ``rest``)."""
-    hand_lists = [h.split() for h in hands]
-    bone = boneyard.split()
-    named = {Tile.parse(t) for h in hand_lists for t in h} | {Tile.parse(t) for t in bone}
-    leftover = [str(t) for t in set_tiles(rules.set_max) if t not in named]
-    if rest is None:
-        bone += leftover
-    else:
-        hand_lists[rest] += leftover
-    return HandState.from_deal(rules, hands=hand_lists, boneyard=bone, leader=leader)
 
 
 def match_with(

@@ -13,8 +13,6 @@ Move text forms (README): ``2-5`` lead, ``2-5@1>5`` in line on end 1 showing 5,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
 from matador_env.engine import (
@@ -22,31 +20,11 @@ from matador_env.engine import (
     IllegalMoveError,
     Rules,
     Termination,
-    Tile,
     set_tiles,
 )
+from tests.scripted import deal
 
 # -- helpers --------------------------------------------------------------------------------
-
-
-def deal(
-    rules: Rules,
-    hands: Sequence[str],
-    boneyard: str = "",
-    leader: int = 0,
-    rest: int | None = None,
-) -> HandState:
-    """A scripted deal. ``hands`` and ``boneyard`` are space-separated tiles; every tile
-    not named goes to the end of the boneyard, or to seat ``rest`` when given."""
-    hand_lists = [h.split() for h in hands]
-    bone = boneyard.split()
-    named = {Tile.parse(t) for h in hand_lists for t in h} | {Tile.parse(t) for t in bone}
-    leftover = [str(t) for t in set_tiles(rules.set_max) if t not in named]
-    if rest is None:
-        bone += leftover
-    else:
-        hand_lists[rest] += leftover
-    return HandState.from_deal(rules, hands=hand_lists, boneyard=bone, leader=leader)
 
 
 def legal(s: HandState) -> set[str]:

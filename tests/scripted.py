@@ -1,0 +1,27 @@
+"""Scripted deals for the rule tests: name some tiles, the rest fill in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matador_env.engine import HandState, Rules, Tile, set_tiles
+
+
+def deal(
+    rules: Rules,
+    hands: Sequence[str],
+    boneyard: str = "",
+    leader: int = 0,
+    rest: int | None = None,
+) -> HandState:
+    """A scripted deal. ``hands`` and ``boneyard`` are space-separated tiles; every tile
+    not named goes to the end of the boneyard, or to seat ``rest`` when given."""
+    hand_lists = [h.split() for h in hands]
+    bone = boneyard.split()
+    named = {Tile.parse(t) for h in hand_lists for t in h} | {Tile.parse(t) for t in bone}
+    leftover = [str(t) for t in set_tiles(rules.set_max) if t not in named]
+    if rest is None:
+        bone += leftover
+    else:
+        hand_lists[rest] += leftover
+    return HandState.from_deal(rules, hands=hand_lists, boneyard=bone, leader=leader)
