@@ -10,6 +10,7 @@ Quick tour::
 """
 
 from .match import MatchState, derive_seed
+from .public import HistoryError, public_view
 from .render import (
     HandRecord,
     hand_record,
@@ -49,6 +50,7 @@ __all__ = [
     "Event",
     "HandRecord",
     "HandState",
+    "HistoryError",
     "IllegalMoveError",
     "MatchState",
     "Move",
@@ -62,6 +64,7 @@ __all__ = [
     "derive_seed",
     "hand_record",
     "parse_hand_record",
+    "public_view",
     "render_layout",
     "render_table",
     "replay",
