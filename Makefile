@@ -14,7 +14,7 @@ $(PY):
 
 # Reinstall whenever the declared or pinned dependencies change.
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve]"
 	touch $(STAMP)
 
 demo: $(STAMP)

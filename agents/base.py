@@ -11,6 +11,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
+from matador_env.bot import greedy_move
 from matador_env.engine import Move, SeatView
 
 __all__ = [
@@ -53,11 +54,8 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        plays = [m for m in view.legal_moves if m.kind == "play"]
-        if not plays:
-            return view.legal_moves[0]
-        # Heaviest tile first; among its placements keep the engine's order (stable).
-        return max(plays, key=lambda m: m.tile.pips)  # type: ignore[union-attr]
+        # The bot runtime's "greedy" level is the same player: one definition.
+        return greedy_move(view)
 
 
 class AgentSpecError(ValueError):

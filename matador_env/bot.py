@@ -1,0 +1,235 @@
+"""Bots for game frontends: one interface over trained policies and built-in levels.
+
+::
+
+    from matador_env.bot import load_bot
+
+    bot = load_bot()                      # the shipped trained bot (standard rules)
+    move = bot.choose(view)               # a SeatView in, one of its legal moves out
+    reply = bot.move_json(view_json)      # the JSON protocol: a view in, a move out
+
+A bot needs neither torch nor the training code: trained levels run an exported
+policy with onnxruntime (``pip install 'matador-env[bot]'``), the heuristic
+levels only the engine.
+
+Levels (:data:`LEVELS`), weakest first:
+
+- ``random``: any legal move, uniformly; every rules configuration.
+- ``greedy``: sheds its heaviest tile and spends matadors freely, never draws by
+  choice; every rules configuration.
+- ``casual``: the trained bot, picking its moves by sampling its policy at
+  temperature 2, so it plays the trained bot's ideas with slips; the rules a
+  trained bot is shipped for.
+- ``trained``: the trained bot, always its most likely move (the default).
+
+``load_bot`` also takes the path of any exported policy (``runs/NAME/best``, a
+``policy.onnx`` or its ``policy.json``), played like ``trained``.
+
+Every move a bot returns is checked against the view's legal moves; a view in
+which the seat has nothing to do (another seat is to act, or the hand is over)
+raises :class:`BotError`. Bots are safe to share between threads: the policy
+session is, and the random generator a bot owns is locked.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .engine import Move, Rules, SeatView
+from .policy import BOTS_DIR, OnnxPolicy, PolicyError, load_policy
+from .protocol import move_to_json, view_from_json
+
+__all__ = [
+    "LEVELS",
+    "Bot",
+    "BotError",
+    "RandomBot",
+    "GreedyBot",
+    "PolicyBot",
+    "load_bot",
+    "shipped_presets",
+    "greedy_move",
+]
+
+LEVELS: dict[str, str] = {
+    "random": "any legal move, uniformly (every rules configuration)",
+    "greedy": "sheds its heaviest tile, spends matadors freely (every rules configuration)",
+    "casual": "the trained bot sampling its policy at temperature 2: its ideas, with slips",
+    "trained": "the trained bot, always its most likely move (the strongest)",
+}
+"""Level name -> what it plays, weakest first."""
+
+CASUAL_TEMPERATURE = 2.0
+
+
+class BotError(ValueError):
+    """A bot that cannot be built, or a view it cannot move in."""
+
+
+class Bot(ABC):
+    """A seat's view in, a legal move out."""
+
+    name: str
+    rules: Rules | None
+    """The only rules the bot plays, or None for a heuristic that plays any."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+
+    @abstractmethod
+    def _choose(self, view: SeatView, rng: random.Random) -> Move: ...
+
+    def choose(self, view: SeatView, rng: random.Random | None = None) -> Move:
+        """The bot's move for ``view``, one of ``view.legal_moves``.
+
+        ``rng`` makes a sampled choice reproducible; without it the bot's own
+        generator (seeded by ``load_bot(seed=...)``) is used.
+        """
+        if not isinstance(view, SeatView):
+            raise TypeError(f"choose: expected a SeatView, got {type(view).__name__}")
+        self.check_rules(view.rules)
+        if not view.legal_moves:
+            if view.outcome is not None:
+                raise BotError(f"the hand is over ({view.outcome}); there is no move to make")
+            raise BotError(f"seat {view.seat} is not to act: seat {view.to_move} is")
+        if rng is None:
+            with self._lock:
+                # A private generator per call, so the lock is held only for the seed.
+                rng = random.Random(self._rng.getrandbits(64))
+        move = self._choose(view, rng)
+        if move not in view.legal_moves:  # a broken policy file must not corrupt a game
+            raise BotError(f"bot {self.name} chose {move}, which is not legal in this view")
+        return move
+
+    def check_rules(self, rules: Rules) -> None:
+        if self.rules is not None and rules != self.rules:
+            raise BotError(
+                f"bot {self.name} plays {self.rules.preset_name() or 'other rules'} only, "
+                f"not {rules.preset_name() or 'these rules'}"
+            )
+
+    def move_json(self, data: Any, rng: random.Random | None = None) -> dict[str, Any]:
+        """The JSON protocol: a view object in, a move object out
+        (:mod:`matador_env.protocol`). Raises ``ProtocolError`` naming the bad field."""
+        view = view_from_json(data, rules=self.rules)
+        return move_to_json(self.choose(view, rng))
+
+    def describe(self) -> dict[str, Any]:
+        rules = self.rules
+        return {
+            "name": self.name,
+            "level": getattr(self, "level", None),
+            "rules": "any" if rules is None else (rules.preset_name() or rules.to_dict()),
+            "about": LEVELS.get(getattr(self, "level", ""), "an exported policy"),
+        }
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def greedy_move(view: SeatView) -> Move:
+    """The heaviest tile it can place (the engine's first placement of it); else the
+    only other move there is (a draw or a pass)."""
+    plays = [m for m in view.legal_moves if m.kind == "play"]
+    if not plays:
+        return view.legal_moves[0]
+    return max(plays, key=lambda m: m.tile.pips)  # type: ignore[union-attr]
+
+
+class RandomBot(Bot):
+    name = level = "random"
+    rules = None
+
+    def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        moves = view.legal_moves
+        return moves[rng.randrange(len(moves))]
+
+
+class GreedyBot(Bot):
+    name = level = "greedy"
+    rules = None
+
+    def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        return greedy_move(view)
+
+
+class PolicyBot(Bot):
+    """An exported policy: its most likely legal move, or sampled at ``temperature``."""
+
+    def __init__(
+        self,
+        policy: OnnxPolicy,
+        name: str,
+        level: str | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if not (temperature >= 0 and math.isfinite(temperature)):
+            raise BotError(f"temperature must be a finite number >= 0, got {temperature!r}")
+        self.policy = policy
+        self.rules = policy.rules
+        self.name = name
+        self.level = level
+        self.temperature = temperature
+
+    def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        enc = self.policy.encoding
+        legal = np.flatnonzero(enc.action_mask(view.legal_moves))
+        logits = self.policy.logits(enc.observation(view))[legal].astype(np.float64)
+        if self.temperature == 0:
+            return enc.decode_action(int(legal[int(np.argmax(logits))]))
+        weights = np.exp((logits - logits.max()) / self.temperature)
+        return enc.decode_action(int(rng.choices(legal.tolist(), weights=weights.tolist())[0]))
+
+
+def shipped_presets() -> list[str]:
+    """The presets a trained bot is shipped for (``casual`` and ``trained`` levels)."""
+    return sorted(p.name for p in BOTS_DIR.iterdir() if (p / "policy.onnx").is_file())
+
+
+def load_bot(
+    level: str = "trained", rules: Rules | str | None = None, seed: int | None = None
+) -> Bot:
+    """A bot by level name (:data:`LEVELS`) or by the path of an exported policy.
+
+    ``rules`` (a :class:`Rules` or a preset name) picks the shipped trained bot for
+    the ``casual`` and ``trained`` levels (default: standard) and is checked
+    against an exported policy; heuristic levels play any rules and ignore it.
+    ``seed`` seeds the bot's own random generator.
+    """
+    if isinstance(rules, str):
+        rules = Rules.preset(rules)
+    if level in ("random", "greedy"):
+        return RandomBot(seed) if level == "random" else GreedyBot(seed)
+    if level in ("trained", "casual"):
+        target = rules or Rules.preset("standard")
+        preset = target.preset_name()
+        if preset is None or preset not in shipped_presets():
+            raise BotError(
+                f"no trained bot is shipped for {preset or 'these custom rules'}; trained bots "
+                f"exist for: {', '.join(shipped_presets())}. The levels random and greedy play "
+                "any rules; python -m train makes a bot for others."
+            )
+        policy = load_policy(BOTS_DIR / preset, rules=target)
+        temperature = CASUAL_TEMPERATURE if level == "casual" else 0.0
+        return PolicyBot(policy, f"{level}:{preset}", level, temperature, seed)
+    path = Path(level)
+    if path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists():
+        try:
+            policy = load_policy(path, rules=rules)
+        except PolicyError as exc:
+            raise BotError(str(exc)) from None
+        return PolicyBot(policy, str(path), None, 0.0, seed)
+    raise BotError(
+        f"unknown bot {level!r}: a level ({', '.join(LEVELS)}) or the path of an exported "
+        "policy (a folder with policy.onnx, a .onnx file or its .json sidecar)"
+    )

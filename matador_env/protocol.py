@@ -1,0 +1,423 @@
+"""The JSON protocol between a game frontend and a Matador bot (version 1).
+
+A frontend that keeps its own game state describes the seat the bot plays as a
+*view* and gets a *move* back. Both are plain JSON objects; their JSON Schemas
+are ``matador_env/schema/view.schema.json`` and ``move.schema.json``
+(:func:`schema` loads them). Field names never change within a version; a new
+field that an old reader could not ignore means a new version.
+
+A view
+======
+
+=================  ========  ====================================================
+field              needed    meaning
+=================  ========  ====================================================
+``format``         no        ``"matador-view"``
+``version``        no        ``1`` (another number is refused)
+``rules``          yes       a preset name (``"standard"``), or an object:
+                             ``{"preset": "leiden", "players": 3}`` (a preset with
+                             fields changed) or the fields of ``Rules`` without a
+                             preset (unnamed fields keep their defaults)
+``seat``           yes       the seat the bot plays, 0 .. players - 1
+``hand``           yes       that seat's tiles now, e.g. ``["2-5", "0-0"]``
+``first``          yes       the seat that was first to act in this hand
+``history``        yes       every public action of the hand so far, in order:
+                             ``{"seat": 1, "move": "6-6"}``; moves in the text form
+                             of the README (``6-6``, ``1-6@0>1``, ``3-4@1x``,
+                             ``2-5@0^``, ``draw``, ``pass``); draws name no tile
+``scores``         no        match totals, one per side (team, or seat)
+``to_move``        no        checked: the seat to act
+``leader``         no        checked: the seat that placed the lead
+``open_ends``      no        checked: the open ends in layout order (``"3"``,
+                             ``"3*"``, ``"3b"``, ``"2/5"``, ``"_"``)
+``layout``         no        checked: the tiles on the table in the order placed
+``hand_sizes``     no        checked: tiles held per seat
+``boneyard_size``  no        checked: tiles left in the boneyard
+``draws_this_turn`` no       checked
+``passes_in_row``  no        checked
+``legal_moves``    no        checked: the seat's legal moves, any order
+=================  ========  ====================================================
+
+The bot rebuilds the game from ``rules``, ``hand``, ``first`` and ``history``
+(:func:`matador_env.engine.public_view`), so the optional fields are never
+needed; when a frontend sends them they must agree with that rebuild, which
+catches a frontend whose own state has drifted. :func:`view_to_json` writes
+every field.
+
+A move
+======
+
+``{"format": "matador-move", "version": 1, "move": "2-5@1>5", "kind": "play",
+"tile": "2-5", "end": 1, "shows": 5, "mode": "inline"}``; for ``draw`` and
+``pass`` the last four are ``null``. ``move`` alone is enough for
+:func:`move_from_json`; the other fields, when present, must agree with it.
+
+Errors
+======
+
+Anything malformed or inconsistent raises :class:`ProtocolError` (a
+``ValueError``) whose ``field`` is the path of the value at fault
+(``"history[3].move"``, ``"hand[0]"``, ``"rules.players"``) and whose message says
+what was wrong and what is allowed. Nothing is guessed or repaired.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .engine import (
+    End,
+    HistoryError,
+    Move,
+    MoveParseError,
+    Rules,
+    RulesError,
+    SeatView,
+    Tile,
+    public_view,
+)
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "VIEW_FORMAT",
+    "MOVE_FORMAT",
+    "ProtocolError",
+    "rules_from_json",
+    "rules_to_json",
+    "view_from_json",
+    "view_to_json",
+    "move_from_json",
+    "move_to_json",
+    "schema",
+]
+
+PROTOCOL_VERSION = 1
+VIEW_FORMAT = "matador-view"
+MOVE_FORMAT = "matador-move"
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+
+_VIEW_FIELDS = frozenset(
+    [
+        "format",
+        "version",
+        "rules",
+        "seat",
+        "hand",
+        "first",
+        "history",
+        "scores",
+        "to_move",
+        "leader",
+        "open_ends",
+        "layout",
+        "hand_sizes",
+        "boneyard_size",
+        "draws_this_turn",
+        "passes_in_row",
+        "legal_moves",
+    ]
+)
+_MOVE_FIELDS = frozenset(["format", "version", "move", "kind", "tile", "end", "shows", "mode"])
+
+
+class ProtocolError(ValueError):
+    """A protocol message that is malformed or disagrees with itself or the rules.
+
+    ``field`` is the path of the offending value, e.g. ``history[3].move``.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+    def to_json(self) -> dict[str, str]:
+        return {"error": "invalid", "field": self.field, "message": self.message}
+
+
+# -- small typed readers -------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(value: Any, field: str, low: int | None = None, high: int | None = None) -> int:
+    if not _is_int(value):
+        raise ProtocolError(field, f"expected an integer, got {json.dumps(value)}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise ProtocolError(field, f"expected an integer {bounds}, got {value}")
+    return int(value)
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ProtocolError(field, f"expected a list, got {json.dumps(value)[:60]}")
+    return value
+
+
+def _text(value: Any, field: str, example: str) -> str:
+    if not isinstance(value, str):
+        raise ProtocolError(field, f"expected a string like {example!r}, got {json.dumps(value)}")
+    return value
+
+
+def _tile(value: Any, field: str, rules: Rules) -> Tile:
+    text = _text(value, field, "2-5")
+    try:
+        tile = Tile.parse(text)
+    except MoveParseError:
+        raise ProtocolError(field, f"not a tile: {text!r} (expected 'a-b', e.g. '2-5')") from None
+    if tile.high > rules.set_max:
+        raise ProtocolError(
+            field, f"{text!r} is not a tile of the double-{rules.set_max} set of these rules"
+        )
+    return tile
+
+
+def _move(value: Any, field: str) -> Move:
+    text = _text(value, field, "2-5@1>5")
+    try:
+        return Move.parse(text)
+    except MoveParseError:
+        raise ProtocolError(
+            field,
+            f"not a move: {text!r} (expected a lead '3-3', a placement '2-5@1>5', "
+            "'3-4@0x' or '2-5@1^', 'draw' or 'pass')",
+        ) from None
+
+
+def _object(value: Any, field: str, known: frozenset[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ProtocolError(
+            field or "(message)", f"expected a JSON object, got {type(value).__name__}"
+        )
+    unknown = sorted(set(value) - known)
+    if unknown:
+        prefix = f"{field}." if field else ""
+        raise ProtocolError(
+            prefix + unknown[0], f"unknown field; the fields are {', '.join(sorted(known))}"
+        )
+    return value
+
+
+def _header(data: Mapping[str, Any], expected: str) -> None:
+    if "format" in data and data["format"] != expected:
+        raise ProtocolError("format", f"expected {expected!r}, got {json.dumps(data['format'])}")
+    if "version" in data and data["version"] != PROTOCOL_VERSION:
+        raise ProtocolError(
+            "version",
+            f"this library speaks protocol version {PROTOCOL_VERSION}, got "
+            f"{json.dumps(data['version'])}",
+        )
+
+
+# -- rules ---------------------------------------------------------------------------
+
+
+def rules_from_json(value: Any, field: str = "rules") -> Rules:
+    """A preset name, or an object of ``Rules`` fields with an optional ``preset``."""
+    try:
+        if isinstance(value, str):
+            return Rules.preset(value)
+        if isinstance(value, Mapping):
+            settings = dict(value)
+            name = settings.pop("preset", None)
+            if name is None:
+                return Rules.from_dict(settings)
+            if not isinstance(name, str):
+                raise ProtocolError(f"{field}.preset", f"expected a preset name, got {name!r}")
+            return Rules.preset(name, **settings)
+    except RulesError as exc:
+        path = f"{field}.{exc.field}" if isinstance(value, Mapping) else field
+        raise ProtocolError(path, str(exc)) from None
+    except TypeError as exc:  # a value of the wrong type deep in Rules' own checks
+        raise ProtocolError(field, str(exc)) from None
+    raise ProtocolError(
+        field, f"expected a preset name or an object of rules fields, got {json.dumps(value)}"
+    )
+
+
+def rules_to_json(rules: Rules) -> str | dict[str, Any]:
+    """The preset name when the rules are a preset, else every field."""
+    return rules.preset_name() or rules.to_dict()
+
+
+# -- views ---------------------------------------------------------------------------
+
+
+def view_to_json(view: SeatView) -> dict[str, Any]:
+    """Every field of a view (the checked ones included), JSON-ready."""
+    history = view.history
+    return {
+        "format": VIEW_FORMAT,
+        "version": PROTOCOL_VERSION,
+        "rules": rules_to_json(view.rules),
+        "seat": view.seat,
+        "hand": [str(t) for t in view.hand],
+        "first": history[0].seat if history else view.leader,
+        "history": [{"seat": e.seat, "move": str(e.move)} for e in history],
+        "scores": list(view.scores) if view.scores is not None else None,
+        "to_move": view.to_move,
+        "leader": view.leader,
+        "open_ends": [str(e) for e in view.ends],
+        "layout": [str(t) for t in view.layout],
+        "hand_sizes": list(view.hand_sizes),
+        "boneyard_size": view.boneyard_size,
+        "draws_this_turn": view.draws_this_turn,
+        "passes_in_row": view.passes_in_row,
+        "legal_moves": [str(m) for m in view.legal_moves],
+    }
+
+
+def view_from_json(data: Any, rules: Rules | None = None) -> SeatView:
+    """The :class:`SeatView` a JSON view describes (see the module docstring).
+
+    ``rules``, when given, are the only rules accepted (a bot trained for one
+    configuration passes its own); ``data["rules"]`` must then equal them.
+    Raises :class:`ProtocolError` naming the field at fault.
+    """
+    data = _object(data, "", _VIEW_FIELDS)
+    _header(data, VIEW_FORMAT)
+    for key in ("rules", "seat", "hand", "first", "history"):
+        if key not in data:
+            raise ProtocolError(key, "missing; a view needs rules, seat, hand, first and history")
+    game_rules = rules_from_json(data["rules"])
+    if rules is not None and game_rules != rules:
+        theirs = {k: v for k, v in game_rules.to_dict().items() if rules.to_dict()[k] != v}
+        raise ProtocolError(
+            "rules",
+            f"this bot plays {rules.preset_name() or 'other rules'} only; these rules differ in "
+            + ", ".join(f"{k}={v!r} (bot: {rules.to_dict()[k]!r})" for k, v in theirs.items()),
+        )
+    n = game_rules.players
+    seat = _int(data["seat"], "seat", 0, n - 1)
+    first = _int(data["first"], "first", 0, n - 1)
+    hand = [_tile(v, f"hand[{i}]", game_rules) for i, v in enumerate(_list(data["hand"], "hand"))]
+    history: list[tuple[int, Move]] = []
+    for i, item in enumerate(_list(data["history"], "history")):
+        entry = _object(item, f"history[{i}]", frozenset(("seat", "move")))
+        for key in ("seat", "move"):
+            if key not in entry:
+                raise ProtocolError(f"history[{i}].{key}", "missing; an action is {seat, move}")
+        who = _int(entry["seat"], f"history[{i}].seat", 0, n - 1)
+        history.append((who, _move(entry["move"], f"history[{i}].move")))
+    scores = None
+    if data.get("scores") is not None:
+        raw = _list(data["scores"], "scores")
+        if len(raw) != game_rules.sides:
+            raise ProtocolError(
+                "scores",
+                f"expected {game_rules.sides} totals (one per "
+                f"{'team' if game_rules.teams else 'seat'}), got {len(raw)}",
+            )
+        scores = tuple(_int(v, f"scores[{i}]", 0) for i, v in enumerate(raw))
+    try:
+        view = public_view(game_rules, seat, hand, history, first, scores)
+    except HistoryError as exc:
+        path = exc.field if exc.index is None else f"{exc.field}[{exc.index}].{exc.part}"
+        raise ProtocolError(path, exc.message) from None
+    _check_claims(data, view)
+    return view
+
+
+def _check_claims(data: Mapping[str, Any], view: SeatView) -> None:
+    """The optional fields must agree with the view rebuilt from the history."""
+    rebuilt = view_to_json(view)
+    for key in ("to_move", "leader", "boneyard_size", "draws_this_turn", "passes_in_row"):
+        if key in data and data[key] != rebuilt[key]:
+            raise ProtocolError(
+                key,
+                f"{json.dumps(data[key])} disagrees with the history, which gives {rebuilt[key]}",
+            )
+    if "hand_sizes" in data and data["hand_sizes"] != rebuilt["hand_sizes"]:
+        raise ProtocolError(
+            "hand_sizes",
+            f"{json.dumps(data['hand_sizes'])} disagrees with the history, which gives "
+            f"{rebuilt['hand_sizes']}",
+        )
+    if "open_ends" in data:
+        claimed = _list(data["open_ends"], "open_ends")
+        for i, e in enumerate(claimed):
+            try:
+                End.parse(_text(e, f"open_ends[{i}]", "3"))
+            except (MoveParseError, ValueError):
+                raise ProtocolError(
+                    f"open_ends[{i}]", f"not an open end: {e!r} (e.g. '3', '3*', '3b', '2/5', '_')"
+                ) from None
+        if [str(End.parse(e)) for e in claimed] != rebuilt["open_ends"]:
+            raise ProtocolError(
+                "open_ends",
+                f"{claimed} disagrees with the history, which leaves {rebuilt['open_ends']}",
+            )
+    if "layout" in data:
+        claimed = [
+            str(_tile(v, f"layout[{i}]", view.rules))
+            for i, v in enumerate(_list(data["layout"], "layout"))
+        ]
+        if claimed != rebuilt["layout"]:
+            raise ProtocolError(
+                "layout", f"{claimed} disagrees with the history, which placed {rebuilt['layout']}"
+            )
+    if "legal_moves" in data:
+        claimed_moves = {
+            str(_move(v, f"legal_moves[{i}]"))
+            for i, v in enumerate(_list(data["legal_moves"], "legal_moves"))
+        }
+        if claimed_moves != set(rebuilt["legal_moves"]):
+            raise ProtocolError(
+                "legal_moves",
+                f"disagrees with the rules, which allow {sorted(rebuilt['legal_moves'])}",
+            )
+
+
+# -- moves ---------------------------------------------------------------------------
+
+
+def move_to_json(move: Move) -> dict[str, Any]:
+    return {
+        "format": MOVE_FORMAT,
+        "version": PROTOCOL_VERSION,
+        "move": str(move),
+        "kind": move.kind,
+        "tile": str(move.tile) if move.tile is not None else None,
+        "end": move.end,
+        "shows": move.shows,
+        "mode": move.mode,
+    }
+
+
+def move_from_json(data: Any) -> Move:
+    """The move of a JSON move object (``move`` is enough; the rest must agree)."""
+    data = _object(data, "", _MOVE_FIELDS)
+    _header(data, MOVE_FORMAT)
+    if "move" not in data:
+        raise ProtocolError("move", "missing; a move object needs its text form, e.g. '2-5@1>5'")
+    move = _move(data["move"], "move")
+    written = move_to_json(move)
+    for key in ("kind", "tile", "end", "shows", "mode"):
+        if key in data and data[key] != written[key]:
+            raise ProtocolError(
+                key,
+                f"{json.dumps(data[key])} disagrees with move {str(move)!r}, "
+                f"which has {json.dumps(written[key])}",
+            )
+    return move
+
+
+@cache
+def _load_schema(name: str) -> str:
+    return (SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8")
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of ``"view"`` or ``"move"`` (a fresh copy)."""
+    if name not in ("view", "move"):
+        raise ValueError(f"schema: 'view' or 'move', got {name!r}")
+    loaded: dict[str, Any] = json.loads(_load_schema(name))
+    return loaded

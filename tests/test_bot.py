@@ -1,0 +1,179 @@
+"""The bot runtime: every level plays only legal moves, errors are clear, bots are
+reproducible and thread-safe, and the runtime works with torch absent."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from matador_env.bot import LEVELS, BotError, PolicyBot, load_bot, shipped_presets
+from matador_env.engine import PRESETS, HandState, Rules
+from matador_env.policy import BOTS_DIR, default_policy
+from matador_env.protocol import ProtocolError, move_from_json, view_to_json
+
+ROOT = Path(__file__).resolve().parent.parent
+STANDARD = Rules.preset("standard")
+
+
+def play_hand(rules: Rules, bots: list, seed: int) -> HandState:  # type: ignore[type-arg]
+    state = HandState.deal(rules, seed)
+    rng = random.Random(seed)
+    while state.outcome is None:
+        view = state.view(state.to_move)
+        move = bots[state.to_move].choose(view, rng)
+        assert move in view.legal_moves
+        state = state.apply(move)
+    return state
+
+
+def test_levels_are_documented_weakest_first() -> None:
+    assert list(LEVELS) == ["random", "greedy", "casual", "trained"]
+    assert shipped_presets() == ["standard"]
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("level", ["random", "greedy"])
+def test_heuristic_levels_play_every_preset(preset: str, level: str) -> None:
+    rules = Rules.preset(preset)
+    bot = load_bot(level, seed=1)
+    for seed in range(25):
+        assert play_hand(rules, [bot] * rules.players, seed).outcome is not None
+
+
+@pytest.mark.parametrize("level", ["casual", "trained"])
+def test_trained_levels_play_their_preset(level: str) -> None:
+    bot = load_bot(level, seed=2)
+    assert bot.rules == STANDARD and bot.describe()["level"] == level
+    for seed in range(60):
+        play_hand(STANDARD, [bot, load_bot("greedy")], seed)
+
+
+def test_default_bot_is_the_shipped_policy() -> None:
+    bot = load_bot()
+    assert isinstance(bot, PolicyBot) and bot.level == "trained"
+    policy = default_policy()
+    state = HandState.deal(STANDARD, 9)
+    while state.outcome is None:
+        view = state.view(state.to_move)
+        assert bot.choose(view) == policy.choose(view)
+        state = state.apply(policy.choose(view))
+    # The folder of an exported policy loads as a bot, too.
+    assert isinstance(load_bot(str(BOTS_DIR / "standard")), PolicyBot)
+
+
+def test_casual_is_reproducible_from_its_seed() -> None:
+    def moves(seed: int) -> list[str]:
+        bot = load_bot("casual", seed=seed)
+        state = HandState.deal(STANDARD, 3)
+        out = []
+        while state.outcome is None:
+            move = bot.choose(state.view(state.to_move))
+            out.append(str(move))
+            state = state.apply(move)
+        return out
+
+    assert moves(5) == moves(5)
+    assert any(moves(5) != moves(s) for s in range(6, 12))
+
+
+def test_errors_are_clear() -> None:
+    with pytest.raises(BotError, match="unknown bot 'expert'.*random, greedy, casual, trained"):
+        load_bot("expert")
+    with pytest.raises(BotError, match="no trained bot is shipped for leiden.*standard"):
+        load_bot("trained", rules="leiden")
+    with pytest.raises(BotError, match="no exported policy"):
+        load_bot(str(ROOT / "missing.onnx"))
+    bot = load_bot()
+    leiden = HandState.deal(Rules.preset("leiden"), 1)
+    with pytest.raises(BotError, match="plays standard only"):
+        bot.choose(leiden.view(leiden.to_move))
+    state = HandState.deal(STANDARD, 1)
+    with pytest.raises(BotError, match=f"seat {1 - state.to_move} is not to act"):
+        bot.choose(state.view(1 - state.to_move))
+    finished = play_hand(STANDARD, [bot, bot], 1)
+    with pytest.raises(BotError, match="the hand is over"):
+        load_bot("greedy").choose(finished.view(0))
+    with pytest.raises(TypeError, match="SeatView"):
+        bot.choose({"seat": 0})  # type: ignore[arg-type]
+
+
+def test_move_json_checks_the_message() -> None:
+    state = HandState.deal(STANDARD, 2)
+    message = view_to_json(state.view(state.to_move))
+    for level in LEVELS:
+        reply = load_bot(level, seed=0).move_json(json.loads(json.dumps(message)))
+        assert move_from_json(reply) in state.legal_moves()
+    with pytest.raises(ProtocolError) as info:
+        load_bot().move_json({**message, "rules": "pagat"})
+    assert info.value.field == "rules"
+    with pytest.raises(ProtocolError) as info:
+        load_bot("greedy").move_json({**message, "hand": ["9-9"]})
+    assert info.value.field == "hand[0]"
+
+
+def test_a_shared_bot_serves_threads() -> None:
+    bot = load_bot("casual", seed=0)
+    views = []
+    for seed in range(40):
+        state = HandState.deal(STANDARD, seed)
+        for _ in range(seed % 7):
+            if state.outcome is None:
+                state = state.apply(state.legal_moves()[0])
+        if state.outcome is None:
+            views.append(state.view(state.to_move))
+    with ThreadPoolExecutor(8) as pool:
+        moves = list(pool.map(bot.choose, views * 5))
+    assert all(m in v.legal_moves for m, v in zip(moves, views * 5, strict=True))
+
+
+BLOCKED = (
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "tensorboard",
+    "agents",
+    "train",
+    "evaluate",
+)
+
+
+def test_runtime_plays_with_torch_absent() -> None:
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {BLOCKED!r}:
+                    raise ImportError(f"blocked for the test: {{name}}")
+                return None
+
+        sys.meta_path.insert(0, Block())
+        import random
+        from matador_env.bot import LEVELS, load_bot
+        from matador_env.engine import HandState, Rules
+        from matador_env.protocol import move_from_json, view_to_json
+
+        rules = Rules.preset("standard")
+        for level in LEVELS:
+            bot = load_bot(level, seed=1)
+            state = HandState.deal(rules, 5)
+            while state.outcome is None:
+                reply = bot.move_json(view_to_json(state.view(state.to_move)))
+                state = state.apply(move_from_json(reply))
+        blocked = [m for m in sys.modules if m.split(".")[0] in {BLOCKED!r}]
+        print("ok", blocked)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok []"

@@ -1,0 +1,218 @@
+"""The JSON protocol: views and moves round-trip, match their schemas, and every
+malformed or inconsistent message is refused with the path of the field at fault."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+import jsonschema
+import pytest
+
+from matador_env.engine import PRESETS, HandState, Move, Rules
+from matador_env.protocol import (
+    ProtocolError,
+    move_from_json,
+    move_to_json,
+    rules_from_json,
+    schema,
+    view_from_json,
+    view_to_json,
+)
+
+STANDARD = Rules.preset("standard")
+VIEW_SCHEMA = jsonschema.Draft202012Validator(schema("view"))
+MOVE_SCHEMA = jsonschema.Draft202012Validator(schema("move"))
+
+
+def test_schemas_are_valid_json_schemas() -> None:
+    jsonschema.Draft202012Validator.check_schema(schema("view"))
+    jsonschema.Draft202012Validator.check_schema(schema("move"))
+    with pytest.raises(ValueError, match="'view' or 'move'"):
+        schema("state")
+
+
+def random_states(rules: Rules, hands: int, seed: int) -> list[HandState]:
+    """Every state of a few random hands (the finished ones left out)."""
+    rng = random.Random(seed)
+    out = []
+    for k in range(hands):
+        s = HandState.deal(rules, seed * 1000 + k)
+        while s.outcome is None:
+            out.append(s)
+            moves = s.legal_moves()
+            s = s.apply(moves[rng.randrange(len(moves))])
+    return out
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [Rules.preset(p) for p in PRESETS] + [Rules.preset("pagat", players=4, teams=True)],
+    ids=[*PRESETS, "pagat_teams"],
+)
+def test_view_round_trips_through_json_text(rules: Rules) -> None:
+    for state in random_states(rules, 2, 7)[::3]:
+        for seat in range(rules.players):
+            scores = tuple(range(rules.sides))
+            view = state.view(seat, scores)
+            message = json.loads(json.dumps(view_to_json(view)))
+            VIEW_SCHEMA.validate(message)
+            assert view_from_json(message) == view
+            # The five needed fields alone give the same view.
+            needed = {k: message[k] for k in ("rules", "seat", "hand", "first", "history")}
+            assert view_from_json({**needed, "scores": message["scores"]}) == view
+            for move in view.legal_moves:
+                written = json.loads(json.dumps(move_to_json(move)))
+                MOVE_SCHEMA.validate(written)
+                assert move_from_json(written) == move
+                assert move_from_json({"move": str(move)}) == move
+
+
+def test_rules_forms() -> None:
+    assert rules_from_json("leiden") == Rules.preset("leiden")
+    assert rules_from_json({"preset": "polish", "players": 3}) == Rules.preset("polish", players=3)
+    assert rules_from_json({"players": 3}) == Rules(players=3)
+    assert rules_from_json(Rules.preset("kardinal").to_dict()) == Rules.preset("kardinal")
+    custom = Rules(players=3, blocked_scoring="others")
+    assert view_to_json(HandState.deal(custom, 1).view(0))["rules"] == custom.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "words"),
+    [
+        ("chess", "rules", "preset"),
+        ({"preset": "chess"}, "rules.preset", "standard"),
+        ({"preset": "standard", "players": 1}, "rules.players", "2 or more"),
+        ({"colour": "red"}, "rules.colour", "one of the fields"),
+        ({"preset": 6}, "rules.preset", "preset name"),
+        (6, "rules", "preset name or an object"),
+    ],
+)
+def test_bad_rules_are_named(value: Any, field: str, words: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        rules_from_json(value)
+    assert info.value.field == field and words in info.value.message
+
+
+def sample_message() -> dict[str, Any]:
+    """Seat to move after four moves of a standard hand, with every field."""
+    state = HandState.deal(STANDARD, 4)
+    for _ in range(4):
+        state = state.apply(state.legal_moves()[0])
+    return view_to_json(state.view(state.to_move))
+
+
+def _refused(message: Any, rules: Rules | None = None) -> ProtocolError:
+    with pytest.raises(ProtocolError) as info:
+        view_from_json(message, rules=rules)
+    assert info.value.to_json()["field"] == info.value.field
+    return info.value
+
+
+def edit(**changes: Any) -> dict[str, Any]:
+    message = sample_message()
+    for key, value in changes.items():
+        if value is KeyError:
+            del message[key]
+        else:
+            message[key] = value
+    return message
+
+
+M = sample_message()
+ON_TABLE = M["layout"][0]
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "words"),
+    [
+        ([1, 2], "(message)", "JSON object"),
+        (edit(seat=KeyError), "seat", "missing"),
+        (edit(history=KeyError), "history", "missing"),
+        (edit(colour="red"), "colour", "unknown field"),
+        (edit(format="matador-move"), "format", "matador-view"),
+        (edit(version=2), "version", "version 1"),
+        (edit(seat=2), "seat", "from 0 to 1"),
+        (edit(seat=True), "seat", "integer"),
+        (edit(seat="0"), "seat", "integer"),
+        (edit(first=-1), "first", "from 0 to 1"),
+        (edit(hand="2-5 3-3"), "hand", "list"),
+        (edit(hand=[*M["hand"], "7-7"]), f"hand[{len(M['hand'])}]", "double-6 set"),
+        (edit(hand=[*M["hand"], "two-five"]), f"hand[{len(M['hand'])}]", "not a tile"),
+        (edit(hand=[*M["hand"], 25]), f"hand[{len(M['hand'])}]", "string"),
+        (edit(hand=[*M["hand"], M["hand"][0]]), "hand", "listed twice"),
+        (edit(hand=[*M["hand"], ON_TABLE]), "history[0].move", "also in the seat's hand"),
+        (edit(hand=M["hand"][1:]), "hand", "the history leaves it"),
+        (edit(history={"seat": 0}), "history", "list"),
+        (edit(history=["6-6"]), "history[0]", "JSON object"),
+        (edit(history=[{"seat": M["first"]}]), "history[0].move", "missing"),
+        (edit(history=[{"seat": M["first"], "move": "6-6", "at": 1}]), "history[0].at", "unknown"),
+        (edit(history=[{"seat": 1 - M["first"], "move": "6-6"}]), "history[0].seat", "was to act"),
+        (edit(history=[{"seat": M["first"], "move": "lay 6-6"}]), "history[0].move", "not a move"),
+        (edit(history=[*M["history"], M["history"][1]]), "history[4].seat", "was to act"),
+        (edit(scores=[1, 2, 3]), "scores", "expected 2 totals"),
+        (edit(scores=[1, -2]), "scores[1]", ">= 0"),
+        (edit(to_move=1 - M["to_move"]), "to_move", "disagrees"),
+        (edit(open_ends=["9", "9"]), "open_ends", "disagrees"),
+        (edit(open_ends=["x"]), "open_ends[0]", "not an open end"),
+        (edit(layout=M["layout"][::-1]), "layout", "disagrees"),
+        (edit(hand_sizes=[7, 7]), "hand_sizes", "disagrees"),
+        (edit(boneyard_size=0), "boneyard_size", "disagrees"),
+        (edit(legal_moves=["draw"]), "legal_moves", "disagrees"),
+        (edit(rules="leiden"), "history[2].move", "not a legal placement"),
+    ],
+)
+def test_malformed_views_are_refused_with_the_field(message: Any, field: str, words: str) -> None:
+    err = _refused(message)
+    assert err.field == field, err
+    assert words in err.message, err
+
+
+def test_a_bot_for_one_rules_refuses_others() -> None:
+    message = edit(rules={"preset": "standard", "boneyard_reserve": 0})
+    err = _refused(message, rules=STANDARD)
+    assert err.field == "rules" and "boneyard_reserve=0" in err.message
+    assert view_from_json(sample_message(), rules=STANDARD).seat == M["seat"]
+
+
+def test_refusal_leaves_the_message_untouched() -> None:
+    message = edit(hand=[*M["hand"], ON_TABLE])
+    before = copy.deepcopy(message)
+    _refused(message)
+    assert message == before
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"kind": "draw"}, "move"),
+        ({"move": "sideways"}, "move"),
+        ({"move": 5}, "move"),
+        ({"move": "draw", "kind": "pass"}, "kind"),
+        ({"move": "2-5@1>5", "end": 0}, "end"),
+        ({"move": "2-5@1>5", "shows": 2}, "shows"),
+        ({"move": "draw", "format": "matador-view"}, "format"),
+        ({"move": "draw", "why": "stuck"}, "why"),
+        ("draw", "(message)"),
+    ],
+)
+def test_malformed_moves_are_refused(message: Any, field: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        move_from_json(message)
+    assert info.value.field == field
+
+
+def test_move_json_fields() -> None:
+    assert move_to_json(Move.parse("2-5@1>5")) == {
+        "format": "matador-move",
+        "version": 1,
+        "move": "2-5@1>5",
+        "kind": "play",
+        "tile": "2-5",
+        "end": 1,
+        "shows": 5,
+        "mode": "inline",
+    }
+    assert move_to_json(Move.parse("pass"))["tile"] is None
