@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine import Move, Rules, SeatView
+from .engine import PRESETS, HandState, Move, Rules, SeatView
 from .policy import BOTS_DIR, OnnxPolicy, PolicyError, load_policy
 from .protocol import move_to_json, view_from_json
 
@@ -233,3 +233,101 @@ def load_bot(
         f"unknown bot {level!r}: a level ({', '.join(LEVELS)}) or the path of an exported "
         "policy (a folder with policy.onnx, a .onnx file or its .json sidecar)"
     )
+
+
+def encoding_examples(
+    rules: Rules | str = "standard", count: int = 10, seed: int = 0, level: str = "trained"
+) -> dict[str, Any]:
+    """Test vectors for a frontend that runs an exported policy itself (another
+    language, onnxruntime there): the observation pieces and the action table of
+    the rules, then ``count`` positions from random hands, each with its JSON view,
+    the observation vector, the legal action indices and the move the bot makes.
+
+    A reimplementation of the encoding is right when it gives these vectors from
+    these views; ``logits`` (trained bots) check the model runs the same there.
+    """
+    from .encoding import ENCODING_VERSION, encoding_for
+    from .protocol import view_to_json
+
+    if isinstance(rules, str):
+        rules = Rules.preset(rules)
+    enc = encoding_for(rules)
+    bot = load_bot(level, rules=rules, seed=seed)
+    rng = random.Random(seed)
+    positions = []
+    deal_seed = seed
+    while len(positions) < count:
+        state = HandState.deal(rules, deal_seed)
+        deal_seed += 1
+        stop = rng.randrange(40)
+        while state.outcome is None and stop > 0:
+            moves = state.legal_moves()
+            state = state.apply(moves[rng.randrange(len(moves))])
+            stop -= 1
+        if state.outcome is not None:
+            continue
+        view = state.view(state.to_move)
+        obs = enc.observation(view)
+        entry: dict[str, Any] = {
+            "view": view_to_json(view),
+            "observation": [float(x) for x in obs],
+            "legal_actions": [enc.encode_action(m) for m in view.legal_moves],
+        }
+        if isinstance(bot, PolicyBot):
+            entry["logits"] = [round(float(x), 5) for x in bot.policy.logits(obs)]
+        move = bot.choose(view, random.Random(0))
+        entry["action"] = enc.encode_action(move)
+        entry["move"] = str(move)
+        positions.append(entry)
+    return {
+        "encoding_version": ENCODING_VERSION,
+        "rules": rules.preset_name() or rules.to_dict(),
+        "obs_size": enc.obs_size,
+        "num_actions": enc.num_actions,
+        "pieces": [
+            {"name": p.name, "offset": enc.offsets[p.name].start, "shape": list(p.shape)}
+            for p in enc.pieces
+        ],
+        "actions": [enc.describe_action(a) for a in range(enc.num_actions)],
+        "bot": bot.name,
+        "positions": positions,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m matador_env.bot",
+        description="The bot levels, or test vectors of the observation encoding for "
+        "frontends that run an exported policy in another language.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("levels", help="list the bot levels and the presets with a trained bot")
+    ex = sub.add_parser("examples", help="print encoding test vectors as JSON")
+    ex.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    ex.add_argument("--count", type=int, default=10, help="positions (default 10)")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--level", default="trained", help="the bot whose moves are recorded")
+    args = parser.parse_args(argv)
+    if args.command == "levels":
+        for name, about in LEVELS.items():
+            print(f"{name:8} {about}")
+        print(f"trained bots are shipped for: {', '.join(shipped_presets())}")
+        return 0
+    if args.count < 1:
+        parser.error("--count must be >= 1")
+    try:
+        data = encoding_examples(args.preset, args.count, args.seed, args.level)
+    except (BotError, PolicyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    json.dump(data, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

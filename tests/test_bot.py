@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from matador_env.bot import LEVELS, BotError, PolicyBot, load_bot, shipped_presets
+from matador_env.bot import (
+    LEVELS,
+    BotError,
+    PolicyBot,
+    encoding_examples,
+    load_bot,
+    shipped_presets,
+)
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.policy import BOTS_DIR, default_policy
 from matador_env.protocol import ProtocolError, move_from_json, view_to_json
@@ -177,3 +184,44 @@ def test_runtime_plays_with_torch_absent() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok []"
+
+
+def test_encoding_examples_are_test_vectors() -> None:
+    import numpy as np
+
+    from matador_env.encoding import encoding_for
+    from matador_env.protocol import view_from_json
+
+    data = encoding_examples("standard", count=6, seed=3)
+    enc = encoding_for(STANDARD)
+    assert len(data["actions"]) == data["num_actions"] == enc.num_actions
+    assert sum(int(np.prod(p["shape"])) for p in data["pieces"]) == data["obs_size"]
+    for pos in data["positions"]:
+        view = view_from_json(pos["view"])
+        assert np.allclose(enc.observation(view), pos["observation"])
+        assert sorted(pos["legal_actions"]) == sorted(
+            enc.encode_action(m) for m in view.legal_moves
+        )
+        legal = pos["legal_actions"]
+        best = max(legal, key=lambda a: pos["logits"][a])
+        assert pos["action"] == best and data["actions"][best] == pos["move"]
+    greedy = encoding_examples("leiden", count=2, seed=1, level="greedy")
+    assert "logits" not in greedy["positions"][0]
+
+
+def test_bot_command_line() -> None:
+    run = [sys.executable, "-m", "matador_env.bot"]
+    done = subprocess.run([*run, "levels"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and "casual" in done.stdout
+    done = subprocess.run(
+        [*run, "examples", "--count", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["positions"][0]["move"]
+    done = subprocess.run(
+        [*run, "examples", "--preset", "leiden"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "no trained bot is shipped for leiden" in done.stderr
