@@ -40,12 +40,18 @@ class HistoryError(ValueError):
     """A seat's hand or public history that no game under the rules could produce.
 
     ``field`` names the argument at fault (``"hand"``, ``"history"``, ``"first"``,
-    ``"seat"``) and ``index`` the position of the first bad history action, if any.
+    ``"seat"``), ``index`` the position of the first bad history action, if any, and
+    ``part`` what of that action is wrong (``"seat"``: not its turn, else ``"move"``);
+    ``message`` is the text without the location.
     """
 
-    def __init__(self, field: str, message: str, index: int | None = None) -> None:
+    def __init__(
+        self, field: str, message: str, index: int | None = None, part: str = "move"
+    ) -> None:
         self.field = field
         self.index = index
+        self.part = part
+        self.message = message
         where = f"{field}[{index}]" if index is not None else field
         super().__init__(f"{where}: {message}")
 
@@ -123,7 +129,9 @@ def public_view(
         if s._outcome is not None:
             raise HistoryError("history", f"the hand ended before this action ({s._outcome})", k)
         if who != s._to_move:
-            raise HistoryError("history", f"seat {who} acted, but seat {s._to_move} was to act", k)
+            raise HistoryError(
+                "history", f"seat {who} acted, but seat {s._to_move} was to act", k, "seat"
+            )
         can_draw = s._draws < t.draw_limit and len(s._stock) - s._pos > t.reserve
         if move.kind == "play":
             played = move.tile
