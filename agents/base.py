@@ -131,7 +131,7 @@ def make_agent(spec: str) -> Agent:
         )
     _, options = parse_spec(spec)
     factory, usage = _REGISTRY[name]
-    if "_" in options and "_" not in usage:
+    if "_" in options and ":<" not in usage:  # a positional option is shown as :<...>
         raise AgentSpecError(
             f"malformed agent spec {spec!r}: {name} takes key=value options "
             f"({usage}); known specs: {', '.join(known_specs())}"

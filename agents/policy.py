@@ -1,4 +1,5 @@
-"""``policy:<path>``: an exported (ONNX) policy as an agent.
+"""``policy:<path>``: an exported (ONNX) policy as an agent; ``bot:<level>``: a level of
+the bot runtime (:mod:`matador_env.bot`), so the arena can measure the levels frontends get.
 
 The path is a training run's ``best``/``final`` folder, a folder holding
 ``policy.onnx``, or the ``.onnx`` file itself (see :mod:`matador_env.policy`).
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 import random
 
+from matador_env.bot import LEVELS, Bot, BotError, load_bot
 from matador_env.engine import Move, SeatView
 from matador_env.policy import OnnxPolicy, PolicyError, load_policy
 
-from .base import Agent, register
+from .base import Agent, AgentSpecError, known_specs, register
 
 
 class PolicyAgent(Agent):
@@ -34,8 +36,6 @@ def _build(options: dict[str, str]) -> Agent:
     path = options.pop("_", None)
     sample = options.pop("sample", "false").lower() in ("1", "true", "yes")
     if path is None or options:
-        from .base import AgentSpecError, known_specs
-
         raise AgentSpecError(
             "policy spec: give the exported policy's path, e.g. policy:runs/NAME/best "
             f"(optionally ,sample=true); known specs: {', '.join(known_specs())}"
@@ -43,11 +43,36 @@ def _build(options: dict[str, str]) -> Agent:
     try:
         return PolicyAgent(path, sample=sample)
     except PolicyError as e:
-        from .base import AgentSpecError, known_specs
-
         raise AgentSpecError(
             f"policy spec {path!r}: {e}; known specs: {', '.join(known_specs())}"
         ) from e
 
 
 register("policy", _build, "policy:<path_to_exported_policy>[,sample=true]")
+
+
+class BotAgent(Agent):
+    """A bot runtime level; the arena's random generator drives its sampling."""
+
+    def __init__(self, level: str) -> None:
+        self.bot: Bot = load_bot(level)
+        self.name = f"bot:{level}"
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        return self.bot.choose(view, rng)
+
+
+def _build_bot(options: dict[str, str]) -> Agent:
+    level = options.pop("_", None)
+    if level not in LEVELS or options:
+        raise AgentSpecError(
+            f"bot spec: bot:<level> with a level of {', '.join(LEVELS)}; "
+            f"known specs: {', '.join(known_specs())}"
+        )
+    try:
+        return BotAgent(level)
+    except BotError as e:
+        raise AgentSpecError(f"bot spec {level!r}: {e}") from e
+
+
+register("bot", _build_bot, "bot:<level>")

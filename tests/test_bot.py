@@ -225,3 +225,14 @@ def test_bot_command_line() -> None:
         timeout=120,
     )
     assert done.returncode == 2 and "no trained bot is shipped for leiden" in done.stderr
+
+
+def test_levels_are_arena_agents() -> None:
+    from agents import AgentSpecError, make_agent
+
+    agent = make_agent("bot:casual")
+    state = HandState.deal(STANDARD, 4)
+    view = state.view(state.to_move)
+    assert agent.act(view, random.Random(1)) == agent.act(view, random.Random(1))
+    with pytest.raises(AgentSpecError, match="random, greedy, casual, trained"):
+        make_agent("bot:expert")
