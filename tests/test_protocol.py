@@ -10,8 +10,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from matador_env.engine import PRESETS, HandState, Move, Rules
+from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
 from matador_env.protocol import (
     ProtocolError,
     move_from_json,
@@ -216,3 +218,52 @@ def test_move_json_fields() -> None:
         "mode": "inline",
     }
     assert move_to_json(Move.parse("pass"))["tile"] is None
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 30)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["", "2-5", "6-6", "9-9", "draw", "pass", "2-5@0>5", "standard", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+FIELDS = sorted(M)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.sampled_from(FIELDS),
+    value=JSON_VALUES,
+    position=st.integers(0, 20),
+    how=st.sampled_from(["replace", "delete", "item"]),
+)
+def test_any_mangled_view_is_refused_cleanly_or_read(
+    key: str, value: Any, position: int, how: str
+) -> None:
+    """Whatever a frontend sends, the answer is a view or a ProtocolError: never another
+    exception (a crash) and never a view of something else than was sent."""
+    message = sample_message()
+    if how == "replace":
+        message[key] = value
+    elif how == "delete":
+        del message[key]
+    elif isinstance(message[key], list) and message[key]:
+        items = message[key]
+        if key == "history" and position % 2:
+            entry = dict(items[position % len(items)])
+            entry[["seat", "move"][position % 4 // 2]] = value
+            items[position % len(items)] = entry
+        else:
+            items[position % len(items)] = value
+    try:
+        view = view_from_json(message)
+    except ProtocolError as err:
+        assert err.field and err.message
+        return
+    # Accepted: then it is the same game, only the optional claims may have gone.
+    assert view_to_json(view)["history"] == message["history"]
+    assert view_to_json(view)["hand"] == sorted(message["hand"], key=lambda t: Tile.parse(t).index)
