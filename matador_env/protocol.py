@@ -50,7 +50,9 @@ A move
 ``{"format": "matador-move", "version": 1, "move": "2-5@1>5", "kind": "play",
 "tile": "2-5", "end": 1, "shows": 5, "mode": "inline"}``; for ``draw`` and
 ``pass`` the last four are ``null``. ``move`` alone is enough for
-:func:`move_from_json`; the other fields, when present, must agree with it.
+:func:`move_from_json`; the other fields, when present, must agree with it. A
+reply may name the bot that chose it (``"bot": "trained"``, as the HTTP server
+does); readers ignore that name.
 
 Errors
 ======
@@ -121,7 +123,9 @@ _VIEW_FIELDS = frozenset(
         "legal_moves",
     ]
 )
-_MOVE_FIELDS = frozenset(["format", "version", "move", "kind", "tile", "end", "shows", "mode"])
+_MOVE_FIELDS = frozenset(
+    ["format", "version", "move", "kind", "tile", "end", "shows", "mode", "bot"]
+)
 
 
 class ProtocolError(ValueError):
@@ -399,6 +403,8 @@ def move_from_json(data: Any) -> Move:
     if "move" not in data:
         raise ProtocolError("move", "missing; a move object needs its text form, e.g. '2-5@1>5'")
     move = _move(data["move"], "move")
+    if "bot" in data:
+        _text(data["bot"], "bot", "trained")
     written = move_to_json(move)
     for key in ("kind", "tile", "end", "shows", "mode"):
         if key in data and data[key] != written[key]:

@@ -267,3 +267,12 @@ def test_any_mangled_view_is_refused_cleanly_or_read(
     # Accepted: then it is the same game, only the optional claims may have gone.
     assert view_to_json(view)["history"] == message["history"]
     assert view_to_json(view)["hand"] == sorted(message["hand"], key=lambda t: Tile.parse(t).index)
+
+
+def test_a_reply_may_name_its_bot() -> None:
+    reply = {**move_to_json(Move.parse("draw")), "bot": "greedy"}
+    MOVE_SCHEMA.validate(reply)
+    assert move_from_json(reply) == Move.parse("draw")
+    with pytest.raises(ProtocolError) as info:
+        move_from_json({**reply, "bot": 3})
+    assert info.value.field == "bot"

@@ -1,0 +1,552 @@
+"""An HTTP bot server over the JSON protocol: ``python -m matador_env.serve``.
+
+::
+
+    pip install 'matador-env[serve]'           # Starlette on uvicorn, onnxruntime
+    python -m matador_env.serve --port 8000    # --bots trained,casual,greedy,random
+
+A game frontend in any language sends a seat's *view* (:mod:`matador_env.protocol`)
+and gets the bot's *move* back. The server is a Starlette app on uvicorn;
+:func:`create_app` builds the app for tests or for embedding in another ASGI server.
+
+Endpoints
+=========
+
+``GET /health``
+    ``200 {"status": "ok", "protocol": 1, "version": "0.1.0"}`` (the package version).
+
+``GET /bots``
+    The bots served, in order, and the default one::
+
+        {"default": "trained",
+         "bots": [{"name": "trained", "default": true, "level": "trained",
+                   "rules": "standard", "about": "...", "bot": "trained:standard"}, ...]}
+
+    ``rules`` is ``"any"`` for a bot that plays every rules configuration, else the
+    preset (or the rules object) it is limited to; ``bot`` is the bot's own name.
+
+``POST /move[?bot=NAME]``
+    Body: a view, ``Content-Type: application/json``, UTF-8. ``bot`` picks a bot
+    from ``GET /bots`` (default: the default bot); it is a query parameter because
+    the view format allows no extra fields. Answer ``200``: the move object of the
+    protocol plus ``"bot": NAME``, e.g. ``{"format": "matador-move", "version": 1,
+    "move": "1-6@0>1", "kind": "play", "tile": "1-6", "end": 0, "shows": 1,
+    "mode": "inline", "bot": "greedy"}`` (the protocol's optional ``bot`` field;
+    :func:`matador_env.protocol.move_from_json` reads the reply as it is). The
+    move is always one of the view's legal moves.
+
+Errors
+======
+
+Every error is JSON ``{"error": KIND, "field": PATH or null, "message": TEXT}``:
+
+======  ==========================  ================================================
+status  ``error``                   when
+======  ==========================  ================================================
+400     ``bad_json``                the body is not UTF-8 JSON (``field`` null)
+400     ``not_an_object``           the body is JSON but not an object
+400     ``bad_request``             a malformed ``Content-Length`` header
+404     ``not_found``               no such path
+404     ``unknown_bot``             ``?bot=`` names no bot served (``field`` ``query.bot``)
+405     ``method_not_allowed``      e.g. ``GET /move`` (an ``Allow`` header lists the methods)
+413     ``too_large``               the body is over ``--max-body`` bytes: by its
+                                    ``Content-Length``, or counted while it streams
+                                    (a chunked body has no length)
+415     ``unsupported_media_type``  ``Content-Type`` is not ``application/json``
+                                    (``field`` ``header.content-type``)
+422     ``invalid``                 the protocol refuses the view (``field`` is the path
+                                    of the value at fault, e.g. ``history[3].move``,
+                                    ``hand[0]``, ``rules``); a view in which the seat
+                                    has nothing to do (``seat``: another seat is to
+                                    act; ``history``: the hand is over); an unknown
+                                    query parameter (``query.NAME``)
+500     ``internal``                never expected: a bug, logged by the server, which
+                                    keeps serving
+======  ==========================  ================================================
+
+Concurrency
+===========
+
+Bots are safe to share between threads (:mod:`matador_env.bot`). Each move is
+computed in a worker thread (``run_in_threadpool``), so the event loop keeps
+answering ``/health`` and reading other requests while moves are computed.
+
+Command line
+============
+
+``python -m matador_env.serve [--host 127.0.0.1] [--port 8000] [--bots LIST]
+[--preset standard] [--max-body BYTES] [--seed N] [--log-level info] [--no-access-log]``
+
+``--bots`` is a comma-separated list of levels (``trained``, ``casual``,
+``greedy``, ``random``) or ``NAME=PATH`` entries for exported policies
+(``mine=runs/x/best``); the first is the default bot. ``--preset`` is the rules the
+trained levels play (a preset with a shipped bot); when ``--bots`` is not given,
+levels without a bot for the preset are left out with a note. ``--port 0`` picks a
+free port. The first line printed is ``serving on http://HOST:PORT``; Ctrl-C (or
+SIGTERM) stops the server after the requests in flight are answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from . import __version__
+from .bot import LEVELS, Bot, BotError, load_bot
+from .engine import PRESETS
+from .protocol import PROTOCOL_VERSION, ProtocolError, move_to_json, view_from_json
+
+try:
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "matador_env.serve needs Starlette and uvicorn: pip install 'matador-env[serve]'"
+    ) from exc
+
+__all__ = ["DEFAULT_BOTS", "DEFAULT_MAX_BODY", "create_app", "load_bots", "main"]
+
+DEFAULT_BOTS = ("trained", "casual", "greedy", "random")
+DEFAULT_MAX_BODY = 64 * 1024
+DRAIN_LIMIT = 1 << 20
+"""An over-limit body up to this size is read to its end and dropped, so that the
+connection stays usable; a larger one gets its answer with ``Connection: close``."""
+DRAIN_TIMEOUT = 5.0
+"""Seconds to wait for each further chunk of an over-limit body being dropped."""
+
+log = logging.getLogger("matador_env.serve")
+
+
+class RequestFailed(Exception):
+    """A request answered with a JSON error."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.field = field
+        self.headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.kind, self.message, self.field, self.headers)
+
+
+def error_response(
+    status: int,
+    kind: str,
+    message: str,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    body = {"error": kind, "field": field, "message": message}
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+
+
+# -- reading a request ----------------------------------------------------------------
+
+
+def _check_content_type(request: Request) -> None:
+    raw = request.headers.get("content-type")
+    media, _, params = (raw or "").partition(";")
+    charset = ""
+    for param in params.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            charset = value.strip().strip('"').lower()
+    if media.strip().lower() != "application/json" or charset not in ("", "utf-8", "utf8"):
+        got = "no Content-Type" if raw is None else f"Content-Type {raw!r}"
+        raise RequestFailed(
+            415,
+            "unsupported_media_type",
+            f"send the view as JSON with Content-Type: application/json (UTF-8); got {got}",
+            "header.content-type",
+        )
+
+
+async def _drain(chunks: AsyncIterator[bytes], budget: int) -> bool:
+    """Read and drop the rest of a body, up to ``budget`` bytes; True when it ended."""
+    while budget >= 0:
+        try:
+            chunk = await asyncio.wait_for(chunks.__anext__(), DRAIN_TIMEOUT)
+        except StopAsyncIteration:
+            return True
+        except (asyncio.TimeoutError, OSError):
+            return False
+        budget -= len(chunk)
+    return False
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 past ``limit`` bytes whatever the headers say."""
+    too_large = f"the body is over the limit of {limit} bytes"
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise RequestFailed(
+                400,
+                "bad_request",
+                f"Content-Length must be a number of bytes, got {declared!r}",
+                "header.content-length",
+            )
+        length = int(declared)
+        if length > limit:
+            # uvicorn drops the unread body of a kept-alive connection; a huge one
+            # is not worth receiving, so that connection is closed instead.
+            close = {"connection": "close"} if length > DRAIN_LIMIT else {}
+            raise RequestFailed(
+                413, "too_large", f"{too_large} (Content-Length: {length})", headers=close
+            )
+    body = bytearray()
+    chunks = request.stream().__aiter__()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:  # a chunked body, or one longer than it said
+            ended = await _drain(chunks, DRAIN_LIMIT)
+            raise RequestFailed(
+                413,
+                "too_large",
+                f"{too_large} (counted while it was sent)",
+                headers={} if ended else {"connection": "close"},
+            )
+    return bytes(body)
+
+
+def _parse_json(body: bytes) -> dict[str, Any]:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RequestFailed(400, "bad_json", f"the body is not UTF-8: {exc}") from None
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        data = json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        raise RequestFailed(
+            400,
+            "bad_json",
+            f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            + (" (the body is empty)" if not text.strip() else ""),
+        ) from None
+    except (ValueError, RecursionError) as exc:  # NaN, a huge number, deep nesting
+        raise RequestFailed(400, "bad_json", f"the body is not usable JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise RequestFailed(
+            400,
+            "not_an_object",
+            f"the body must be a JSON object (a view), got a JSON {_json_type(data)}",
+        )
+    return data
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
+
+
+def _decide(bot: Bot, data: dict[str, Any]) -> dict[str, Any]:
+    """The move for a view (run in a worker thread). ProtocolError and RequestFailed
+    are the client's fault; anything else is a bug."""
+    view = view_from_json(data, rules=bot.rules)
+    if not view.legal_moves:
+        if view.outcome is not None:
+            raise RequestFailed(
+                422, "invalid", f"the hand is over ({view.outcome}); there is no move", "history"
+            )
+        raise RequestFailed(
+            422,
+            "invalid",
+            f"seat {view.seat} is not to act: seat {view.to_move} is (by the history)",
+            "seat",
+        )
+    return move_to_json(bot.choose(view))
+
+
+# -- the app --------------------------------------------------------------------------
+
+
+def create_app(
+    bots: Mapping[str, Bot] | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    default: str | None = None,
+) -> Starlette:
+    """The Starlette app serving ``bots`` (name -> bot; default: :func:`load_bots` of
+    :data:`DEFAULT_BOTS` for standard rules). ``default`` is the bot of a request
+    without ``?bot=`` (default: the first). ``max_body`` limits request bodies."""
+    if bots is None:
+        bots = load_bots(DEFAULT_BOTS, strict=False)
+    bots = dict(bots)
+    if not bots:
+        raise ValueError("create_app: no bots to serve")
+    for name, bot in bots.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"create_app: a bot name must be a non-empty string, got {name!r}")
+        if not isinstance(bot, Bot):
+            raise TypeError(f"create_app: bot {name!r} is a {type(bot).__name__}, not a Bot")
+    default = next(iter(bots)) if default is None else default
+    if default not in bots:
+        raise ValueError(f"create_app: the default bot {default!r} is not among {list(bots)}")
+    if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+        raise ValueError(f"create_app: max_body must be a positive integer, got {max_body!r}")
+
+    catalogue = {
+        "default": default,
+        "bots": [
+            {
+                "name": name,
+                "default": name == default,
+                **{k: v for k, v in bot.describe().items() if k != "name"},
+                "bot": bot.name,
+            }
+            for name, bot in bots.items()
+        ],
+    }
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "protocol": PROTOCOL_VERSION, "version": __version__})
+
+    async def list_bots(request: Request) -> Response:
+        return JSONResponse(catalogue)
+
+    async def move(request: Request) -> Response:
+        try:
+            unknown = sorted(set(request.query_params) - {"bot"})
+            if unknown:
+                raise RequestFailed(
+                    422,
+                    "invalid",
+                    f"unknown query parameter {unknown[0]!r}; the only one is 'bot'",
+                    f"query.{unknown[0]}",
+                )
+            names = request.query_params.getlist("bot")
+            if len(names) > 1:
+                raise RequestFailed(422, "invalid", "give ?bot= once", "query.bot")
+            name = names[0] if names else default
+            bot = bots.get(name)
+            if bot is None:
+                raise RequestFailed(
+                    404,
+                    "unknown_bot",
+                    f"no bot {name!r} here; the bots are {', '.join(bots)} (GET /bots)",
+                    "query.bot",
+                )
+            _check_content_type(request)
+            data = _parse_json(await _read_body(request, max_body))
+            reply = await run_in_threadpool(_decide, bot, data)
+        except RequestFailed as exc:
+            return exc.response()
+        except ProtocolError as exc:
+            return JSONResponse(exc.to_json(), status_code=422)
+        except Exception as exc:  # a bug: answer, log, keep serving
+            return _internal(request, exc)
+        reply["bot"] = name
+        return JSONResponse(reply)
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/bots", list_bots, methods=["GET"]),
+            Route("/move", move, methods=["POST"]),
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _internal},
+    )
+
+
+_HTTP_KINDS = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+}
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such path, wrong method) as JSON."""
+    assert isinstance(exc, HTTPException)
+    kind = _HTTP_KINDS.get(exc.status_code, "error")
+    message = f"{exc.detail}: {request.method} {request.url.path}"
+    if exc.status_code == 404:
+        message += " (the paths are GET /health, GET /bots, POST /move)"
+    elif exc.status_code == 405 and exc.headers:
+        message += f" (allowed: {exc.headers.get('Allow', '')})"
+    return error_response(exc.status_code, kind, message, None, exc.headers)
+
+
+def _internal(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    if isinstance(exc, BotError):
+        message = f"the bot failed: {exc}"
+    else:
+        message = f"unexpected server error ({type(exc).__name__}); the server logged it"
+    return error_response(500, "internal", message)
+
+
+# -- command line ---------------------------------------------------------------------
+
+
+def load_bots(
+    specs: Sequence[str],
+    preset: str = "standard",
+    seed: int | None = None,
+    strict: bool = True,
+) -> dict[str, Bot]:
+    """Bots by level name or ``NAME=PATH`` (an exported policy), in order.
+
+    Trained levels play ``preset``. With ``strict=False`` a level that has no bot
+    for the preset is left out (with a note on stderr) instead of raising
+    :class:`BotError`.
+    """
+    bots: dict[str, Bot] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        name, target = name.strip(), target.strip()
+        if not sep:
+            target = name
+        if not name or not target:
+            raise BotError(f"bad bot entry {spec!r}: a level, or NAME=PATH")
+        if name in bots:
+            raise BotError(f"bot {name!r} is listed twice")
+        try:
+            bots[name] = load_bot(target, rules=preset, seed=seed)
+        except BotError as exc:
+            if strict:
+                raise
+            print(f"note: not serving {name}: {exc}", file=sys.stderr)
+    if not bots:
+        raise BotError(f"no bot to serve for preset {preset}")
+    return bots
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m matador_env.serve",
+        description="Serve Matador bots over HTTP: POST /move (a view in, a move out), "
+        "GET /bots, GET /health. Details: python -c 'import matador_env.serve as s; "
+        "help(s)'",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port (0: a free one)")
+    parser.add_argument(
+        "--bots",
+        default=None,
+        help="comma-separated levels (" + ", ".join(LEVELS) + ") or NAME=PATH of an "
+        "exported policy; the first is the default (default: " + ",".join(DEFAULT_BOTS) + ")",
+    )
+    parser.add_argument(
+        "--preset", default="standard", choices=sorted(PRESETS), help="rules of trained levels"
+    )
+    parser.add_argument(
+        "--max-body",
+        type=int,
+        default=DEFAULT_MAX_BODY,
+        metavar="BYTES",
+        help=f"largest request body (default {DEFAULT_MAX_BODY})",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed of the bots' generators")
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn's log level (default info)",
+    )
+    parser.add_argument("--no-access-log", action="store_true", help="do not log each request")
+    args = parser.parse_args(argv)
+    if args.max_body < 1:
+        parser.error("--max-body must be >= 1")
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be from 0 to 65535")
+
+    import uvicorn
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        specs = DEFAULT_BOTS if args.bots is None else [s for s in args.bots.split(",") if s]
+        try:
+            bots = load_bots(specs, args.preset, args.seed, strict=args.bots is not None)
+        except BotError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        app = create_app(bots, max_body=args.max_body)
+        try:
+            sock = _bind(args.host, args.port)
+        except OSError as exc:
+            print(f"error: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            return 2
+        default = next(iter(bots))
+        print(f"serving on {_url(sock)}", flush=True)
+        print(f"matador-env {__version__}, protocol {PROTOCOL_VERSION}, rules {args.preset}; bots:")
+        for name, bot in bots.items():
+            about = bot.describe()["about"]
+            print(f"  {name}{' (default)' if name == default else ''}: {about}")
+        print("POST /move[?bot=NAME]  GET /bots  GET /health   (Ctrl-C stops)", flush=True)
+        config = uvicorn.Config(
+            app,
+            log_level=args.log_level,
+            access_log=not args.no_access_log,
+            lifespan="off",
+            timeout_graceful_shutdown=10,
+        )
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    print("stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
