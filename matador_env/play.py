@@ -1,0 +1,594 @@
+"""Play Matador in the terminal against bots: a hand, or a match to the target.
+
+::
+
+    python -m matador_env.play                              # a hand of standard vs the trained bot
+    python -m matador_env.play --level greedy --match       # a match to 100 against greedy
+    python -m matador_env.play --preset leiden --level greedy
+    python -m matador_env.play --preset polish --players 3 --level random --seat 1
+    python -m matador_env.play --level random --match --target 30 --seed 7
+
+Options: ``--preset`` (a rules preset, default standard), ``--level`` (a bot level
+of :mod:`matador_env.bot`: random, greedy, casual, trained; casual and trained
+only for the presets a trained bot is shipped for, with their rules unchanged),
+``--players`` and ``--teams`` (four players as two partnerships), ``--match``
+(hands until the match target), ``--target`` (the match target, ``target_score``),
+``--seat`` (your seat, default 0) and ``--seed`` (the same seed replays the same
+deals and bot moves; without it one is picked and printed).
+
+Each turn the table is drawn: the layout with its open ends numbered, your hand,
+the others' tile counts, the boneyard, the match score, and what the others did
+since your last turn. Your legal moves are numbered; type
+
+- a number from the list, or a move's text form (``2-5@1>5``, ``3-4@0x``,
+  ``draw``, ``pass``; a bare tile such as ``2-5`` when it goes only one way),
+- ``t`` to draw the table again, ``?`` or ``help`` for help,
+- ``q`` or ``quit`` to leave (end of input, Ctrl-D, leaves too).
+
+Bad input gets a hint and the same question again. Plain ``print``/``input``,
+standard library only, so it runs in any terminal and can be driven through
+stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tests.
+
+Exit codes: 0 when the game ends or you quit, 2 for bad options (an unknown
+preset, impossible rules, a level that cannot play these rules), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from .bot import LEVELS, Bot, BotError, load_bot, shipped_presets
+from .engine import (
+    PRESETS,
+    End,
+    IllegalMoveError,
+    MatchState,
+    Move,
+    MoveParseError,
+    Outcome,
+    Rules,
+    RulesError,
+    Termination,
+    derive_seed,
+    render_layout,
+)
+from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER
+
+__all__ = ["main", "describe_move", "narrate", "TerminalGame", "Quit"]
+
+PROG = "python -m matador_env.play"
+
+
+class Quit(Exception):
+    """The person left (``q``, end of input); the message says how."""
+
+
+# -- plain-language descriptions ---------------------------------------------------------
+
+
+def describe_end(end: End) -> str:
+    """What an open end is, in words: ``showing 3``, ``needs a blank`` ..."""
+    if end.kind is SPINNER:
+        return f"spinner side showing {end.value}"
+    if end.kind is BRANCH:
+        return f"branch showing {end.value}"
+    if end.kind is CROSS:
+        return f"crosswise, links to {end.value} or {end.value2}"
+    if end.kind is BLANK:
+        return "needs a blank"
+    return f"showing {end.value}"
+
+
+def is_matador(rules: Rules, move: Move) -> bool:
+    tile = move.tile
+    return tile is not None and (tile.pips == rules.link_sum or tile.pips == 0)
+
+
+def describe_move(move: Move, ends: Sequence[End], rules: Rules) -> str:
+    """A move in words, given the open ends before it, e.g.
+    ``2-5 on end 1 (showing 2), 5 outward, a matador``."""
+    if move.kind == "draw":
+        return "draw a tile from the boneyard"
+    if move.kind == "pass":
+        return "pass (nothing to place and no draw allowed)"
+    assert move.tile is not None
+    if move.mode == "lead":
+        text = f"lead {move.tile}"
+    else:
+        assert move.end is not None
+        where = f"end {move.end}"
+        if move.end < len(ends):
+            where += f" ({describe_end(ends[move.end])})"
+        if move.mode == "inline":
+            text = f"{move.tile} on {where}, {move.shows} outward"
+        elif move.mode == "cross":
+            text = f"{move.tile} crosswise on {where}"
+        else:
+            text = f"{move.tile} upright on {where}"
+    if is_matador(rules, move):
+        text += ", a matador"
+    return text
+
+
+def narrate(who: str, move: Move, ends: Sequence[End], rules: Rules) -> str:
+    """One event told as a sentence: ``P1 played 1-6 on end 0 (showing 3), 6 outward``."""
+    if move.kind == "draw":
+        return f"{who} drew"
+    if move.kind == "pass":
+        return f"{who} passed"
+    text = describe_move(move, ends, rules)
+    if move.mode == "lead":
+        return f"{who} led {text.removeprefix('lead ')}"
+    return f"{who} played {text}"
+
+
+HELP = """\
+How to play (Matador; every rule and variant: RULES.md in the repository):
+- Touching halves must sum to {S}: a tile goes on an end showing 2 with its
+  {S2} touching it; its other half then faces outward and the end shows it.
+- Matadors ({matadors}) go on any open end, whatever it shows, even a 0;
+  you choose which half faces outward. An end showing 0 takes only a matador.
+- If you cannot place a tile you draw; if you may not draw either, you pass.
+- The hand ends when someone plays his last tile (domino: he scores the pips
+  left in the other hands) or when everyone passes in a row (blocked: the lowest
+  count wins).
+Open ends are numbered 0, 1, ... in the layout drawing: "end 1 shows 2" means a
+tile placed there must link to a 2. Ends marked 3* are spinner sides, 3b branch
+ends, 2/5 crosswise ends (link to 2 or 5), _ needs a blank.
+What to type at the prompt:
+  3            the move numbered 3 in the list
+  2-5@1>5      a move's text form: tile 2-5 on end 1 with the 5 facing outward
+  3-4@0x       crosswise on end 0;  2-5@1^ upright on end 1
+  2-5          a tile, when it can go only one way (the lead, or one placement)
+  draw, pass   (or d, p) when they are in the list
+  t            draw the table again
+  ?, help      this help
+  q, quit      leave the game"""
+
+
+# -- the game ------------------------------------------------------------------------------
+
+
+class TerminalGame:
+    """One person and bots at a table, talking through ``ask`` and ``out``."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        bots: dict[int, Bot],
+        seat: int,
+        seed: int,
+        match: bool,
+        out: TextIO,
+        ask: Callable[[str], str | None],
+        label: str,
+    ) -> None:
+        self.rules = rules
+        self.bots = bots
+        self.seat = seat
+        self.seed = seed
+        self.match_mode = match
+        self.out = out
+        self._ask = ask
+        self.label = label
+        self.state = MatchState.new(rules, seed)
+        self.hand_no = 1
+        self.seen = 0  # history events of the current hand already told to the person
+
+    # -- output helpers
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def name(self, seat: int) -> str:
+        if seat == self.seat:
+            return f"You (P{seat})"
+        if self.rules.teams and seat % 2 == self.seat % 2:
+            return f"P{seat} (partner)"
+        return f"P{seat}"
+
+    def who(self, seat: int) -> str:
+        """The subject of a sentence: ``You`` or ``P1``."""
+        return "You" if seat == self.seat else f"P{seat}"
+
+    def side_name(self, side: int) -> str:
+        if self.rules.teams:
+            mine = " (your team)" if side == self.seat % 2 else ""
+            return f"team P{side}+P{side + 2}{mine}"
+        return self.name(side)
+
+    def ask(self, prompt: str) -> str:
+        text = self._ask(prompt)
+        if text is None:
+            raise Quit("Input ended; leaving the game.")
+        return text
+
+    # -- the table
+
+    def since_last_turn(self) -> list[str]:
+        """What the others did since the person last acted, oldest first; a seat's
+        draws in a row are told once (``P2 drew 3 tiles``)."""
+        history = self.state.hand.history
+        lines: list[str] = []
+        last_drawer, draws = -1, 0
+        prev_ends: Sequence[End] = history[self.seen - 1].ends if self.seen else ()
+        for event in history[self.seen :]:
+            if event.seat != self.seat:
+                who = self.who(event.seat)
+                if event.move.kind == "draw" and event.seat == last_drawer:
+                    draws += 1
+                    lines[-1] = f"{who} drew {draws} tiles"
+                else:
+                    lines.append(narrate(who, event.move, prev_ends, self.rules))
+                    last_drawer, draws = (event.seat, 1) if event.move.kind == "draw" else (-1, 0)
+            prev_ends = event.ends
+        self.seen = len(history)
+        return lines
+
+    def draw_table(self, events: list[str]) -> None:
+        state, hand, rules = self.state, self.state.hand, self.rules
+        turn = sum(1 for e in hand.history if e.seat == self.seat) + 1
+        kind = "match hand" if self.match_mode else "hand"
+        self.say()
+        self.say(f"===== {kind} {self.hand_no} | {self.label} | your turn {turn} =====")
+        if self.match_mode:
+            self.say(self.score_line(state.totals))
+        if events:
+            self.say("Since your last turn:")
+            for line in events:
+                self.say(f"  {line}")
+        self.say(render_layout(hand))
+        others = ", ".join(
+            f"{self.name(s)} {n} tile{'s' if n != 1 else ''}"
+            for s, n in enumerate(hand.hand_sizes)
+            if s != self.seat
+        )
+        drawable = max(0, hand.boneyard_size - rules.boneyard_reserve)
+        self.say(f"Others: {others} | boneyard: {hand.boneyard_size} ({drawable} may be drawn)")
+        mine = hand.hand(self.seat)
+        count = sum(t.pips for t in mine)
+        tiles = f"{len(mine)} tile{'s' if len(mine) != 1 else ''}"
+        self.say(f"Your hand ({tiles}, count {count}): {' '.join(map(str, mine))}")
+
+    def show_moves(self, moves: Sequence[Move]) -> None:
+        ends = self.state.hand.ends
+        self.say("Your moves:")
+        for i, move in enumerate(moves, 1):
+            self.say(f"  {i:>2}) {str(move):<9} {describe_move(move, ends, self.rules)}")
+
+    def score_line(self, totals: Sequence[int]) -> str:
+        parts = ", ".join(f"{self.side_name(s)} {t}" for s, t in enumerate(totals))
+        target = self.rules.target_score
+        if self.rules.match_end == "first_to_target":
+            end = f"first to {target} wins"
+        else:
+            end = f"target {target}; once passed, play on until all have led equally often"
+        return f"Score: {parts} ({end})"
+
+    # -- the person's turn
+
+    def person_move(self) -> Move:
+        moves = self.state.legal_moves()
+        self.draw_table(self.since_last_turn())
+        self.show_moves(moves)
+        choices = "1" if len(moves) == 1 else f"1-{len(moves)}"
+        prompt = f"Your move [{choices}, ? help, q quit]: "
+        while True:
+            move = self.interpret(self.ask(prompt), moves)
+            if move is not None:
+                return move
+
+    def hint(self, text: str, moves: Sequence[Move]) -> None:
+        self.say(f"  {text}")
+        self.say(
+            f"  Type a number from 1 to {len(moves)}, a move such as {moves[0]}, "
+            "? for help or q to quit."
+        )
+
+    def interpret(self, text: str, moves: Sequence[Move]) -> Move | None:
+        """The move the person's input names, or None after answering with a hint."""
+        t = text.strip().lower()
+        if not t:
+            self.hint("Nothing typed.", moves)
+            return None
+        if t in ("?", "h", "help"):
+            self.say(
+                HELP.format(
+                    S=self.rules.link_sum,
+                    S2=self.rules.link_sum - 2,
+                    matadors=matador_names(self.rules),
+                )
+            )
+            self.show_moves(moves)
+            return None
+        if t in ("q", "quit", "exit"):
+            raise Quit("You left the game.")
+        if t in ("t", "table"):
+            self.draw_table([])
+            self.show_moves(moves)
+            return None
+        if t.isdigit():
+            k = int(t)
+            if 1 <= k <= len(moves):
+                return moves[k - 1]
+            self.hint(f"There is no move {k}: the list goes from 1 to {len(moves)}.", moves)
+            return None
+        t = {"d": "draw", "p": "pass"}.get(t, t)
+        try:
+            move = Move.parse(t)
+        except MoveParseError as exc:
+            self.hint(f"Not understood: {exc}.", moves)
+            return None
+        if move in moves:
+            return move
+        hand = self.state.hand
+        if move.mode == "lead" and hand.lead_placed and move.tile is not None:
+            ways = [(i, m) for i, m in enumerate(moves, 1) if m.tile == move.tile]
+            if len(ways) == 1:
+                return ways[0][1]
+            if ways:
+                listed = "; ".join(f"{i}) {m}" for i, m in ways)
+                self.hint(f"{move.tile} can go several ways: {listed}. Pick one.", moves)
+                return None
+            if move.tile not in hand.hand(self.seat):
+                self.hint(f"You do not hold {move.tile}.", moves)
+            else:
+                self.hint(f"{move.tile} cannot be placed anywhere now.", moves)
+            return None
+        try:
+            hand.apply(move)
+        except IllegalMoveError as exc:
+            self.hint(f"Not allowed: {exc}.", moves)
+            return None
+        return move  # not reached: every legal move is in the list
+
+    # -- playing
+
+    def play_hand(self) -> None:
+        """Play the current hand to its end, the person and the bots in turn."""
+        self.seen = 0
+        while not self.state.hand_over:
+            seat = self.state.to_move
+            if seat == self.seat:
+                move = self.person_move()
+                before = self.state.hand
+                self.state = self.state.apply(move)
+                self.seen = len(self.state.hand.history)
+                self.say(self.echo(move, before.ends, before.hand(seat)))
+            else:
+                move = self.bots[seat].choose(self.state.view(seat))
+                self.state = self.state.apply(move)
+
+    def echo(self, move: Move, ends: Sequence[End], held: Sequence[object]) -> str:
+        if move.kind == "draw":
+            new = [t for t in self.state.hand.hand(self.seat) if t not in held]
+            return f"You drew {new[0]}." if new else "You drew."
+        return narrate("You", move, ends, self.rules) + "."
+
+    def show_outcome(self, outcome: Outcome) -> None:
+        hand = self.state.hand
+        events = self.since_last_turn()
+        self.say()
+        self.say(f"===== {'match hand' if self.match_mode else 'hand'} {self.hand_no} over =====")
+        if events:
+            self.say("Since your last turn:")
+            for line in events:
+                self.say(f"  {line}")
+        self.say(render_layout(hand))
+        self.say("Hands left:")
+        for seat, tiles in enumerate(hand.hands):
+            shown = " ".join(map(str, tiles)) or "-"
+            self.say(f"  {self.name(seat)}: {shown} (count {outcome.counts[seat]})")
+        self.say(self.outcome_text(outcome))
+
+    def outcome_text(self, outcome: Outcome) -> str:
+        t = outcome.termination
+        if t in (Termination.DOMINO, Termination.BLOCKED):
+            assert outcome.winner is not None
+            mine = outcome.winner == self.seat
+            winner = self.who(outcome.winner)
+            verb, has = ("win", "have") if mine else ("wins", "has")
+            team = ""
+            if self.rules.teams:
+                assert outcome.winning_side is not None
+                team = f" for {self.side_name(outcome.winning_side)}"
+            if t == Termination.DOMINO:
+                return (
+                    f"Result: {winner} played the last tile (domino) and {verb} "
+                    f"{outcome.points} points{team}."
+                )
+            subject = "you" if mine else winner
+            return (
+                f"Result: the hand is blocked; {subject} {has} the lowest count and {verb} "
+                f"{outcome.points} points{team}."
+            )
+        if t == Termination.VOID_TIE:
+            return "Result: blocked with the lowest count shared: nobody scores."
+        if t == Termination.REDEAL_TIE:
+            return "Result: blocked with the lowest count shared: the hand is dealt again."
+        return "Result: nobody could lead: the hand is dealt again."
+
+    def run(self) -> None:
+        while True:
+            self.play_hand()
+            outcome = self.state.hand.outcome
+            assert outcome is not None
+            self.show_outcome(outcome)
+            if self.match_mode:
+                self.say(self.score_line(self.state.totals))
+            if self.state.is_over:
+                self.say(self.match_result())
+                return
+            if not self.match_mode and not outcome.redeal:
+                return
+            answer = self.ask("Press Enter for the next hand (q to quit): ")
+            if answer.strip().lower() in ("q", "quit", "exit"):
+                raise Quit("You left the game.")
+            self.state = self.state.next_hand()
+            self.hand_no += 1
+
+    def match_result(self) -> str:
+        winners = self.state.winners or ()
+        totals = self.state.totals
+        names = " and ".join(self.side_name(s) for s in winners)
+        mine = self.seat % 2 if self.rules.teams else self.seat
+        verdict = "You win the match!" if mine in winners else "You lose the match."
+        if len(winners) > 1:
+            verdict = "The match is shared." if mine in winners else verdict
+        scores = " to ".join(str(t) for t in sorted(totals, reverse=True))
+        return (
+            f"Match over: {names} {'wins' if len(winners) == 1 else 'share'} ({scores}). {verdict}"
+        )
+
+
+def matador_names(rules: Rules) -> str:
+    s = rules.link_sum
+    return ", ".join(
+        ["0-0", *(f"{a}-{s - a}" for a in range(1, s // 2 + 1) if s - a <= rules.set_max)]
+    )
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Play Matador in the terminal against bots: a hand, or a match to the "
+        "target. Type a move's number, its text form, ? for help or q to quit.",
+    )
+    parser.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    parser.add_argument(
+        "--level",
+        default="trained",
+        choices=list(LEVELS),
+        help="the bots' level, weakest first: "
+        + "; ".join(f"{k}: {v}" for k, v in LEVELS.items())
+        + " (default trained)",
+    )
+    parser.add_argument("--players", type=int, help="number of players (default: the preset's)")
+    parser.add_argument("--teams", action="store_true", help="four players as two partnerships")
+    parser.add_argument("--match", action="store_true", help="play hands to the match target")
+    parser.add_argument("--target", type=int, help="the match target (default: the preset's)")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--seed", type=int, help="replay the same deals and bot moves")
+    return parser
+
+
+def make_rules(args: argparse.Namespace) -> Rules:
+    overrides: dict[str, object] = {}
+    if args.players is not None:
+        overrides["players"] = args.players
+    if args.teams:
+        overrides["teams"] = True
+    if args.target is not None:
+        overrides["target_score"] = args.target
+    return Rules.preset(args.preset, **overrides)
+
+
+def describe_rules(args: argparse.Namespace, rules: Rules) -> str:
+    text = f"{args.preset}, {rules.players} players"
+    if rules.teams:
+        text += " in teams"
+    if args.match or args.target is not None:
+        text += f", target {rules.target_score}"
+    return text
+
+
+def available_levels(rules: Rules) -> list[str]:
+    trained_ok = rules.preset_name() in shipped_presets()
+    return [lv for lv in LEVELS if lv in ("random", "greedy") or trained_ok]
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the game; returns the exit code. ``stdin``/``stdout``/``stderr`` default to
+    the process's; tests pass ``io.StringIO`` objects."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rules = make_rules(args)
+    except RulesError as exc:
+        err.write(f"{PROG}: error: impossible rules: {exc}\n")
+        return 2
+    if not 0 <= args.seat < rules.players:
+        err.write(f"{PROG}: error: --seat must be from 0 to {rules.players - 1}\n")
+        return 2
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
+    bots: dict[int, Bot] = {}
+    try:
+        for seat in range(rules.players):
+            if seat != args.seat:
+                bots[seat] = load_bot(args.level, rules=rules, seed=derive_seed(seed, -1 - seat))
+    except BotError as exc:
+        works = ", ".join(available_levels(rules))
+        err.write(
+            f"{PROG}: error: level {args.level!r} is not available for "
+            f"{describe_rules(args, rules)}.\n"
+            f"  {exc}\n"
+            f"  A trained bot plays exactly its preset's rules ({', '.join(shipped_presets())}), "
+            "without --players, --teams or --target changes.\n"
+            f"  Levels that play these rules: {works}. "
+            f"E.g.: {PROG} --preset {args.preset} --level greedy\n"
+        )
+        return 2
+
+    interactive = stdin is None and stdout is None
+    source = stdin or sys.stdin
+    echo = not _isatty(source)
+
+    def ask(prompt: str) -> str | None:
+        if interactive and not echo:
+            try:
+                return input(prompt)
+            except EOFError:
+                out.write("\n")
+                return None
+        out.write(prompt)
+        out.flush()
+        line = source.readline()
+        if not line:
+            out.write("\n")
+            return None
+        line = line.rstrip("\r\n")
+        if echo:  # a transcript reads like the session it was
+            out.write(line + "\n")
+        return line
+
+    label = describe_rules(args, rules) + f", bots: {args.level}"
+    out.write(
+        f"Matador: {label}. You are P{args.seat}. Seed {seed} (replay with --seed {seed}).\n"
+        "Type ? for help, q to quit.\n"
+    )
+    game = TerminalGame(rules, bots, args.seat, seed, args.match, out, ask, label)
+    try:
+        game.run()
+    except Quit as exc:
+        out.write(f"{exc} Bye.\n")
+    except KeyboardInterrupt:
+        out.write("\nInterrupted. Bye.\n")
+        out.flush()
+        return 130
+    out.flush()
+    return 0
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
