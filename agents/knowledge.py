@@ -72,6 +72,12 @@ class Tables:
             & ~self.matador
             for v in range(rules.set_max + 1)
         )
+        # halves[i]: the halves of tile i that answer some end (1..N), for the
+        # rollout's count of the end values a hand answers.
+        self.halves = tuple(
+            tuple(sorted({h for h in (t.low, t.high) if h})) if t.pips not in (0, self.S) else ()
+            for t in self.tiles
+        )
         # has[v]: tiles with a half v (kept in hand, they answer ends showing S - v).
         self.has = tuple(
             sum(1 << i for i, t in enumerate(self.tiles) if v in (t.low, t.high))
@@ -356,8 +362,9 @@ class Knowledge:
 
     def _mix(self, rng: random.Random, hands: list[int], rest: list[int]) -> None:
         seats = self.hidden_seats
-        if len(seats) == 1 and not self.void[seats[0]] and not self.soft[seats[0]]:
-            return  # already uniform
+        if len(seats) == 1 and not self.soft[seats[0]]:
+            # One hidden hand drawn uniformly from the tiles it may hold: already uniform.
+            return
         holders = [s for s in seats if self.sizes[s] > 0]
         if not holders:
             return

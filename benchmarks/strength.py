@@ -1,6 +1,6 @@
 """Strength benchmarks: fixed pairings on the standard preset, printed with their bars.
 
-``python -m benchmarks.strength [--workers N] [--seed S] [--search SPEC] [--quick]``
+``python -m benchmarks.strength [--workers N] [--seed S] [--search SPEC] [--quick] [--only P]``
 
 =====================  ==========================================================
 pairing                bar
@@ -14,7 +14,9 @@ search vs expert       at least +4 points per hand, significant at 95%, over at
 Every pairing is played on duplicate deals by the arena (:mod:`evaluate.arena`):
 each deal twice, the agents swapping seats, so the luck of the deal cancels; the
 95% intervals are over per-deal means. Figures, not tests: the bars are printed
-beside the measurements, met or not. ``--quick`` plays a tenth of the deals.
+beside the measurements, met or not. ``--quick`` plays a tenth of the deals;
+``--only`` runs some pairings only (``--only search`` the last; names: ``random``,
+``greedy``, ``search``, repeatable).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from matador_env.engine import Rules
 
 @dataclass(frozen=True)
 class Bench:
+    key: str
+    """The name ``--only`` selects it by."""
     a: str
     b: str
     deals: int
@@ -43,9 +47,9 @@ class Bench:
 def benches(search: str, quick: bool) -> list[Bench]:
     f = 10 if quick else 1
     return [
-        Bench("expert", "random", 2000 // f, min_win=0.62, min_points=13.0),
-        Bench("expert", "greedy", 2000 // f, min_win=0.55),
-        Bench(search, "expert", 1500 // f, min_points=4.0, significant=True),
+        Bench("random", "expert", "random", 2000 // f, min_win=0.62, min_points=13.0),
+        Bench("greedy", "expert", "greedy", 2000 // f, min_win=0.55),
+        Bench("search", search, "expert", 1500 // f, min_points=4.0, significant=True),
     ]
 
 
@@ -73,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--search", default="search", help="the search agent's spec")
     parser.add_argument("--quick", action="store_true", help="a tenth of the deals")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("random", "greedy", "search"),
+        help="run this pairing only (repeatable): expert vs random, expert vs greedy, "
+        "search vs expert",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false")
     args = parser.parse_args(argv)
     rules = Rules.preset("standard")
@@ -81,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     print("duplicate deals: each deal played twice, the agents swapping seats; 95% CIs over deals")
     total = time.perf_counter()
     for b in benches(args.search, args.quick):
+        if args.only and b.key not in args.only:
+            continue
         plan = RunPlan(rules, [Pairing(b.a, b.b)], b.deals, 0, args.seed)
         bar = None
         if args.progress:

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+import agents.search as search_module
 from agents import (
     AgentSpecError,
     ExpertAgent,
@@ -47,7 +48,7 @@ def tile(text: str) -> Tile:
 
 def test_known_specs_build_their_agents() -> None:
     names = [s.split("[")[0].split(":")[0] for s in known_specs()]
-    assert names == ["random", "greedy", "expert", "policy", "search"]
+    assert names == ["random", "greedy", "expert", "policy", "bot", "search"]
     assert isinstance(make_agent("random"), RandomAgent)
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("expert"), ExpertAgent)
@@ -312,8 +313,9 @@ def test_expert_team_play_beats_greedy_teams() -> None:
 # -- the search -------------------------------------------------------------------------------
 
 
-def test_search_is_reproducible_from_view_and_rng() -> None:
-    rules = Rules()
+@pytest.mark.parametrize("preset", ["standard", "leiden"])  # bit-mask and engine playouts
+def test_search_is_reproducible_from_view_and_rng(preset: str) -> None:
+    rules = Rules.preset(preset)
     agent = make_agent("search:samples=6")
     state = HandState.deal(rules, 11)
     seen = 0
@@ -341,3 +343,72 @@ def test_search_beats_random() -> None:
                 total += out.points if out.winning_side == seat else -out.points
         diffs.append(total / 2)
     assert sum(diffs) / len(diffs) > 8.0
+
+
+LINE_VARIANTS = sorted(k for k, r in VARIANTS.items() if search_module.LineRollout.applies(r))
+
+
+@pytest.mark.parametrize("variant", LINE_VARIANTS)
+def test_line_rollouts_play_as_the_engine_rollouts(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bit-mask playouts follow the rules and the policy of the engine's playouts.
+
+    With whole-number weights and no jitter, scores tie only where they truly tie and
+    both pick the same move at every turn, so they must end every hand alike.
+    """
+    for name in dir(search_module):
+        if name.startswith("_X_"):
+            monkeypatch.setattr(search_module, name, float(round(getattr(search_module, name) * 8)))
+    monkeypatch.setattr(search_module, "_JITTER", 0.0)
+    rules = VARIANTS[variant]
+    tb = tables(rules)
+    line = search_module.LineRollout(tb)
+    expert = ExpertAgent()
+    side = rules.side_of(0)
+    compared = 0
+    for k in range(60):
+        state = HandState.deal(rules, 20_000 + k)
+        rng = random.Random(k)
+        for _ in range(rng.randrange(1, 10)):
+            if state.is_over:
+                break
+            state = state.apply(expert.act(state.view(state.to_move), rng))
+        if state.is_over or not state.ends or state.draws_this_turn or state.passes_in_row:
+            continue
+        outcome = search_module.rollout(state, tb, random.Random(k))
+        want = search_module.utility(outcome, side, rules.sides)
+        got = line.rollout(
+            [state.hand_mask(s) for s in range(rules.players)],
+            [e.value for e in state.ends],
+            [t.index for t in state.boneyard],
+            0,
+            state.to_move,
+            0,
+            tb.mask_of(state.layout),
+            side,
+            random.Random(k),
+        )
+        assert got == want, (k, state)
+        compared += 1
+    assert compared >= 20
+
+
+def test_search_plays_a_lone_candidate_without_sampling() -> None:
+    """Moves that differ in name only (a matador on either of two ends showing 0, the
+    same outward number) are one candidate, played without a search."""
+    rules = Rules()
+    agent = SearchAgent(samples=4)
+    for k in range(200):
+        state = HandState.deal(rules, 30_000 + k)
+        rng = random.Random(k)
+        while not state.is_over:
+            view = state.view(state.to_move)
+            move, values = (
+                agent.evaluate(view, random.Random(0)) if len(view.legal_moves) > 1 else (None, [])
+            )
+            if len(values) == 1:
+                assert values == [(move, 0.0)]
+                return
+            state = state.apply(view.legal_moves[rng.randrange(len(view.legal_moves))])
+    pytest.fail("no position with a lone candidate")

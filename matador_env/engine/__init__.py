@@ -20,7 +20,15 @@ from .render import (
     replay,
 )
 from .rules import PRESETS, Rules, RulesError
-from .state import Event, HandState, IllegalMoveError, Outcome, SeatView, Termination
+from .state import (
+    Event,
+    HandState,
+    IllegalMoveError,
+    Outcome,
+    SeatView,
+    Termination,
+    blocked_points,
+)
 from .tiles import (
     BLANK,
     BRANCH,
@@ -68,6 +76,7 @@ __all__ = [
     "render_layout",
     "render_table",
     "replay",
+    "blocked_points",
     "set_tiles",
     "tile_count",
 ]

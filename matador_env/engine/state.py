@@ -24,6 +24,7 @@ __all__ = [
     "Event",
     "SeatView",
     "IllegalMoveError",
+    "blocked_points",
 ]
 
 
@@ -953,6 +954,19 @@ def _domino_outcome(t: _Tables, hands: tuple[int, ...], seat: int) -> Outcome:
     return Outcome(Termination.DOMINO, seat, side, points, counts)
 
 
+def blocked_points(scoring: str, low: int, others: int) -> int:
+    """What the side with the lowest count ``low`` scores in a blocked hand.
+
+    ``others`` is the other sides' combined count; ``scoring`` is
+    ``Rules.blocked_scoring``. Shared with the search agent's fast playouts.
+    """
+    if scoring == "others_minus_own":
+        return others - low
+    if scoring == "others":
+        return others
+    return others + low
+
+
 def _blocked_outcome(t: _Tables, hands: tuple[int, ...]) -> Outcome:
     rules = t.rules
     counts = _counts(t, hands)
@@ -965,14 +979,7 @@ def _blocked_outcome(t: _Tables, hands: tuple[int, ...]) -> Outcome:
         term = Termination.VOID_TIE if rules.tie == "void" else Termination.REDEAL_TIE
         return Outcome(term, None, None, 0, counts)
     side = lowest[0]
-    others = sum(side_counts) - low
-    scoring = rules.blocked_scoring
-    if scoring == "others_minus_own":
-        points = others - low
-    elif scoring == "others":
-        points = others
-    else:
-        points = others + low
+    points = blocked_points(rules.blocked_scoring, low, sum(side_counts) - low)
     # The winning seat: with teams the partner with the lower count (ties: lower seat).
     members = [s for s in range(rules.players) if rules.side_of(s) == side]
     winner = min(members, key=lambda s: (counts[s], s))
