@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,6 +38,8 @@ TINY = [
     "32",
     "--eval-workers",
     "1",
+    "--bc-decisions",
+    "0",
     "--no-progress",
 ]
 
@@ -57,8 +60,10 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
         "--timesteps", "1024", "--out", str(run), "--snapshot-every", "512",
         "--checkpoint-every", "512", "--eval-every", "512", "--eval-hands", "4",
         "--final-eval-hands", "6", "--baselines", "random:1,expert:1",
+        "--bc-decisions", "600", "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "warm start (expert)" in done.stdout
     for name in ("args.json", "summary.json", "summary.md", "learning_curve.png"):
         assert (run / name).is_file(), name
     for folder in ("best", "final", "checkpoint", "pool/step_512", "pool/step_1024"):
@@ -67,7 +72,10 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
     assert summary["steps"] == 1024
     assert set(summary["final_evaluation"]) == {"random", "expert"}
     assert summary["final_evaluation"]["random"]["deals"] == 6
-    assert len(summary["evaluations"]) == 2
+    # The warm start is evaluated at step 0, then every 512 steps.
+    assert [e["steps"] for e in summary["evaluations"]] == [0, 512, 1024]
+    assert summary["pretrain"]["decisions"] == 600
+    assert (run / "pretrain" / "chunk_0000_600.npz").is_file()
     assert (run / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The exported policy is an agent of the arena and plays legal moves.
     agent = make_agent(f"policy:{run / 'best'}")
@@ -117,10 +125,53 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert again.returncode != 0 and "--resume" in again.stderr
 
 
+def test_a_run_stopped_in_its_warm_start_resumes_with_the_data_it_had(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    bc = ["--bc-decisions", "300", "--bc-teacher", "expert", "--bc-epochs", "1"]
+    first = _train("--timesteps", "256", "--out", str(run), "--eval-every", "0",
+                   "--final-eval-hands", "2", *bc)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    # As if stopped after collecting, before the first checkpoint: only args and data.
+    chunk = run / "pretrain" / "chunk_0000_300.npz"
+    stamp = chunk.stat().st_mtime_ns
+    for name in ("checkpoint", "best", "final"):
+        shutil.rmtree(run / name)
+    (run / "summary.json").unlink()
+    done = _train("--resume", str(run))
+    assert done.returncode == 0, done.stderr
+    assert chunk.stat().st_mtime_ns == stamp  # the collected decisions were reused
+    assert json.loads((run / "summary.json").read_text())["steps"] == 256
+
+
 def test_resume_of_a_folder_without_a_run_is_refused(tmp_path: Path) -> None:
     done = _train("--resume", str(tmp_path))
     assert done.returncode != 0
     assert "no args.json" in done.stderr
+
+
+def test_cloned_decisions_are_reproducible_and_reused(tmp_path: Path) -> None:
+    from train.pretrain import collect
+
+    def get() -> dict[str, np.ndarray]:
+        return collect(
+            tmp_path / "pre", "standard", "expert", "random", 300, seed=4, gamma=0.99,
+            reward_scale=0.05, workers=1, progress=False,
+        )  # fmt: skip
+
+    first = get()
+    assert first["obs"].shape == (300, encoding_for(Rules.preset("standard")).obs_size)
+    # Every recorded action is legal, and the returns are those of hands of points.
+    assert first["mask"][np.arange(300), first["action"]].all()
+    assert np.abs(first["ret"]).max() > 0
+    chunk = tmp_path / "pre" / "chunk_0000_300.npz"
+    stamp = chunk.stat().st_mtime_ns
+    again = get()  # reuses the chunk on disk
+    assert chunk.stat().st_mtime_ns == stamp
+    chunk.unlink()
+    fresh = get()  # collected again from the same seed: the same decisions
+    for key in first:
+        assert np.array_equal(first[key], again[key])
+        assert np.array_equal(first[key], fresh[key])
 
 
 @pytest.fixture(scope="module")

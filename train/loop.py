@@ -177,6 +177,10 @@ class Trainer:
             state = {}
             self.resumed_from = 0
         self.best: float | None = state.get("best")
+        self.pretrain: dict[str, Any] | None = state.get("pretrain")
+        # A run without a checkpoint starts with the warm start (when asked for); until
+        # it is done there is nothing worth a checkpoint.
+        self.warm = self.resumed_from > 0 or (self.ckpt_dir / "model.zip").is_file()
         self.evaluations: list[dict[str, Any]] = state.get("evaluations", [])
         self.started = time.time()
         self._bar: Any = None
@@ -199,6 +203,8 @@ class Trainer:
     # -- the loop ---------------------------------------------------------------------
 
     def learn(self) -> None:
+        if not self.warm:
+            self.warm_start()
         remaining = self.args.timesteps - self.steps
         if self.resumed_from:
             print(f"resuming {self.run_dir} at step {self.steps} of {self.args.timesteps}")
@@ -218,6 +224,44 @@ class Trainer:
             tb_log_name="ppo",
         )
         self.save_checkpoint()
+
+    def warm_start(self) -> None:
+        """Behaviour cloning of the teacher (train/pretrain.py), then a checkpoint and an
+        evaluation at step 0; nothing when ``--bc-decisions`` is 0."""
+        args = self.args
+        if args.bc_decisions > 0:
+            from .pretrain import collect, fit
+
+            data = collect(
+                self.run_dir / "pretrain",
+                preset=args.preset,
+                teacher=args.bc_teacher,
+                opponent=args.bc_opponent,
+                decisions=args.bc_decisions,
+                seed=args.seed,
+                gamma=args.gamma,
+                reward_scale=args.reward_scale,
+                workers=args.bc_workers,
+                progress=args.progress,
+            )
+            self.pretrain = fit(
+                self.model.policy,
+                data,
+                epochs=args.bc_epochs,
+                batch_size=args.bc_batch_size,
+                learning_rate=args.bc_learning_rate,
+                vf_coef=args.bc_vf_coef,
+                seed=args.seed,
+                progress=args.progress,
+            )
+            self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
+            print(f"warm start ({args.bc_teacher}): {json.dumps(self.pretrain)}", flush=True)
+        self.warm = True
+        if args.bc_decisions > 0:
+            self.save_checkpoint()
+            if args.eval_every > 0:
+                self.periodic_evaluation()
+                self.save_checkpoint()
 
     def on_step(self, infos: Any) -> None:
         for info in infos:
@@ -257,12 +301,22 @@ class Trainer:
         save_sb3(self.model, folder / "model.zip")
         export_policy(self.model.policy, self.rules, folder, self.provenance())
 
-    def save_checkpoint(self) -> None:
+    def save_checkpoint(self) -> bool:
+        """Write the checkpoint (model and state); False (nothing written) while the
+        warm start is unfinished."""
+        if not self.warm:
+            return False
         save_sb3(self.model, self.ckpt_dir / "model.zip")
         atomic_write_json(
             self.ckpt_dir / "state.json",
-            {"steps": self.steps, "best": self.best, "evaluations": self.evaluations},
+            {
+                "steps": self.steps,
+                "best": self.best,
+                "evaluations": self.evaluations,
+                "pretrain": self.pretrain,
+            },
         )
+        return True
 
     def snapshot(self) -> None:
         export_policy(
@@ -278,11 +332,16 @@ class Trainer:
             current, self.rules, self.args.eval_hands, self.args.seed, self.args.eval_workers
         )
         record = {"steps": self.steps, "elapsed": round(time.time() - self.started, 1)}
+        # SB3 makes its logger when learning starts: the evaluation after the warm start
+        # (step 0) comes before, and is in evaluations.jsonl only.
+        logger = getattr(self.model, "_logger", None)
         for opp, fig in figures.items():
             for key, value in fig.items():
                 record[f"{opp}/{key}"] = value
-                self.model.logger.record(f"eval/{opp}_{key}", value)
-        self.model.logger.dump(self.steps)
+                if logger is not None:
+                    logger.record(f"eval/{opp}_{key}", value)
+        if logger is not None:
+            logger.dump(self.steps)
         self.evaluations.append(record)
         atomic_write_text(
             self.run_dir / "evaluations.jsonl",
@@ -327,6 +386,7 @@ class Trainer:
             "minutes": round((time.time() - self.started) / 60, 1),
             "best_policy": str(self.run_dir / "best"),
             "final_evaluation": figures,
+            "pretrain": self.pretrain,
             "evaluations": self.evaluations,
         }
         atomic_write_json(self.run_dir / "summary.json", summary)

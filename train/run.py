@@ -4,6 +4,8 @@ One run writes everything into its folder (``runs/{exp}__{preset}__{seed}__{time
 unless ``--out`` names it)::
 
     args.json            the arguments (also a table in TensorBoard)
+    pretrain/            the teacher's decisions cloned before PPO (--bc-decisions,
+                         see pretrain.py), collected in chunks an interrupted run reuses
     checkpoint/          model.zip + state.json, rewritten atomically every
                          --checkpoint-every steps; --resume continues from here
     pool/step_<N>/       frozen snapshots of the learner (opponents, see selfplay.py)
@@ -42,9 +44,10 @@ class TrainArgs:
     """Rules preset to train on (see matador_env.engine.PRESETS)."""
     seed: int = 1
     """Seed of the model, the environments and the evaluations."""
-    timesteps: int = 1_500_000
-    """Total learner steps of the run (a resumed run counts the steps it had). The
-    default recipe, 1.5M steps, takes about 28 minutes on two cores."""
+    timesteps: int = 1_800_000
+    """Total learner steps of PPO (a resumed run counts the steps it had; the warm
+    start counts none). The default recipe, warm start and 1.8M steps, fits in an
+    hour on two cores (see README, Training)."""
     out: str | None = None
     """Run folder; default runs/{exp_name}__{preset}__{seed}__{unix time}."""
     resume: str | None = None
@@ -58,15 +61,16 @@ class TrainArgs:
     """Minibatch size of the PPO update."""
     n_epochs: int = 6
     """Passes over each rollout."""
-    learning_rate: float = 3e-4
-    """Adam step size."""
+    learning_rate: float = 1e-4
+    """Adam step size (small, with --clip-range, so that PPO refines the warm start
+    instead of unlearning it)."""
     gamma: float = 0.995
     """Discount (a hand is about 15 learner decisions)."""
     gae_lambda: float = 0.95
     """GAE lambda."""
-    clip_range: float = 0.2
+    clip_range: float = 0.1
     """PPO clip range."""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.003
     """Entropy bonus."""
     net_arch: str = "256,256"
     """Hidden layer sizes of the policy and value networks."""
@@ -74,7 +78,7 @@ class TrainArgs:
     """Environment reward: score, win or normalised."""
     reward_scale: float = 0.05
     """Multiplier on the reward given to PPO (points per hand run to about 60)."""
-    baselines: str = "expert:0.6,greedy:0.2,random:0.2"
+    baselines: str = "expert:0.8,greedy:0.1,random:0.1"
     """Baseline opponents and their weights, name:weight pairs."""
     snapshot_every: int = 100_000
     """Steps between frozen snapshots of the learner added to the opponent pool."""
@@ -99,6 +103,26 @@ class TrainArgs:
     (measured: 2 threads made a run about 10x slower while another process was busy)."""
     progress: bool = True
     """Show a progress bar."""
+    bc_decisions: int = -1
+    """Warm start: decisions of the teacher to clone before PPO (0: none, PPO starts
+    from a random network; -1: a twelfth of --timesteps, 150,000 for the default
+    recipe, fixed in args.json when the run starts). See train/pretrain.py."""
+    bc_teacher: str = "search:samples=16"
+    """Agent spec of the teacher whose moves are cloned: the determinized search
+    (about 3 ms a move, stronger than expert), or e.g. expert (0.1 ms a move)."""
+    bc_opponent: str = "expert"
+    """Agent spec of the opponent the teacher plays while its decisions are collected."""
+    bc_epochs: int = 8
+    """Passes over the cloned decisions."""
+    bc_batch_size: int = 512
+    """Minibatch size of the cloning fit."""
+    bc_learning_rate: float = 1e-3
+    """Adam step size of the cloning fit (cosine-decayed to zero over the fit)."""
+    bc_vf_coef: float = 0.5
+    """Weight of the value head's squared error (against the discounted return) in the
+    cloning loss."""
+    bc_workers: int = 2
+    """Processes collecting the teacher's decisions."""
 
 
 def run_name(args: TrainArgs) -> str:
@@ -120,8 +144,6 @@ def train(args: TrainArgs) -> Path:
         saved = run_dir / "args.json"
         if not saved.is_file():
             sys.exit(f"--resume {run_dir}: no args.json there; is it a training run folder?")
-        if not (run_dir / "checkpoint" / "model.zip").is_file():
-            sys.exit(f"--resume {run_dir}: no checkpoint yet; start the run again instead")
         stored = json.loads(saved.read_text())
         given = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
         default = TrainArgs()
@@ -137,6 +159,8 @@ def train(args: TrainArgs) -> Path:
             sys.exit(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
         run_dir.mkdir(parents=True, exist_ok=True)
         args.out = str(run_dir)
+        if args.bc_decisions < 0:
+            args.bc_decisions = args.timesteps // 12
         atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
     trainer = Trainer(args, run_dir)
     # SIGTERM (a scheduler stopping the job) is handled like Ctrl-C: save, then stop.
@@ -144,9 +168,10 @@ def train(args: TrainArgs) -> Path:
     try:
         trainer.learn()
     except KeyboardInterrupt:
-        trainer.save_checkpoint()
+        saved = trainer.save_checkpoint()
+        what = "checkpoint saved" if saved else "warm start unfinished, its collected data kept"
         print(
-            f"\ninterrupted at step {trainer.steps}; checkpoint saved. "
+            f"\ninterrupted at step {trainer.steps}; {what}. "
             f"Continue with: python -m train --resume {run_dir}",
             file=sys.stderr,
         )

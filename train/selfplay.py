@@ -30,7 +30,7 @@ from matador_env.engine import Move, SeatView
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import OnnxPolicy, load_policy
 
-DEFAULT_BASELINES = {"expert": 0.6, "greedy": 0.2, "random": 0.2}
+DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
 
 def snapshot_dirs(pool_dir: Path) -> list[Path]:
