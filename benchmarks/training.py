@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, run
 from matador_env.engine import Rules
 
@@ -92,10 +93,13 @@ def main() -> None:
     for f in figures:
         print(json.dumps({"policy": policy, **f}), flush=True)
     e, r = figures
+    # Lower ends of the 95% intervals of the points per hand.
+    expert_low = e["hand_points"] - e["hand_points_ci95"]
+    random_low = r["hand_points"] - r["hand_points_ci95"]
     verdict = {
         "matches_vs_expert_at_least_55%": e.get("match_win_rate", 0) >= 0.55,
-        "points_vs_expert_significantly_positive": e["hand_points"] - e["hand_points_ci95"] > 0,
-        "points_vs_random_at_least_13": r["hand_points"] - r["hand_points_ci95"] >= 13.0,
+        "points_vs_expert_significantly_positive": expert_low > 0,
+        "points_vs_random_at_least_13": random_low >= EXPERT_VS_RANDOM_MIN_POINTS,
     }
     if minutes is not None:
         verdict["trained_within_60_minutes"] = minutes <= 60.0

@@ -155,6 +155,7 @@ class Trainer:
             )
             state = json.loads(state_file.read_text()) if state_file.is_file() else {}
             self.resumed_from = self.model.num_timesteps
+            self.warm = True
         else:
             arch = [int(x) for x in args.net_arch.split(",") if x.strip()]
             self.model = MaskablePPO(
@@ -176,11 +177,11 @@ class Trainer:
             )
             state = {}
             self.resumed_from = 0
+            # A fresh model starts with the warm start (when asked for); until it is
+            # done there is nothing worth a checkpoint.
+            self.warm = False
         self.best: float | None = state.get("best")
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
-        # A run without a checkpoint starts with the warm start (when asked for); until
-        # it is done there is nothing worth a checkpoint.
-        self.warm = self.resumed_from > 0 or (self.ckpt_dir / "model.zip").is_file()
         self.evaluations: list[dict[str, Any]] = state.get("evaluations", [])
         self.started = time.time()
         self._bar: Any = None
@@ -229,39 +230,42 @@ class Trainer:
         """Behaviour cloning of the teacher (train/pretrain.py), then a checkpoint and an
         evaluation at step 0; nothing when ``--bc-decisions`` is 0."""
         args = self.args
-        if args.bc_decisions > 0:
-            from .pretrain import collect, fit
+        if args.bc_decisions <= 0:
+            self.warm = True
+            return
+        from .pretrain import collect, fit
 
-            data = collect(
-                self.run_dir / "pretrain",
-                preset=args.preset,
-                teacher=args.bc_teacher,
-                opponent=args.bc_opponent,
-                decisions=args.bc_decisions,
-                seed=args.seed,
-                gamma=args.gamma,
-                reward_scale=args.reward_scale,
-                workers=args.bc_workers,
-                progress=args.progress,
-            )
-            self.pretrain = fit(
-                self.model.policy,
-                data,
-                epochs=args.bc_epochs,
-                batch_size=args.bc_batch_size,
-                learning_rate=args.bc_learning_rate,
-                vf_coef=args.bc_vf_coef,
-                seed=args.seed,
-                progress=args.progress,
-            )
-            self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
-            print(f"warm start ({args.bc_teacher}): {json.dumps(self.pretrain)}", flush=True)
+        data = collect(
+            self.run_dir / "pretrain",
+            preset=args.preset,
+            teacher=args.bc_teacher,
+            opponent=args.bc_opponent,
+            decisions=args.bc_decisions,
+            seed=args.seed,
+            gamma=args.gamma,
+            reward_scale=args.reward_scale,
+            workers=args.bc_workers,
+            progress=args.progress,
+        )
+        self.pretrain = fit(
+            self.model.policy,
+            data,
+            epochs=args.bc_epochs,
+            batch_size=args.bc_batch_size,
+            learning_rate=args.bc_learning_rate,
+            vf_coef=args.bc_vf_coef,
+            seed=args.seed,
+            progress=args.progress,
+        )
+        self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
+        print(f"warm start ({args.bc_teacher}): {json.dumps(self.pretrain)}", flush=True)
+        # Only now is the model worth a checkpoint: one interrupted before this point
+        # restarts the warm start (reusing the collected decisions).
         self.warm = True
-        if args.bc_decisions > 0:
+        self.save_checkpoint()
+        if args.eval_every > 0:
+            self.periodic_evaluation()
             self.save_checkpoint()
-            if args.eval_every > 0:
-                self.periodic_evaluation()
-                self.save_checkpoint()
 
     def on_step(self, infos: Any) -> None:
         for info in infos:

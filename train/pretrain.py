@@ -52,8 +52,19 @@ class ChunkJob:
     path: str
 
 
+def _discounted(rewards: list[float], gamma: float) -> list[float]:
+    """The discounted return after each step of an episode (as PPO's critic sees it)."""
+    out = [0.0] * len(rewards)
+    ret = 0.0
+    for i in range(len(rewards) - 1, -1, -1):
+        ret = rewards[i] + gamma * ret
+        out[i] = ret
+    return out
+
+
 def _collect_chunk(job: ChunkJob) -> str:
-    """Play hands until ``job.decisions`` decisions of the learner's seat are recorded."""
+    """Play whole hands until ``job.decisions`` decisions of the learner's seat are
+    recorded; the last hand's surplus decisions are dropped."""
     from agents import make_agent
     from matador_env.gym_env import MatadorSingleEnv
 
@@ -61,43 +72,36 @@ def _collect_chunk(job: ChunkJob) -> str:
     teacher = make_agent(job.teacher)
     opponent = make_agent(job.opponent)
     env = MatadorSingleEnv(preset=job.preset, opponents=opponent)
-    index = env.encoding.index
     rng = random.Random(job.seed)
-    n_obs = env.observation_space.shape[0]
-    n_act = int(env.action_space.n)
-    obs_buf = np.zeros((job.decisions, n_obs), np.float32)
-    mask_buf = np.zeros((job.decisions, n_act), np.bool_)
-    act_buf = np.zeros(job.decisions, np.int64)
-    ret_buf = np.zeros(job.decisions, np.float32)
-    n = 0
+    obs_rows: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    returns: list[float] = []
     episode = 0
-    while n < job.decisions:
+    while len(actions) < job.decisions:
         obs, _ = env.reset(seed=job.seed * 1_000_003 + episode)
         episode += 1
-        start = n
         rewards: list[float] = []
         done = False
         while not done:
-            move = teacher.act(env.game.view(env.seat), rng)
-            action = index[move]
-            if n < job.decisions:
-                obs_buf[n] = obs
-                mask_buf[n] = env.action_masks()
-                act_buf[n] = action
-            n += 1
+            action = env.encoding.encode_action(teacher.act(env.game.view(env.seat), rng))
+            obs_rows.append(obs)
+            masks.append(env.action_masks())
+            actions.append(action)
             obs, reward, done, _, _ = env.step(action)
             rewards.append(float(reward) * job.reward_scale)
-        # Discounted return after each decision of the episode (as PPO's critic sees it).
-        ret = 0.0
-        for i in range(len(rewards) - 1, -1, -1):
-            ret = rewards[i] + job.gamma * ret
-            if start + i < job.decisions:
-                ret_buf[start + i] = ret
+        returns.extend(_discounted(rewards, job.gamma))
     n = job.decisions
+    arrays = {
+        "obs": np.asarray(obs_rows[:n], np.float32),
+        "mask": np.asarray(masks[:n], np.bool_),
+        "action": np.asarray(actions[:n], np.int64),
+        "ret": np.asarray(returns[:n], np.float32),
+    }
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
-            np.savez(f, obs=obs_buf, mask=mask_buf, action=act_buf, ret=ret_buf)
+            np.savez(f, **arrays)
 
     atomic_write(job.path, write)
     return job.path
