@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 from sb3_contrib import MaskablePPO
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from agents import make_agent
 from matador_env.encoding import encoding_for
@@ -75,6 +76,11 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
     # The warm start is evaluated at step 0, then every 512 steps.
     assert [e["steps"] for e in summary["evaluations"]] == [0, 512, 1024]
     assert summary["pretrain"]["decisions"] == 600
+    # ... and each evaluation, the first included, is in TensorBoard.
+    events = EventAccumulator(str(run / "tb" / "ppo_0"))
+    events.Reload()
+    logged = [e.step for e in events.Scalars("eval/expert_points")]
+    assert logged == [0, 512, 1024]
     assert (run / "pretrain" / "chunk_0000_600.npz").is_file()
     assert (run / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The exported policy is an agent of the arena and plays legal moves.

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.utils import configure_logger
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
 from evaluate.arena import Pairing, RunPlan, run
@@ -150,9 +151,7 @@ class Trainer:
         tb = str(run_dir / "tb")
         state_file = self.ckpt_dir / "state.json"
         if args.resume and (self.ckpt_dir / "model.zip").is_file():
-            self.model = MaskablePPO.load(
-                self.ckpt_dir / "model.zip", env=self.venv, device="cpu", tensorboard_log=tb
-            )
+            self.model = MaskablePPO.load(self.ckpt_dir / "model.zip", env=self.venv, device="cpu")
             state = json.loads(state_file.read_text()) if state_file.is_file() else {}
             self.resumed_from = self.model.num_timesteps
             self.warm = True
@@ -170,7 +169,6 @@ class Trainer:
                 clip_range=args.clip_range,
                 ent_coef=args.ent_coef,
                 policy_kwargs={"net_arch": arch},
-                tensorboard_log=tb,
                 seed=args.seed,
                 device="cpu",
                 verbose=0,
@@ -180,6 +178,9 @@ class Trainer:
             # A fresh model starts with the warm start (when asked for); until it is
             # done there is nothing worth a checkpoint.
             self.warm = False
+        # The logger SB3 would make when learning starts (tb/ppo_0, continued by a resumed
+        # run), made now: the evaluation after the warm start comes before learning.
+        self.model.set_logger(configure_logger(0, tb, "ppo", reset_num_timesteps=False))
         self.best: float | None = state.get("best")
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
         self.evaluations: list[dict[str, Any]] = state.get("evaluations", [])
@@ -222,7 +223,6 @@ class Trainer:
             total_timesteps=remaining,
             callback=_Callback(self),
             reset_num_timesteps=False,
-            tb_log_name="ppo",
         )
         self.save_checkpoint()
 
@@ -336,16 +336,11 @@ class Trainer:
             current, self.rules, self.args.eval_hands, self.args.seed, self.args.eval_workers
         )
         record = {"steps": self.steps, "elapsed": round(time.time() - self.started, 1)}
-        # SB3 makes its logger when learning starts: the evaluation after the warm start
-        # (step 0) comes before, and is in evaluations.jsonl only.
-        logger = getattr(self.model, "_logger", None)
         for opp, fig in figures.items():
             for key, value in fig.items():
                 record[f"{opp}/{key}"] = value
-                if logger is not None:
-                    logger.record(f"eval/{opp}_{key}", value)
-        if logger is not None:
-            logger.dump(self.steps)
+                self.model.logger.record(f"eval/{opp}_{key}", value)
+        self.model.logger.dump(self.steps)
         self.evaluations.append(record)
         atomic_write_text(
             self.run_dir / "evaluations.jsonl",
