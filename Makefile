@@ -5,22 +5,34 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The browser test drives Debian's chromium (Playwright's own download needs the internet).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test lint bench golden clean
 
 $(PY):
+	@echo "Setting up .venv with the pinned stack from constraints.txt (a few minutes, once)..."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Reinstall whenever the declared or pinned dependencies change.
+# Reinstall whenever the declared or pinned dependencies change. torch goes first, from
+# the pin, so that nothing that depends on it (ray, tianshou) resolves an open range.
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve]"
+	@echo "Installing the pinned packages into .venv (torch CPU, SB3, Ray, Tianshou; a few minutes)..."
+	$(PY) -m pip install --quiet -c constraints.txt torch
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve,compat,browser]"
 	touch $(STAMP)
+
+$(CHROMIUM):
+	@echo "Installing Debian's chromium for the browser test (apt-get, once)..."
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
 
 demo: $(STAMP)
 	$(PY) -m evaluate.demo
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m mypy --strict matador_env/engine
 	$(PY) -m pytest -q
