@@ -12,7 +12,7 @@ from typing import Any
 from .arena import GameResult, Pairing
 from .stats import Estimate, bradley_terry, paired
 
-__all__ = ["PairingSummary", "Report", "summarize"]
+__all__ = ["PairingSummary", "Report", "aliases", "summarize"]
 
 
 @dataclass
@@ -68,32 +68,62 @@ class Report:
             "notes": self.notes,
         }
 
+    # -- names and counts -----------------------------------------------------------------
+
+    def aliases(self) -> dict[str, str]:
+        """A short name for each agent (:func:`aliases`); the legend gives the full ones."""
+        return aliases(self.agents)
+
+    def legend(self) -> list[str]:
+        """``alias = full name`` for every agent whose alias is not its name."""
+        return [f"{alias} = {name}" for name, alias in self.aliases().items() if alias != name]
+
+    def counts(self) -> str:
+        """Hands and deals per pairing, e.g. ``600 hands (300 deals x 2 seatings) and 30
+        matches per pairing``."""
+        s = self.settings
+        hands = max((p.hands for p in self.pairings), default=0)
+        deals, patterns = s.get("deals"), s.get("patterns")
+        text = f"{hands} hands"
+        if deals is not None and patterns is not None:
+            text += f" ({deals} deals x {patterns} seatings)"
+        matches = max((p.matches for p in self.pairings), default=0)
+        if matches:
+            text += f" and {matches} matches"
+        return text + " per pairing"
+
     # -- text -------------------------------------------------------------------------
 
     def table(self) -> str:
-        """The terminal table: one line per pairing, then the ratings."""
-        lines = []
+        """The terminal table: one line per pairing, then the ratings, then the legend of
+        the short names."""
+        alias = self.aliases()
+        w = max(len(a) for a in alias.values()) + 2
+        lines = [f"{self.counts()}; 95% confidence intervals over duplicate deals", ""]
         head = (
-            f"{'A':<22}{'B':<22}{'hands':>7}  {'A hand win % [95% CI]':<23}"
+            f"{'A':<{w}}{'B':<{w}}{'hands':>7}  {'A hand win % [95% CI]':<23}"
             f"{'A-B pts/hand [95% CI]':<25}{'matches':>8}  {'A match win % [95% CI]':<23}"
         )
         lines.append(head)
         lines.append("-" * len(head))
         for p in self.pairings:
             lines.append(
-                f"{_short(p.a, 21):<22}{_short(p.b, 21):<22}{p.hands:>7}  "
+                f"{alias[p.a]:<{w}}{alias[p.b]:<{w}}{p.hands:>7}  "
                 f"{_pct(p.win):<23}{_pts(p.points):<25}{p.matches:>8}  {_pct(p.match_win):<23}"
             )
         lines.append("")
         lines.append(
-            f"{'rating (Bradley-Terry, Elo scale)':<36}{'Elo':>7}{'ms/move':>10}{'ms/choice':>11}"
+            f"{'Elo':>7}{'ms/move':>10}{'ms/choice':>11}  rating (Bradley-Terry, Elo scale)"
         )
         for name, r in sorted(self.ratings.items(), key=lambda kv: -kv[1]):
             lines.append(
-                f"{_short(name, 35):<36}{r:>7.0f}{1000 * self.seconds_per_move.get(name, 0):>10.2f}"
-                f"{1000 * self.seconds_per_choice.get(name, 0):>11.2f}"
+                f"{r:>7.0f}{1000 * self.seconds_per_move.get(name, 0):>10.2f}"
+                f"{1000 * self.seconds_per_choice.get(name, 0):>11.2f}  {alias[name]}"
             )
-        return "\n".join(lines)
+        legend = self.legend()
+        if legend:
+            lines += ["", "agents:"] + [f"  {x}" for x in legend]
+        return "\n".join(line.rstrip() for line in lines)
 
     def markdown(self) -> str:
         s = {
@@ -105,8 +135,7 @@ class Report:
             "",
             f"- preset: `{s['preset']}`, rules: `{s['rules']}`",
             f"- agents: {', '.join(f'`{a}`' for a in self.agents)} ({s['mode']})",
-            f"- deals per pairing: {s['deals']} (each replayed for {s['patterns']} seat "
-            f"patterns), matches per pairing: {s['matches']}",
+            f"- {self.counts()}; every deal is played once in each seating (duplicate deals)",
             f"- master seed: {s['seed']} (reproduce: `{s['command']}`)",
             "",
             "## Pairings (from A's side; 95% confidence intervals over duplicate deals)",
@@ -149,54 +178,91 @@ class Report:
         return written
 
     def plot(self, path: Path) -> Path:
-        """Ratings (bars) and pairwise points per hand (matrix), as one PNG."""
+        """Every pairing from A's side, with its 95% interval as an error bar: points per
+        hand, hand win rate and (when matches were played) match win rate, as one PNG.
+        Long agent names are shortened to aliases, listed in full under the plots."""
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        names = sorted(self.agents, key=lambda a: -self.ratings.get(a, 0))
-        k = len(names)
-        fig, (ax1, ax2) = plt.subplots(
-            1, 2, figsize=(6 + 1.4 * k, 3 + 0.6 * k), gridspec_kw={"width_ratios": [1, 1.2]}
+        alias = self.aliases()
+        labels = [f"{alias[p.a]} vs {alias[p.b]}" for p in self.pairings]
+        panels: list[tuple[str, list[Estimate | None], float, float]] = [
+            ("A - B points per hand", [p.points for p in self.pairings], 1.0, 0.0),
+            ("A hand win %", [p.win for p in self.pairings], 100.0, 50.0),
+        ]
+        if any(p.match_win is not None for p in self.pairings):
+            panels.append(("A match win %", [p.match_win for p in self.pairings], 100.0, 50.0))
+        k = len(self.pairings)
+        legend = self.legend()
+        fig, axes = plt.subplots(
+            1,
+            len(panels),
+            figsize=(4 + 3.6 * len(panels), 2.2 + 0.45 * k + 0.22 * len(legend)),
+            sharey=True,
+            squeeze=False,
         )
-        ax1.barh(range(k), [self.ratings[a] - 1500 for a in names], left=1500, color="tab:blue")
-        ax1.set_yticks(range(k), [_short(a, 24) for a in names])
-        ax1.invert_yaxis()
-        ax1.axvline(1500, color="grey", lw=0.8)
-        ax1.set_xlabel("rating (Bradley-Terry, Elo scale)")
-        ax1.set_title("League rating")
-        idx = {a: i for i, a in enumerate(names)}
-        grid = [[float("nan")] * k for _ in range(k)]
-        for p in self.pairings:
-            if p.points is None:
-                continue
-            grid[idx[p.a]][idx[p.b]] = p.points.mean
-            grid[idx[p.b]][idx[p.a]] = -p.points.mean
-        finite = [abs(v) for row in grid for v in row if v == v]
-        lim = max(finite) if finite else 1.0
-        im = ax2.imshow(grid, cmap="RdBu", vmin=-lim, vmax=lim)
-        for i in range(k):
-            for j in range(k):
-                if grid[i][j] == grid[i][j]:
-                    v = grid[i][j]
-                    colour = "white" if abs(v) > 0.6 * lim else "black"
-                    ax2.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=8, color=colour)
-        ax2.set_xticks(range(k), [_short(a, 12) for a in names], rotation=30, ha="right")
-        ax2.set_yticks(range(k), [_short(a, 16) for a in names])
-        ax2.set_title("points per hand, row minus column")
-        fig.colorbar(im, ax=ax2, fraction=0.046)
+        for ax, (title, estimates, scale, even) in zip(axes[0], panels, strict=True):
+            rows = [(i, e) for i, e in enumerate(estimates) if e is not None]
+            ys = [i for i, _ in rows]
+            means = [scale * e.mean for _, e in rows]
+            errors = [
+                [scale * (e.mean - e.lo) for _, e in rows],
+                [scale * (e.hi - e.mean) for _, e in rows],
+            ]
+            ax.errorbar(means, ys, xerr=errors, fmt="o", capsize=4, color="tab:blue")
+            for y, m in zip(ys, means, strict=True):
+                ax.annotate(
+                    f"{m:+.1f}" if scale == 1.0 else f"{m:.1f}",
+                    (m, y),
+                    textcoords="offset points",
+                    xytext=(0, 6),
+                    ha="center",
+                    fontsize=8,
+                )
+            ax.axvline(even, color="grey", lw=0.8)
+            if scale == 100.0:
+                ax.set_xlim(-3, 103)
+            ax.set_title(f"{title}, 95% CI", fontsize=10)
+            ax.set_ylim(k - 0.5, -0.5)
+        axes[0][0].set_yticks(range(k), labels)
         fig.suptitle(
-            f"preset {self.settings.get('preset', '?')}, seed {self.settings.get('seed', '?')}"
+            f"preset {self.settings.get('preset', '?')}, seed {self.settings.get('seed', '?')}: "
+            f"{self.counts()}",
+            fontsize=10,
         )
-        fig.tight_layout()
+        bottom = 0.0
+        if legend:
+            text = "\n".join(legend)
+            fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom")
+            bottom = (0.3 + 0.16 * len(legend)) / fig.get_figheight()
+        fig.tight_layout(rect=(0, bottom, 1, 1))
         fig.savefig(path, dpi=110)
         plt.close(fig)
         return path
 
 
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "~"
+def aliases(agents: Sequence[str], width: int = 18) -> dict[str, str]:
+    """Each agent's name, or for a name longer than ``width`` a short alias made of
+    its kind and a number (``policy#1``, ``search#2``) so that two long names never
+    look alike; :meth:`Report.legend` pairs each alias with its full name."""
+    out: dict[str, str] = {}
+    taken = {a for a in agents if len(a) <= width}
+    per_kind: Counter[str] = Counter()
+    for name in agents:
+        if name in taken:
+            out[name] = name
+            continue
+        kind = name.split(":", 1)[0][: width - 3] or "agent"
+        while True:
+            per_kind[kind] += 1
+            alias = f"{kind}#{per_kind[kind]}"
+            if alias not in taken:
+                break
+        taken.add(alias)
+        out[name] = alias
+    return out
 
 
 def _pct(e: Estimate | None) -> str:
