@@ -2,6 +2,17 @@
 
 Each deal's seed is derived from the match seed and the deal's number (redeals
 included), so a whole match replays from ``(rules, seed, moves)``.
+
+How long a match lasts. Every hand that scores gives its side at least one point,
+so under "first_to_target" at most ``sides * (target_score - 1) + 1`` scoring hands
+are played before some total reaches the target (``sides * target_score + 1``
+before one is strictly above it, for "complete_round"). Under "complete_round"
+the leads then even out within ``players - 1`` further counted hands: it needs
+``next_leader="rotate"`` and a lead that never passes (``Rules`` refuses
+``lead_tile="double_not_blank"`` with it), so the counted hands' leads go round
+the table. Hands that score nothing (a void tie, a redeal, a domino against
+hands holding only 0-0) are not bounded by the rules, only made unlikely by the
+shuffle: a driver that must stop (an environment's episode) needs its own cap.
 """
 
 from __future__ import annotations
@@ -10,7 +21,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from .rules import Rules
+from .rules import Rules, RulesError
 from .state import HandState, IllegalMoveError, Outcome, SeatView, Termination
 from .tiles import Move
 
@@ -46,6 +57,12 @@ class MatchState:
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> MatchState:
+        """The first deal of a match. Raises :class:`RulesError` when ``rules`` is not a
+        :class:`Rules` and ``ValueError`` when ``seed`` is not an int."""
+        if not isinstance(rules, Rules):
+            raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an int, got {seed!r}")
         hand = HandState.deal(rules, derive_seed(seed, 0))
         return cls(
             rules=rules,
@@ -73,10 +90,14 @@ class MatchState:
         return self.hand.legal_moves()
 
     def view(self, seat: int) -> SeatView:
+        """The seat's view with the match totals (``ValueError`` for a seat that is not one)."""
         return self.hand.view(seat, scores=self.totals)
 
     def apply(self, move: Move | str) -> MatchState:
-        """Apply a move to the current hand; when it ends, score it (not dealing the next)."""
+        """Apply a move to the current hand; when it ends, score it (not dealing the next).
+
+        Raises :class:`IllegalMoveError` as :meth:`HandState.apply` does, and after
+        the end of the match; this match is left as it was."""
         if self.is_over:
             raise IllegalMoveError(move, None, (), "the match is over")
         hand = self.hand.apply(move)

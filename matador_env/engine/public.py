@@ -29,9 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .rules import Rules
-from .state import Event, HandState, SeatView, _bits, _tables
-from .tiles import Move, MoveParseError, Tile
+from .rules import Rules, RulesError
+from .state import (
+    Event,
+    HandState,
+    SeatView,
+    _bits,
+    _checked_scores,
+    _is_seat,
+    _is_tile,
+    _tables,
+)
+from .tiles import DRAW, PASS, Move, MoveParseError, Tile
 
 __all__ = ["HistoryError", "public_view"]
 
@@ -56,14 +65,22 @@ class HistoryError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def _tile_index(rules: Rules, tile: Tile | str, field: str, index: int | None = None) -> int:
+def _tile_index(rules: Rules, tile: object, field: str, index: int | None = None) -> int:
     try:
         t = Tile.parse(tile) if isinstance(tile, str) else tile
     except MoveParseError as exc:
         raise HistoryError(field, str(exc), index) from None
-    if not isinstance(t, Tile) or t.high > rules.set_max:
-        raise HistoryError(field, f"{tile} is not a tile of the double-{rules.set_max} set", index)
+    if not _is_tile(t, rules.set_max):
+        raise HistoryError(
+            field, f"{tile!r} is not a tile of the double-{rules.set_max} set", index
+        )
     return t.index
+
+
+def _sequence(value: object, field: str) -> Sequence[object]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, Iterable)):
+        raise HistoryError(field, f"expected a list, got {value!r}"[:200])
+    return value if isinstance(value, Sequence) else list(value)
 
 
 def public_view(
@@ -80,16 +97,25 @@ def public_view(
     action of the hand; ``first`` is the seat that was to act first (the dealt
     leader, which the history's first action must match). ``scores`` are match
     totals to carry in the view. Raises :class:`HistoryError` (a ``ValueError``)
-    when the inputs cannot come from one hand under ``rules``, or when the history
-    ends the hand (a finished hand has no move to make).
+    when the inputs cannot come from one hand under ``rules``, when they are not
+    of the types above (``field`` then names the argument), or when the history
+    ends the hand (a finished hand has no move to make); :class:`RulesError` when
+    ``rules`` is not a :class:`Rules`.
     """
+    if not isinstance(rules, Rules):
+        raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
     t = _tables(rules)
     n = t.n
     for name, value in (("seat", seat), ("first", first)):
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n:
+        if not _is_seat(value, n):
             raise HistoryError(name, f"a seat from 0 to {n - 1} is needed, got {value!r}")
+    if scores is not None:
+        try:
+            _checked_scores(scores, rules)
+        except ValueError as exc:
+            raise HistoryError("scores", str(exc)) from None
     own = 0
-    for tile in hand:
+    for tile in _sequence(hand, "hand"):
         i = _tile_index(rules, tile, "hand")
         if (own >> i) & 1:
             raise HistoryError("hand", f"{t.tiles[i]} is listed twice")
@@ -117,15 +143,24 @@ def public_view(
     s._legal = None
 
     placed = 0
-    for k, item in enumerate(history):
-        who, move = (item.seat, item.move) if isinstance(item, Event) else item
+    for k, item in enumerate(_sequence(history, "history")):
+        if isinstance(item, Event):
+            who, move = item.seat, item.move
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            who, move = item
+        else:
+            raise HistoryError("history", f"expected a (seat, move) pair, got {item!r}"[:200], k)
+        if not _is_seat(who, n):
+            raise HistoryError(
+                "history", f"a seat from 0 to {n - 1} is needed, got {who!r}", k, "seat"
+            )
         if isinstance(move, str):
             try:
                 move = Move.parse(move)
             except MoveParseError as exc:
                 raise HistoryError("history", str(exc), k) from None
-        if not isinstance(move, Move):
-            raise HistoryError("history", f"expected a move, got {move!r}", k)
+        if not isinstance(move, Move) or (move.kind != "play" and move not in (DRAW, PASS)):
+            raise HistoryError("history", f"expected a move, got {move!r}"[:200], k)
         if s._outcome is not None:
             raise HistoryError("history", f"the hand ended before this action ({s._outcome})", k)
         if who != s._to_move:
@@ -135,7 +170,6 @@ def public_view(
         can_draw = s._draws < t.draw_limit and len(s._stock) - s._pos > t.reserve
         if move.kind == "play":
             played = move.tile
-            assert played is not None
             i = _tile_index(rules, played, "history", k)
             if (placed >> i) & 1:
                 raise HistoryError("history", f"{played} is on the table already", k)
@@ -153,6 +187,7 @@ def public_view(
                 options = [str(m) for m in allowed if m.kind == "play"]
                 hint = f"it may lie as {', '.join(options)}" if options else "it fits nowhere"
                 raise HistoryError("history", f"{move} is not a legal placement: {hint}", k)
+            move = allowed[allowed.index(move)]  # the engine's own instance goes on
             s = _swap_in(s, who, i)
             s = s._play(move)
             placed |= 1 << i

@@ -142,7 +142,13 @@ def hand_record(state: HandState) -> str:
 
 
 def parse_hand_record(text: str) -> HandRecord:
-    """Read a :class:`HandRecord` back from :func:`hand_record`'s text."""
+    """Read a :class:`HandRecord` back from :func:`hand_record`'s text.
+
+    Raises :class:`MoveParseError` (a ``ValueError``) for text that is not a hand
+    record (or not text at all) and :class:`RulesError` for rules that do not parse.
+    """
+    if not isinstance(text, str):
+        raise MoveParseError(f"hand record: expected text, got a {type(text).__name__}")
     fields: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -160,6 +166,10 @@ def parse_hand_record(text: str) -> HandRecord:
         seed, leader = int(fields["seed"]), int(fields["leader"])
     except ValueError:
         raise MoveParseError("hand record: seed and leader must be integers") from None
+    if not 0 <= leader < rules.players:
+        raise MoveParseError(
+            f"hand record: leader {leader} is not a seat (0 to {rules.players - 1})"
+        )
     hands = []
     for seat in range(rules.players):
         key = f"hand {seat}"

@@ -9,6 +9,7 @@ value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
@@ -67,6 +68,12 @@ class Rules:
 
     Build one directly (``Rules(players=3)``) or from a named preset
     (``Rules.preset("leiden")``, ``Rules.preset("polish", players=3)``).
+
+    Every way of building one (the constructor, :meth:`preset`, :meth:`replace`,
+    :meth:`from_dict`, :meth:`from_text`) raises :class:`RulesError` (a
+    ``ValueError``) for an unknown field name, a value of the wrong type (a bool
+    or float where an integer is needed, None, a list...), a value out of range
+    or a combination RULES.md refuses; never a bare ``TypeError``.
     """
 
     set_max: int = 6
@@ -107,6 +114,23 @@ class Rules:
     """first_to_target, or complete_round (play on until every seat has led equally often)."""
 
     PRESET_NAMES: ClassVar[tuple[str, ...]] = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Rules:
+        # Runs before the generated __init__, which would answer an unknown keyword or
+        # too many positional values with a bare TypeError.
+        if len(args) > len(_FIELD_NAMES):
+            raise RulesError(
+                "positional values",
+                len(args),
+                f"at most {len(_FIELD_NAMES)} (better: keywords, one of the fields "
+                + ", ".join(_FIELD_NAMES)
+                + ")",
+            )
+        _check_fields(kwargs)
+        for name in _FIELD_NAMES[: len(args)]:
+            if name in kwargs:
+                raise RulesError(name, kwargs[name], "each field given once", "given twice")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -155,8 +179,12 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
-        """A named preset of RULES.md, with any field overridden."""
-        if name not in PRESETS:
+        """A named preset of RULES.md, with any field overridden.
+
+        Raises :class:`RulesError` for an unknown preset or field name (the error
+        lists the allowed ones) and for any value the constructor refuses.
+        """
+        if not isinstance(name, str) or name not in PRESETS:
             raise RulesError("preset", name, ", ".join(PRESETS))
         settings = dict(PRESETS[name])
         _check_fields(overrides)
@@ -193,12 +221,18 @@ class Rules:
         return {f: getattr(self, f) for f in _FIELD_NAMES}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rules:
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """The rules of :meth:`to_dict`'s mapping (missing fields keep their defaults)."""
+        if not isinstance(data, Mapping):
+            raise RulesError("rules", data, "a mapping of field names to values")
         _check_fields(data)
         return cls(**data)
 
     @classmethod
     def from_text(cls, text: str) -> Rules:
+        """The rules of :meth:`to_text`'s ``key=value`` pairs."""
+        if not isinstance(text, str):
+            raise RulesError("rules text", text, "a string of key=value pairs")
         values: dict[str, Any] = {}
         for part in text.split():
             key, sep, raw = part.partition("=")
@@ -213,7 +247,7 @@ class Rules:
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
 
 
-def _check_fields(values: dict[str, Any]) -> None:
+def _check_fields(values: Mapping[str, Any]) -> None:
     for key, value in values.items():
         if key not in _FIELD_NAMES:
             raise RulesError(key, value, "one of the fields " + ", ".join(_FIELD_NAMES))
@@ -238,14 +272,23 @@ def _parse_value(key: str, raw: str) -> Any:
     return raw
 
 
+_INT_RANGES = {
+    "set_max": "an integer from 3 to 15",
+    "players": "an integer, 2 or more",
+    "boneyard_reserve": "an integer >= 0",
+    "target_score": "a positive integer",
+}
+
+
 def _validate(r: Rules) -> None:
     for name in _INT_FIELDS:
         v = getattr(r, name)
         if not isinstance(v, int) or isinstance(v, bool):
-            raise RulesError(name, v, "an integer")
+            raise RulesError(name, v, _INT_RANGES[name], f"a {type(v).__name__}, not an int")
     for name in _BOOL_FIELDS:
-        if not isinstance(getattr(r, name), bool):
-            raise RulesError(name, getattr(r, name), "True or False")
+        v = getattr(r, name)
+        if not isinstance(v, bool):
+            raise RulesError(name, v, "True or False", f"a {type(v).__name__}, not a bool")
     for name, allowed in CHOICES.items():
         if getattr(r, name) not in allowed:
             raise RulesError(name, getattr(r, name), ", ".join(repr(a) for a in allowed))
@@ -308,6 +351,15 @@ def _validate(r: Rules) -> None:
             r.match_end,
             "'complete_round' only with next_leader='rotate'",
             f"next_leader is {r.next_leader!r}",
+        )
+    if r.match_end == "complete_round" and r.lead_tile == "double_not_blank":
+        # RULES.md, match_end: a lead that passes to the left leaves the lead counts
+        # uneven for good, so the round would never complete and the match never end.
+        raise RulesError(
+            "match_end",
+            r.match_end,
+            "'complete_round' only with lead_tile 'any' or 'highest_double'",
+            "lead_tile is 'double_not_blank', under which the lead counts never even out",
         )
 
 

@@ -12,10 +12,22 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
-from .rules import Rules
-from .tiles import BLANK, BRANCH, CROSS, DRAW, PASS, PLAIN, SPINNER, End, Move, Tile, set_tiles
+from .rules import Rules, RulesError
+from .tiles import (
+    BLANK,
+    BRANCH,
+    CROSS,
+    DRAW,
+    PASS,
+    PLAIN,
+    SPINNER,
+    End,
+    Move,
+    Tile,
+    set_tiles,
+)
 
 __all__ = [
     "HandState",
@@ -207,13 +219,40 @@ class _Tables:
 
 
 _TABLES: dict[Rules, _Tables] = {}
+# Rules arrive from outside (the JSON protocol, the HTTP server): without a bound,
+# a stream of distinct configurations would grow the cache for as long as the
+# process lives. Programs use a handful of rule sets, so the oldest is dropped.
+_TABLES_KEPT = 64
 
 
 def _tables(rules: Rules) -> _Tables:
     t = _TABLES.get(rules)
     if t is None:
+        if not isinstance(rules, Rules):
+            raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
+        if len(_TABLES) >= _TABLES_KEPT:
+            del _TABLES[next(iter(_TABLES))]
         t = _TABLES[rules] = _Tables(rules)
     return t
+
+
+def _is_seat(value: object, players: int) -> bool:
+    """A seat number: an int (not a bool) from 0 to players - 1."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
+
+
+def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
+    if scores is None:
+        return None
+    if not isinstance(scores, (tuple, list)) or len(scores) != rules.sides:
+        raise ValueError(
+            f"scores must be None or {rules.sides} match totals (one per "
+            f"{'team' if rules.teams else 'seat'}), got {scores!r}"
+        )
+    for total in scores:
+        if not isinstance(total, int) or isinstance(total, bool):
+            raise ValueError(f"scores must be integers, got {total!r} in {scores!r}")
+    return tuple(scores)
 
 
 _BLANK_END = End(BLANK, None)
@@ -278,11 +317,15 @@ class HandState:
 
     @classmethod
     def deal(cls, rules: Rules, seed: int, leader: int | None = None) -> HandState:
-        """Shuffle with ``seed`` and deal. ``leader`` None applies ``rules.first_leader``."""
+        """Shuffle with ``seed`` and deal. ``leader`` None applies ``rules.first_leader``.
+
+        Raises :class:`RulesError` when ``rules`` is not a :class:`Rules`, and
+        ``ValueError`` when ``seed`` is not an int or ``leader`` not a seat.
+        """
         if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
+            raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
         if not isinstance(seed, int) or isinstance(seed, bool):
-            raise TypeError(f"seed must be an int, got {seed!r}")
+            raise ValueError(f"seed must be an int, got {seed!r}")
         t = _tables(rules)
         rng = random.Random(seed)
         order = list(range(len(t.tiles)))
@@ -300,7 +343,7 @@ class HandState:
                 leader = rng.randrange(n)
             else:
                 leader = _highest_double_holder(t, hands)
-        elif not (isinstance(leader, int) and 0 <= leader < n):
+        elif not _is_seat(leader, n):
             raise ValueError(f"leader must be a seat from 0 to {n - 1}, got {leader!r}")
         s = object.__new__(cls)
         s._t = t
@@ -334,20 +377,23 @@ class HandState:
         """A hand with a chosen deal (scripted tests, replays of recorded deals).
 
         ``boneyard`` is in draw order. Every tile of the set must be dealt or in the
-        boneyard exactly once; sizes may differ from ``rules.hand_size``.
+        boneyard exactly once; sizes may differ from ``rules.hand_size``. Raises
+        :class:`RulesError` or ``ValueError`` naming what is wrong.
         """
         t = _tables(rules)
         n = rules.players
-        if len(hands) != n:
-            raise ValueError(f"hands: expected {n} hands for players={n}, got {len(hands)}")
-        if not (isinstance(leader, int) and 0 <= leader < n):
+        if not isinstance(hands, (list, tuple)) or len(hands) != n:
+            raise ValueError(f"hands: expected a list of {n} hands for players={n}, got {hands!r}")
+        if not _is_seat(leader, n):
             raise ValueError(f"leader must be a seat from 0 to {n - 1}, got {leader!r}")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an int, got {seed!r}")
         seen: dict[int, str] = {}
 
         def index_of(tile: Tile | str, where: str) -> int:
             tl = Tile.parse(tile) if isinstance(tile, str) else tile
-            if tl.high > rules.set_max:
-                raise ValueError(f"{where}: {tl} is not a tile of the double-{rules.set_max} set")
+            if not _is_tile(tl, rules.set_max):
+                raise ValueError(f"{where}: {tl!r} is not a tile of the double-{rules.set_max} set")
             if tl.index in seen:
                 raise ValueError(f"{where}: {tl} is dealt twice (also in {seen[tl.index]})")
             seen[tl.index] = where
@@ -355,10 +401,14 @@ class HandState:
 
         masks = []
         for seat, hand in enumerate(hands):
+            if not isinstance(hand, Iterable) or isinstance(hand, (str, bytes)):
+                raise ValueError(f"hand of seat {seat}: expected a list of tiles, got {hand!r}")
             mask = 0
             for tile in hand:
                 mask |= 1 << index_of(tile, f"hand of seat {seat}")
             masks.append(mask)
+        if not isinstance(boneyard, Iterable) or isinstance(boneyard, (str, bytes)):
+            raise ValueError(f"boneyard: expected a list of tiles, got {boneyard!r}")
         stock = tuple(index_of(tile, "boneyard") for tile in boneyard)
         if len(seen) != len(t.tiles):
             missing = [str(t.tiles[i]) for i in range(len(t.tiles)) if i not in seen]
@@ -392,6 +442,8 @@ class HandState:
         ``boneyard`` the undrawn tiles in the order they would be drawn. This is how
         a determinizing search samples worlds; the public part is taken from the view.
         """
+        if not isinstance(view, SeatView):
+            raise ValueError(f"from_view: expected a SeatView, got {type(view).__name__}")
         rules = view.rules
         t = _tables(rules)
         if tuple(sorted(hands[view.seat])) != tuple(sorted(view.hand)):
@@ -563,10 +615,13 @@ class HandState:
         return tuple(_mask_tiles(self._t, h) for h in self._hands)
 
     def hand(self, seat: int) -> tuple[Tile, ...]:
-        return _mask_tiles(self._t, self._hands[seat])
+        """The seat's tiles (``ValueError`` for a seat that is not one)."""
+        return _mask_tiles(self._t, self.hand_mask(seat))
 
     def hand_mask(self, seat: int) -> int:
         """The seat's hand as a bit mask over tile indices."""
+        if not _is_seat(seat, self._t.n):
+            raise ValueError(f"seat must be an int from 0 to {self._t.n - 1}, got {seat!r}")
         return self._hands[seat]
 
     @property
@@ -748,15 +803,21 @@ class HandState:
         """The state after ``move`` (a :class:`Move` or its text form).
 
         Raises :class:`IllegalMoveError` (a ``ValueError``) naming the move and the
-        legal alternatives when it is not legal; this state is left as it was.
+        legal alternatives when it is not legal, or is not a move at all (``None``, a
+        number, bytes...); :class:`MoveParseError` (a ``ValueError``) when text is not
+        in the move text form. Either way this state is left as it was.
         """
         if isinstance(move, str):
             move = Move.parse(move)
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        if move not in legal:
-            raise IllegalMoveError(move, self._to_move, legal, self._why_illegal(move))
+        try:
+            # The engine's own instance goes on: an equal stand-in (a bool or float
+            # half, a tuple subclass) must not reach the history or the text form.
+            move = legal[legal.index(move)]
+        except (ValueError, TypeError):
+            raise IllegalMoveError(move, self._to_move, legal, self._why_illegal(move)) from None
         kind = move[0]
         if kind == "play":
             return self._play(move)
@@ -772,8 +833,9 @@ class HandState:
         seat = self._to_move
         if move.kind == "play":
             tile = move.tile
-            if tile is None or tile.index >= len(self._t.tiles) or tile.high > self._t.S - 1:
-                return f"{tile} is not a tile of the double-{self._t.S - 1} set"
+            if not _is_tile(tile, self._t.S - 1):
+                return f"{tile!r} is not a tile of the double-{self._t.S - 1} set"
+            assert tile is not None
             if not (self._hands[seat] >> tile.index) & 1:
                 return f"seat {seat} does not hold {tile}"
             if move.mode == "lead" and self._ends:
@@ -870,10 +932,15 @@ class HandState:
     # -- views ------------------------------------------------------------------------------
 
     def view(self, seat: int, scores: tuple[int, ...] | None = None) -> SeatView:
-        """What ``seat`` may know. ``scores`` are match totals to include, if any."""
+        """What ``seat`` may know. ``scores`` are match totals to include, if any.
+
+        Raises ``ValueError`` when ``seat`` is not a seat number (an int, not a
+        bool, from 0 to players - 1) or ``scores`` not one integer per side.
+        """
         n = self._t.n
-        if not (isinstance(seat, int) and 0 <= seat < n):
-            raise ValueError(f"seat must be from 0 to {n - 1}, got {seat!r}")
+        if not _is_seat(seat, n):
+            raise ValueError(f"seat must be an int from 0 to {n - 1}, got {seat!r}")
+        scores = _checked_scores(scores, self._t.rules)
         return SeatView(
             rules=self._t.rules,
             seat=seat,
@@ -917,6 +984,14 @@ class HandState:
 
     def __hash__(self) -> int:
         return hash((self._hands, self._ends, self._to_move, self._n_actions))
+
+
+def _is_tile(value: object, set_max: int) -> TypeGuard[Tile]:
+    """A :class:`Tile` of the double-``set_max`` set, with int halves in order."""
+    if not isinstance(value, Tile):
+        return False
+    lo, hi = value
+    return type(lo) is int and type(hi) is int and 0 <= lo <= hi <= set_max
 
 
 def _fits_by_sum(t: _Tables, end: End, move: Move) -> bool:

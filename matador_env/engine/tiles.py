@@ -56,7 +56,21 @@ END_KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
 
 
 class MoveParseError(ValueError):
-    """Text that is not a tile, end or move in the documented text form."""
+    """Text that is not a tile, end or move in the documented text form (or not text)."""
+
+
+def _need_text(text: object, what: str, example: str) -> str:
+    if not isinstance(text, str):
+        raise MoveParseError(
+            f"not {what}: {text!r} is a {type(text).__name__}, not text like {example!r}"
+        )
+    return text
+
+
+def _need_int(value: object, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise MoveParseError(f"{what} must be an int, got {value!r}")
+    return value
 
 
 _TILE_RE = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
@@ -95,12 +109,18 @@ class Tile(NamedTuple):
 
     @classmethod
     def of(cls, a: int, b: int) -> Tile:
+        """The tile with halves ``a`` and ``b`` in either order (:class:`MoveParseError`
+        for a half that is not an int >= 0)."""
+        _need_int(a, "a tile half")
+        _need_int(b, "a tile half")
         if a < 0 or b < 0:
             raise MoveParseError(f"tile halves must be >= 0, got {a}-{b}")
         return cls(a, b) if a <= b else cls(b, a)
 
     @classmethod
     def from_index(cls, index: int) -> Tile:
+        """The tile of a triangular index (``ValueError`` for anything but an int >= 0)."""
+        _need_int(index, "a tile index")
         if index < 0:
             raise ValueError(f"tile index must be >= 0, got {index}")
         high = int(((8 * index + 1) ** 0.5 - 1) // 2)
@@ -112,7 +132,8 @@ class Tile(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> Tile:
-        m = _TILE_RE.match(text)
+        """The tile of ``'a-b'`` text; :class:`MoveParseError` for anything else."""
+        m = _TILE_RE.match(_need_text(text, "a tile", "2-5"))
         if not m:
             raise MoveParseError(f"not a tile: {text!r} (expected 'a-b', e.g. '2-5')")
         return cls.of(int(m.group(1)), int(m.group(2)))
@@ -152,7 +173,8 @@ class End(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> End:
-        t = text.strip()
+        """The end of its text form; :class:`MoveParseError` for anything else."""
+        t = _need_text(text, "an open end", "3*").strip()
         try:
             if t == "_":
                 return cls(BLANK, None, None)
@@ -218,7 +240,8 @@ class Move(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> Move:
-        t = text.strip().lower()
+        """The move of its text form; :class:`MoveParseError` for anything else."""
+        t = _need_text(text, "a move", "2-5@1>5").strip().lower()
         if t == "draw":
             return DRAW
         if t == "pass":
