@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from matador_env.engine import (
@@ -1001,3 +1001,67 @@ def test_match_totals(rules: Rules, seed: int, choice_seed: int) -> None:
     )
     with pytest.raises(IllegalMoveError):
         match.apply(PASS)
+
+
+def scoring_hands_bound(rules: Rules) -> int:
+    """The most hands that score before the match ends (first_to_target) or a total is
+    strictly above the target (complete_round): every scoring hand gives at least one
+    point, so after this many some side's total has got there (the pigeonhole bound)."""
+    sides = 2 if rules.teams else rules.players
+    if rules.match_end == "first_to_target":
+        return sides * (rules.target_score - 1) + 1
+    return sides * rules.target_score + 1
+
+
+@given(
+    fields=st.fixed_dictionaries(
+        {},
+        optional={
+            **RULES_FIELDS,
+            "set_max": st.integers(3, 9),
+            "target_score": st.integers(1, 120),
+        },
+    ),
+    seed=SEEDS,
+    choice_seed=SEEDS,
+)
+@example(
+    fields={"lead_tile": "double_not_blank", "players": 4, **PRESETS["kardinal"]},
+    seed=1,
+    choice_seed=1,
+)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_allowed_match_ends_within_its_bound(
+    fields: dict, seed: int, choice_seed: int
+) -> None:
+    """Issue #14, defect 1: under any configuration Rules accepts, a match of random legal
+    moves ends. At most scoring_hands_bound(rules) hands score before the target is
+    reached (complete_round: passed); after that, complete_round plays at most
+    players - 1 more counted hands, since with next_leader="rotate" and a lead that never
+    passes the counted hands' leads go round the table. Hands that score nothing (ties,
+    redeals) are not bounded by the rules, only by chance: 20,000 deals is the cap."""
+    try:
+        rules = Rules(**fields)
+    except RulesError:
+        return
+    match = MatchState.new(rules, seed)
+    rng = random.Random(choice_seed)
+    scoring = counted_after_target = 0
+    for _ in range(20_000):
+        target_passed = match.armed  # complete_round: a total was above the target already
+        while not match.hand_over:
+            match = match.apply(rng.choice(match.legal_moves()))
+        outcome = match.hand.outcome
+        assert outcome is not None
+        if target_passed:
+            counted_after_target += not outcome.redeal
+            assert counted_after_target <= rules.players - 1, (
+                f"{counted_after_target} counted hands after the target, leads {match.leads}"
+            )
+        elif outcome.points > 0:
+            scoring += 1
+            assert scoring <= scoring_hands_bound(rules), (scoring, match.totals)
+        if match.is_over:
+            return
+        match = match.next_hand()
+    pytest.fail(f"no end after 20,000 deals: totals {match.totals}, leads {match.leads}")
