@@ -49,6 +49,9 @@ status  ``error``                   when
 404     ``not_found``               no such path
 404     ``unknown_bot``             ``?bot=`` names no bot served (``field`` ``query.bot``)
 405     ``method_not_allowed``      e.g. ``GET /move`` (an ``Allow`` header lists the methods)
+408     ``timeout``                 the request's headers and body did not all arrive
+                                    within ``--request-timeout`` seconds (the
+                                    connection is then closed)
 413     ``too_large``               the body is over ``--max-body`` bytes: by its
                                     ``Content-Length``, or counted while it streams
                                     (a chunked body has no length)
@@ -62,6 +65,9 @@ status  ``error``                   when
                                     query parameter (``query.NAME``)
 500     ``internal``                never expected: a bug, logged by the server, which
                                     keeps serving
+503     ``busy``                    ``--max-connections`` connections are open; the
+                                    answer has ``Retry-After: 1`` and closes the
+                                    connection
 ======  ==========================  ================================================
 
 Concurrency
@@ -71,11 +77,38 @@ Bots are safe to share between threads (:mod:`matador_env.bot`). Each move is
 computed in a worker thread (``run_in_threadpool``), so the event loop keeps
 answering ``/health`` and reading other requests while moves are computed.
 
+Connections
+===========
+
+The server speaks HTTP/1.1 (uvicorn's h11 protocol) with keep-alive, and guards
+its connections so that slow or silent clients cannot hold them:
+
+``--request-timeout SECONDS`` (default 10)
+    A request's headers and body must all arrive within this time, counted from
+    the connection's opening or, on a kept-alive connection, from the first byte
+    of the next request. Trickling bytes does not extend it (a *slowloris*
+    client). A client that sent part of a request gets ``408`` (``timeout``); one
+    that sent nothing is closed without an answer. Computing the move is not
+    counted. (uvicorn alone times out only the idle time between two requests.)
+``--keep-alive-timeout SECONDS`` (default 5)
+    A connection idle after an answer is closed after this time.
+``--max-connections N`` (default 100)
+    At most this many connections are served at once. Past it, up to N more are
+    accepted only to answer their request with ``503`` (``busy``, ``Retry-After:
+    1``) and close; connections beyond those are closed at once, unanswered. So
+    the server holds at most 2N connections, and never queues work it cannot do.
+
+A client that hangs up before its answer is sent is logged as one line
+(``client 127.0.0.1:51234 hung up before its request was complete``), and so is
+a connection closed by a timeout; neither is an error.
+
 Command line
 ============
 
 ``python -m matador_env.serve [--host 127.0.0.1] [--port 8000] [--bots LIST]
-[--preset standard] [--max-body BYTES] [--seed N] [--log-level info] [--no-access-log]``
+[--preset standard] [--max-body BYTES] [--request-timeout SECONDS]
+[--keep-alive-timeout SECONDS] [--max-connections N] [--seed N] [--log-level info]
+[--no-access-log]``
 
 ``--bots`` is a comma-separated list of levels (``trained``, ``casual``,
 ``greedy``, ``random``) or ``NAME=PATH`` entries for exported policies
@@ -90,13 +123,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import logging
 import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from . import __version__
 from .bot import LEVELS, Bot, BotError, load_bot
@@ -104,18 +139,30 @@ from .engine import PRESETS
 from .protocol import PROTOCOL_VERSION, ProtocolError, move_to_json, view_from_json
 
 try:
+    import h11
+    import uvicorn
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
+    from starlette.routing import BaseRoute, Route
+    from starlette.types import Receive, Scope, Send
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "matador_env.serve needs Starlette and uvicorn: pip install 'matador-env[serve]'"
     ) from exc
 
-__all__ = ["DEFAULT_BOTS", "DEFAULT_MAX_BODY", "create_app", "load_bots", "main"]
+__all__ = [
+    "DEFAULT_BOTS",
+    "DEFAULT_MAX_BODY",
+    "ConnectionLimits",
+    "create_app",
+    "load_bots",
+    "main",
+    "server_config",
+]
 
 DEFAULT_BOTS = ("trained", "casual", "greedy", "random")
 DEFAULT_MAX_BODY = 64 * 1024
@@ -126,6 +173,214 @@ DRAIN_TIMEOUT = 5.0
 """Seconds to wait for each further chunk of an over-limit body being dropped."""
 
 log = logging.getLogger("matador_env.serve")
+
+
+# -- guarding connections -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """How long a client may take and how many may connect (module docs, *Connections*)."""
+
+    request_timeout: int = 10
+    """Seconds for a request's headers and body to arrive."""
+    keep_alive_timeout: int = 5
+    """Seconds a connection may stay idle after an answer."""
+    max_connections: int = 100
+    """Connections served at once; as many more get a 503, the rest are closed."""
+
+    def __post_init__(self) -> None:
+        for name in ("request_timeout", "keep_alive_timeout", "max_connections"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"ConnectionLimits: {name} must be a positive integer, got {value!r}"
+                )
+
+
+class _ConnectionBook:
+    """The connections of one server, shared by their protocol objects."""
+
+    BUSY_LOG_INTERVAL = 10.0
+    """Seconds between two warnings that connections are being turned away."""
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.served: set[asyncio.Protocol] = set()
+        self.turned_away: set[asyncio.Protocol] = set()
+        self.refused_since_log = 0
+        self.last_busy_log = -self.BUSY_LOG_INTERVAL
+        body = {
+            "error": "busy",
+            "field": None,
+            "message": f"the server is at its limit of {limits.max_connections} "
+            "connections; try again in a moment",
+        }
+        self.busy_body = json.dumps(body).encode()
+        self.timeout_answer = _raw_json_answer(
+            408,
+            "Request Timeout",
+            {
+                "error": "timeout",
+                "field": None,
+                "message": "the request did not arrive within "
+                f"{limits.request_timeout} s (--request-timeout); send it whole",
+            },
+        )
+
+    def note_refused(self, now: float) -> None:
+        self.refused_since_log += 1
+        if now - self.last_busy_log >= self.BUSY_LOG_INTERVAL:
+            log.warning(
+                "at the limit of %d connections: %d turned away (503 or closed) "
+                "since the last note",
+                self.limits.max_connections,
+                self.refused_since_log,
+            )
+            self.last_busy_log = now
+            self.refused_since_log = 0
+
+    async def busy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app of a connection past the limit: 503, then the connection closes."""
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(self.busy_body)).encode()),
+            (b"retry-after", b"1"),
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": self.busy_body})
+
+
+def _raw_json_answer(status: int, reason: str, body: dict[str, Any]) -> bytes:
+    """A whole HTTP/1.1 answer that closes the connection, as bytes: for writing when
+    no request was parsed (h11 can only answer a request it has read)."""
+    data = json.dumps(body).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(data)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + data
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a request deadline and a connection limit.
+
+    uvicorn arms its keep-alive timer only after an answer, and every byte received
+    cancels it: a connection that never sends a request, or sends one a byte at a
+    time, is held for ever. Here a deadline runs from the opening of the connection,
+    or from the first byte of a later request, until the request has fully arrived.
+    Use :meth:`bound` to get the class for a set of limits.
+    """
+
+    book: ClassVar[_ConnectionBook]
+
+    @classmethod
+    def bound(cls, limits: ConnectionLimits) -> type[GuardedH11Protocol]:
+        """A protocol class for one server, counting its connections against ``limits``."""
+        return type(cls.__name__, (cls,), {"book": _ConnectionBook(limits)})
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._deadline: asyncio.TimerHandle | None = None
+        self._fresh = True  # no request started on this connection yet
+        self._peer_closed = False
+        book, limits = self.book, self.book.limits
+        if len(book.served) < limits.max_connections:
+            book.served.add(self)
+        elif len(book.turned_away) < limits.max_connections:
+            book.turned_away.add(self)
+            book.note_refused(self.loop.time())
+            self.app = book.busy
+        else:
+            book.note_refused(self.loop.time())
+            self.transport.abort()
+            return
+        self._watch()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()  # a pipelined request may have started
+
+    def eof_received(self) -> None:
+        self._peer_closed = True
+        super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if (self._peer_closed or exc is not None) and self._mid_request():
+            log.info("client %s hung up %s", self._client_name(), self._mid_request())
+        self._cancel_deadline()
+        self.book.served.discard(self)
+        self.book.turned_away.discard(self)
+        super().connection_lost(exc)
+
+    def _mid_request(self) -> str:
+        """How far the current request got ("" when there is none)."""
+        theirs = self.conn.their_state
+        if theirs is h11.SEND_BODY or (theirs is h11.IDLE and self.conn.trailing_data[0]):
+            return "before its request was complete"
+        if self.cycle is not None and not self.cycle.response_complete:
+            return "before its answer was sent"
+        return ""
+
+    def _watch(self) -> None:
+        """Arm the deadline while a request is awaited or arriving, else disarm it."""
+        if self.transport.is_closing():
+            self._cancel_deadline()
+            return
+        theirs = self.conn.their_state
+        if theirs is not h11.IDLE:
+            self._fresh = False
+        awaited = theirs is h11.SEND_BODY or (
+            theirs is h11.IDLE and (self._fresh or bool(self.conn.trailing_data[0]))
+        )
+        if not awaited:
+            self._cancel_deadline()
+        elif self._deadline is None:
+            timeout = self.book.limits.request_timeout
+            self._deadline = self.loop.call_later(timeout, self._deadline_passed)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _deadline_passed(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        started = self._mid_request()
+        if started and self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            self.transport.write(self.book.timeout_answer)
+        log.info(
+            "closed the connection of %s: %s within %d s (--request-timeout)",
+            self._client_name(),
+            "its request was not complete" if started else "no request",
+            self.book.limits.request_timeout,
+        )
+        self.transport.close()
+
+    def _client_name(self) -> str:
+        return f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+
+
+def server_config(
+    app: Starlette, limits: ConnectionLimits | None = None, **options: Any
+) -> uvicorn.Config:
+    """A uvicorn configuration serving ``app`` with :class:`GuardedH11Protocol` under
+    ``limits``; ``options`` go to :class:`uvicorn.Config` as they are."""
+    limits = ConnectionLimits() if limits is None else limits
+    return uvicorn.Config(
+        app,
+        http=GuardedH11Protocol.bound(limits),
+        ws="none",
+        timeout_keep_alive=limits.keep_alive_timeout,
+        **options,
+    )
 
 
 class RequestFailed(Exception):
@@ -360,6 +615,10 @@ def create_app(
             _check_content_type(request)
             data = _parse_json(await _read_body(request, max_body))
             reply = await run_in_threadpool(_decide, bot, data)
+        except ClientDisconnect:
+            # The client hung up while sending: the protocol logs it, there is no one to
+            # answer, and it is not a server error.
+            return Response(status_code=400)
         except RequestFailed as exc:
             return exc.response()
         except ProtocolError as exc:
@@ -369,12 +628,13 @@ def create_app(
         reply["bot"] = name
         return JSONResponse(reply)
 
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        Route("/bots", list_bots, methods=["GET"]),
+        Route("/move", move, methods=["POST"]),
+    ]
     return Starlette(
-        routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/bots", list_bots, methods=["GET"]),
-            Route("/move", move, methods=["POST"]),
-        ],
+        routes=routes,
         exception_handlers={HTTPException: _http_error, Exception: _internal},
     )
 
@@ -497,6 +757,31 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BYTES",
         help=f"largest request body (default {DEFAULT_MAX_BODY})",
     )
+    defaults = ConnectionLimits()
+    parser.add_argument(
+        "--request-timeout",
+        type=int,
+        default=defaults.request_timeout,
+        metavar="SECONDS",
+        help="time for a request's headers and body to arrive, trickled or not "
+        f"(default {defaults.request_timeout})",
+    )
+    parser.add_argument(
+        "--keep-alive-timeout",
+        type=int,
+        default=defaults.keep_alive_timeout,
+        metavar="SECONDS",
+        help=f"close a connection idle this long after an answer "
+        f"(default {defaults.keep_alive_timeout})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        metavar="N",
+        help="connections served at once; N more get 503, the rest are closed "
+        f"(default {defaults.max_connections})",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the bots' generators")
     parser.add_argument(
         "--log-level",
@@ -510,8 +795,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-body must be >= 1")
     if not 0 <= args.port <= 65535:
         parser.error("--port must be from 0 to 65535")
-
-    import uvicorn
+    for flag in ("request_timeout", "keep_alive_timeout", "max_connections"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1")
+    limits = ConnectionLimits(
+        request_timeout=args.request_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        max_connections=args.max_connections,
+    )
 
     signal.signal(signal.SIGTERM, _stop)
     try:
@@ -534,8 +825,17 @@ def main(argv: list[str] | None = None) -> int:
             about = bot.describe()["about"]
             print(f"  {name}{' (default)' if name == default else ''}: {about}")
         print("POST /move[?bot=NAME]  GET /bots  GET /health   (Ctrl-C stops)", flush=True)
-        config = uvicorn.Config(
+        # The server's own lines (hang-ups, timeouts, errors) go out as uvicorn's do.
+        log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+        log_config["loggers"][log.name] = {
+            "handlers": ["default"],
+            "level": args.log_level.upper(),
+            "propagate": False,
+        }
+        config = server_config(
             app,
+            limits,
+            log_config=log_config,
             log_level=args.log_level,
             access_log=not args.no_access_log,
             lifespan="off",
