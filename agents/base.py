@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from matador_env.bot import greedy_move
-from matador_env.engine import Move, SeatView
+from matador_env.engine import Move, Rules, SeatView
 
 __all__ = [
     "Agent",
@@ -29,6 +29,8 @@ class Agent(ABC):
     """A player: a seat's view in, a legal move out."""
 
     name: str = "agent"
+    rules: Rules | None = None
+    """The only rules the agent plays (a trained policy's), or None for any rules."""
 
     @abstractmethod
     def act(self, view: SeatView, rng: random.Random) -> Move:

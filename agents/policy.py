@@ -27,6 +27,7 @@ class PolicyAgent(Agent):
         self.sample = sample
         self.policy: OnnxPolicy = load_policy(path)
         self.name = f"policy:{path}"
+        self.rules = self.policy.rules
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         return self.policy.choose(view, rng if self.sample else None)
@@ -57,6 +58,7 @@ class BotAgent(Agent):
     def __init__(self, level: str) -> None:
         self.bot: Bot = load_bot(level)
         self.name = f"bot:{level}"
+        self.rules = self.bot.rules
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         return self.bot.choose(view, rng)
