@@ -16,16 +16,21 @@ only for the presets a trained bot is shipped for, with their rules unchanged),
 ``--seat`` (your seat, default 0) and ``--seed`` (the same seed replays the same
 deals and bot moves; without it one is picked and printed).
 
-Each turn the table is drawn: the layout with its open ends numbered, your hand,
-the others' tile counts, the boneyard, the match score, and what the others did
-since your last turn. Your legal moves are numbered; type
+Each time you have a choice the table is drawn: what the others did since your
+last turn (each move told with the ends as they were when it was made), the
+layout with every tile drawn once and its open ends numbered, your hand, the
+others' tile counts, the boneyard and, in a match, the score. A draw or a pass
+that is your only move is made for you and told in one line. Moves that lead to
+the same table are listed once (see :func:`distinct_choices`); your choices are
+numbered; type
 
 - a number from the list, or a move's text form (``2-5@1>5``, ``3-4@0x``,
   ``draw``, ``pass``; a bare tile such as ``2-5`` when it goes only one way),
 - ``t`` to draw the table again, ``?`` or ``help`` for help,
 - ``q`` or ``quit`` to leave (end of input, Ctrl-D, leaves too).
 
-Bad input gets a hint and the same question again. Plain ``print``/``input``,
+``--list`` prints every preset with its source and the bot levels it has. Bad
+input gets a hint and the same question again. Plain ``print``/``input``,
 standard library only, so it runs in any terminal and can be driven through
 stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tests.
 
@@ -39,12 +44,14 @@ import argparse
 import random
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 from .bot import LEVELS, Bot, BotError, load_bot, shipped_presets
 from .engine import (
     PRESETS,
     End,
+    HandState,
     IllegalMoveError,
     MatchState,
     Move,
@@ -54,11 +61,19 @@ from .engine import (
     RulesError,
     Termination,
     derive_seed,
-    render_layout,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER
 
-__all__ = ["main", "describe_move", "narrate", "TerminalGame", "Quit"]
+__all__ = [
+    "Choice",
+    "Quit",
+    "TerminalGame",
+    "describe_move",
+    "distinct_choices",
+    "draw_layout",
+    "main",
+    "narrate",
+]
 
 PROG = "python -m matador_env.play"
 
@@ -126,8 +141,158 @@ def narrate(who: str, move: Move, ends: Sequence[End], rules: Rules) -> str:
     return f"{who} played {text}"
 
 
+# -- equivalent moves ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One distinct choice: ``move`` stands for itself and the moves in ``alike``."""
+
+    move: Move
+    alike: tuple[Move, ...] = ()
+
+
+def distinct_choices(moves: Sequence[Move], ends: Sequence[End]) -> list[Choice]:
+    """The legal moves with equivalent ones merged, in the order of their first member.
+
+    Two moves are equivalent when they lay the same tile in the same way (in line,
+    crosswise or upright, with the same half outward) on open ends that look the same
+    (equal :class:`End`: the same kind and values). The tables they lead to then differ
+    only in the order of the open ends, and every rule reads an end only by its kind and
+    values (a free spinner side, a branch end and a needs-a-blank end are kinds of
+    their own), so the rest of the hand can go the same way from either. A spinner lead
+    with four free sides therefore offers one choice per way of laying a tile, where the
+    engine lists four moves."""
+    groups: dict[tuple[object, ...], list[Move]] = {}
+    for move in moves:
+        end = ends[move.end] if move.end is not None and move.end < len(ends) else None
+        key = (move.kind, move.tile, move.mode, move.shows, end)
+        groups.setdefault(key, []).append(move)
+    return [Choice(group[0], tuple(group[1:])) for group in groups.values()]
+
+
+# -- the layout ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Placed:
+    """A tile in the layout, its halves as seen from the lead outward, and what lies on
+    each of its open sides (None: the side is an open end)."""
+
+    text: str
+    back: str
+    """The tile written from its outer side back towards the lead."""
+    sides: list[_Placed | None]
+
+
+def _placed(rules: Rules, move: Move, spinner_done: bool) -> _Placed:
+    tile = move.tile
+    assert tile is not None
+    lo, hi = tile
+    if move.mode == "inline":
+        if lo == hi and rules.spinner == "first_double" and not spinner_done:
+            return _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None, None, None])
+        shows = move.shows
+        assert shows is not None
+        touching = lo + hi - shows
+        return _Placed(f"[{touching}|{shows}]", f"[{shows}|{touching}]", [None])
+    if move.mode == "upright":
+        return _Placed(f"[{lo}^{hi}]", f"[{lo}^{hi}]", [None])
+    if rules.matador_placement == "branching":
+        return _Placed(f"<{lo}/{hi}>", f"<{lo}/{hi}>", [None, None])
+    return _Placed(f"[{lo}/{hi}]", f"[{lo}/{hi}]", [None])
+
+
+def draw_layout(hand: HandState, width: int = 78) -> str:
+    """The layout with every tile drawn once, tiles written ``[touching|outward]``.
+
+    A plain line of play is one line from end 0 to end 1, e.g.
+    ``end 0 shows 3  [3|5][2|5][2|4][3|4]  end 1 shows 4`` (touching halves side by
+    side). A layout with a spinner or branches, or a line too long for ``width``, is
+    drawn as a tree from the lead: one line per arm, each ending at its open end.
+    Special lies as in :func:`matador_env.engine.render_layout`: ``[2/5]`` crosswise,
+    ``<3/4>`` a branching matador, ``[2^5]`` upright, ``[3+3]`` a spinner."""
+    rules, ends = hand.rules, hand.ends
+    if not ends:
+        return "layout: empty (no lead yet)"
+    root: _Placed | None = None
+    slots: list[tuple[_Placed, int]] = []
+    spinner_done = False
+    for event in hand.history:
+        move = event.move
+        if move.kind != "play":
+            continue
+        assert move.tile is not None
+        lo, hi = move.tile
+        if move.mode == "lead":
+            if rules.spinner != "none" and lo == hi:
+                root = _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None] * 4)
+                spinner_done = True
+            else:
+                root = _Placed(f"[{lo}|{hi}]", f"[{hi}|{lo}]", [None, None])
+            slots = [(root, k) for k in range(len(root.sides))]
+            continue
+        assert move.end is not None
+        node, side = slots[move.end]
+        child = _placed(rules, move, spinner_done)
+        spinner_done = spinner_done or "+" in child.text
+        node.sides[side] = child
+        slots[move.end : move.end + 1] = [(child, k) for k in range(len(child.sides))]
+    assert root is not None and len(slots) == len(ends)
+    end_of = {(id(node), side): i for i, (node, side) in enumerate(slots)}
+
+    def label(node: _Placed, side: int) -> str:
+        i = end_of[(id(node), side)]
+        return f"end {i} shows {ends[i]}"
+
+    def arm(node: _Placed, side: int) -> tuple[list[_Placed], _Placed, int]:
+        """The single-sided tiles from this side outward, and where the run stops."""
+        run: list[_Placed] = []
+        nxt = node.sides[side]
+        while nxt is not None and len(nxt.sides) == 1:
+            run.append(nxt)
+            node, side, nxt = nxt, 0, nxt.sides[0]
+        if nxt is not None:
+            run.append(nxt)
+            node = nxt
+            side = -1  # a tile with several sides: the arm forks here
+        return run, node, side
+
+    n = len(hand.layout)
+    head = f"layout: {n} tile{'s' if n != 1 else ''}, {len(ends)} open end"
+    head += "s" if len(ends) != 1 else ""
+    if len(root.sides) == 2:
+        left, lnode, lside = arm(root, 0)
+        right, rnode, rside = arm(root, 1)
+        if lside >= 0 and rside >= 0:
+            line = (
+                f"  {label(lnode, lside)}  "
+                + "".join(t.back for t in reversed(left))
+                + root.text
+                + "".join(t.text for t in right)
+                + f"  {label(rnode, rside)}"
+            )
+            if len(line) <= width:
+                return f"{head}\n{line}"
+    lines = [head, f"  lead {root.text}"]
+
+    def tree(node: _Placed, side: int, indent: str) -> None:
+        run, last, at = arm(node, side)
+        tiles = "".join(t.text for t in run)
+        if at >= 0:
+            lines.append(f"{indent}- {tiles + '  ' if tiles else ''}{label(last, at)}")
+            return
+        lines.append(f"{indent}- {tiles}")
+        for k in range(len(last.sides)):
+            tree(last, k, indent + "  ")
+
+    for k in range(len(root.sides)):
+        tree(root, k, "  ")
+    return "\n".join(lines)
+
+
 HELP = """\
-How to play (Matador; every rule and variant: RULES.md in the repository):
+How to play (Matador; every rule and variant: docs/rules.md in the repository):
 - Touching halves must sum to {S}: a tile goes on an end showing 2 with its
   {S2} touching it; its other half then faces outward and the end shows it.
 - Matadors ({matadors}) go on any open end, whatever it shows, even a 0;
@@ -137,8 +302,9 @@ How to play (Matador; every rule and variant: RULES.md in the repository):
   left in the other hands) or when everyone passes in a row (blocked: the lowest
   count wins).
 Open ends are numbered 0, 1, ... in the layout drawing: "end 1 shows 2" means a
-tile placed there must link to a 2. Ends marked 3* are spinner sides, 3b branch
-ends, 2/5 crosswise ends (link to 2 or 5), _ needs a blank.
+tile placed there must link to a 2. Tiles read [touching|outward]. Ends marked
+3* are spinner sides, 3b branch ends, 2/5 crosswise ends (link to 2 or 5), _
+needs a blank. A draw or pass that is your only move is made for you.
 What to type at the prompt:
   3            the move numbered 3 in the list
   2-5@1>5      a move's text form: tile 2-5 on end 1 with the 5 facing outward
@@ -210,24 +376,30 @@ class TerminalGame:
     # -- the table
 
     def since_last_turn(self) -> list[str]:
-        """What the others did since the person last acted, oldest first; a seat's
-        draws in a row are told once (``P2 drew 3 tiles``)."""
+        """What the others did since the person last acted, oldest first, each move told
+        with the open ends as they were when it was made; a seat's draws in a row are
+        told once (``P2 drew 3 tiles``)."""
         history = self.state.hand.history
         lines: list[str] = []
         last_drawer, draws = -1, 0
-        prev_ends: Sequence[End] = history[self.seen - 1].ends if self.seen else ()
         for event in history[self.seen :]:
-            if event.seat != self.seat:
-                who = self.who(event.seat)
-                if event.move.kind == "draw" and event.seat == last_drawer:
-                    draws += 1
-                    lines[-1] = f"{who} drew {draws} tiles"
-                else:
-                    lines.append(narrate(who, event.move, prev_ends, self.rules))
-                    last_drawer, draws = (event.seat, 1) if event.move.kind == "draw" else (-1, 0)
-            prev_ends = event.ends
+            if event.seat == self.seat:
+                continue
+            who = self.who(event.seat)
+            if event.move.kind == "draw" and event.seat == last_drawer:
+                draws += 1
+                lines[-1] = f"{who} drew {draws} tiles"
+            else:
+                lines.append(narrate(who, event.move, event.ends, self.rules))
+                last_drawer, draws = (event.seat, 1) if event.move.kind == "draw" else (-1, 0)
         self.seen = len(history)
         return lines
+
+    def tell(self, events: list[str]) -> None:
+        if events:
+            self.say("Since your last turn:")
+            for line in events:
+                self.say(f"  {line}")
 
     def draw_table(self, events: list[str]) -> None:
         state, hand, rules = self.state, self.state.hand, self.rules
@@ -237,11 +409,8 @@ class TerminalGame:
         self.say(f"===== {kind} {self.hand_no} | {self.label} | your turn {turn} =====")
         if self.match_mode:
             self.say(self.score_line(state.totals))
-        if events:
-            self.say("Since your last turn:")
-            for line in events:
-                self.say(f"  {line}")
-        self.say(render_layout(hand))
+        self.tell(events)
+        self.say(draw_layout(hand))
         others = ", ".join(
             f"{self.name(s)} {n} tile{'s' if n != 1 else ''}"
             for s, n in enumerate(hand.hand_sizes)
@@ -254,46 +423,65 @@ class TerminalGame:
         tiles = f"{len(mine)} tile{'s' if len(mine) != 1 else ''}"
         self.say(f"Your hand ({tiles}, count {count}): {' '.join(map(str, mine))}")
 
-    def show_moves(self, moves: Sequence[Move]) -> None:
+    def show_moves(self, choices: Sequence[Choice]) -> None:
         ends = self.state.hand.ends
         self.say("Your moves:")
-        for i, move in enumerate(moves, 1):
-            self.say(f"  {i:>2}) {str(move):<9} {describe_move(move, ends, self.rules)}")
+        for i, choice in enumerate(choices, 1):
+            move = choice.move
+            text = describe_move(move, ends, self.rules)
+            if choice.alike:
+                others = ", ".join(str(m.end) for m in choice.alike)
+                text += f" (the same on end{'s' if len(choice.alike) > 1 else ''} {others})"
+            self.say(f"  {i:>2}) {str(move):<9} {text}")
 
     def score_line(self, totals: Sequence[int]) -> str:
+        """The match score: ``Score after 2 hands: You (P0) 34, P1 12 (first to 100
+        wins; you need 66)``."""
         parts = ", ".join(f"{self.side_name(s)} {t}" for s, t in enumerate(totals))
         target = self.rules.target_score
+        mine = totals[self.seat % 2 if self.rules.teams else self.seat]
         if self.rules.match_end == "first_to_target":
             end = f"first to {target} wins"
         else:
             end = f"target {target}; once passed, play on until all have led equally often"
-        return f"Score: {parts} ({end})"
+        if mine < target:
+            end += f"; you need {target - mine}"
+        played = self.hand_no - (0 if self.state.hand_over else 1)
+        return f"Score after {played} hand{'s' if played != 1 else ''}: {parts} ({end})"
 
     # -- the person's turn
 
+    def forced(self) -> Move | None:
+        """The person's move when it is a draw or a pass with no alternative."""
+        moves = self.state.legal_moves()
+        if len(moves) == 1 and moves[0].kind in ("draw", "pass"):
+            return moves[0]
+        return None
+
     def person_move(self) -> Move:
         moves = self.state.legal_moves()
+        choices = distinct_choices(moves, self.state.hand.ends)
         self.draw_table(self.since_last_turn())
-        self.show_moves(moves)
-        choices = "1" if len(moves) == 1 else f"1-{len(moves)}"
-        prompt = f"Your move [{choices}, ? help, q quit]: "
+        self.show_moves(choices)
+        numbers = "1" if len(choices) == 1 else f"1-{len(choices)}"
+        prompt = f"Your move [{numbers}, ? help, q quit]: "
         while True:
-            move = self.interpret(self.ask(prompt), moves)
+            move = self.interpret(self.ask(prompt), choices, moves)
             if move is not None:
                 return move
 
-    def hint(self, text: str, moves: Sequence[Move]) -> None:
+    def hint(self, text: str, choices: Sequence[Choice]) -> None:
         self.say(f"  {text}")
         self.say(
-            f"  Type a number from 1 to {len(moves)}, a move such as {moves[0]}, "
+            f"  Type a number from 1 to {len(choices)}, a move such as {choices[0].move}, "
             "? for help or q to quit."
         )
 
-    def interpret(self, text: str, moves: Sequence[Move]) -> Move | None:
+    def interpret(self, text: str, choices: Sequence[Choice], legal: Sequence[Move]) -> Move | None:
         """The move the person's input names, or None after answering with a hint."""
         t = text.strip().lower()
         if not t:
-            self.hint("Nothing typed.", moves)
+            self.hint("Nothing typed.", choices)
             return None
         if t in ("?", "h", "help"):
             self.say(
@@ -303,46 +491,46 @@ class TerminalGame:
                     matadors=matador_names(self.rules),
                 )
             )
-            self.show_moves(moves)
+            self.show_moves(choices)
             return None
         if t in ("q", "quit", "exit"):
             raise Quit("You left the game.")
         if t in ("t", "table"):
             self.draw_table([])
-            self.show_moves(moves)
+            self.show_moves(choices)
             return None
         if t.isdigit():
             k = int(t)
-            if 1 <= k <= len(moves):
-                return moves[k - 1]
-            self.hint(f"There is no move {k}: the list goes from 1 to {len(moves)}.", moves)
+            if 1 <= k <= len(choices):
+                return choices[k - 1].move
+            self.hint(f"There is no move {k}: the list goes from 1 to {len(choices)}.", choices)
             return None
         t = {"d": "draw", "p": "pass"}.get(t, t)
         try:
             move = Move.parse(t)
         except MoveParseError as exc:
-            self.hint(f"Not understood: {exc}.", moves)
+            self.hint(f"Not understood: {exc}.", choices)
             return None
-        if move in moves:
+        if move in legal:
             return move
         hand = self.state.hand
         if move.mode == "lead" and hand.lead_placed and move.tile is not None:
-            ways = [(i, m) for i, m in enumerate(moves, 1) if m.tile == move.tile]
+            ways = [(i, c.move) for i, c in enumerate(choices, 1) if c.move.tile == move.tile]
             if len(ways) == 1:
                 return ways[0][1]
             if ways:
                 listed = "; ".join(f"{i}) {m}" for i, m in ways)
-                self.hint(f"{move.tile} can go several ways: {listed}. Pick one.", moves)
+                self.hint(f"{move.tile} can go several ways: {listed}. Pick one.", choices)
                 return None
             if move.tile not in hand.hand(self.seat):
-                self.hint(f"You do not hold {move.tile}.", moves)
+                self.hint(f"You do not hold {move.tile}.", choices)
             else:
-                self.hint(f"{move.tile} cannot be placed anywhere now.", moves)
+                self.hint(f"{move.tile} cannot be placed anywhere now.", choices)
             return None
         try:
             hand.apply(move)
         except IllegalMoveError as exc:
-            self.hint(f"Not allowed: {exc}.", moves)
+            self.hint(f"Not allowed: {exc}.", choices)
             return None
         return move  # not reached: every legal move is in the list
 
@@ -354,19 +542,25 @@ class TerminalGame:
         while not self.state.hand_over:
             seat = self.state.to_move
             if seat == self.seat:
-                move = self.person_move()
+                forced = self.forced()
+                if forced is not None:
+                    self.tell(self.since_last_turn())
+                move = forced or self.person_move()
                 before = self.state.hand
                 self.state = self.state.apply(move)
                 self.seen = len(self.state.hand.history)
-                self.say(self.echo(move, before.ends, before.hand(seat)))
+                self.say(self.echo(move, before.ends, before.hand(seat), forced is not None))
             else:
                 move = self.bots[seat].choose(self.state.view(seat))
                 self.state = self.state.apply(move)
 
-    def echo(self, move: Move, ends: Sequence[End], held: Sequence[object]) -> str:
+    def echo(self, move: Move, ends: Sequence[End], held: Sequence[object], forced: bool) -> str:
+        why = " (nothing to play)" if forced else ""
         if move.kind == "draw":
             new = [t for t in self.state.hand.hand(self.seat) if t not in held]
-            return f"You drew {new[0]}." if new else "You drew."
+            return f"You drew {new[0]}{why}." if new else f"You drew{why}."
+        if move.kind == "pass" and forced:
+            return "You pass: nothing to play and nothing you may draw."
         return narrate("You", move, ends, self.rules) + "."
 
     def show_outcome(self, outcome: Outcome) -> None:
@@ -374,11 +568,8 @@ class TerminalGame:
         events = self.since_last_turn()
         self.say()
         self.say(f"===== {'match hand' if self.match_mode else 'hand'} {self.hand_no} over =====")
-        if events:
-            self.say("Since your last turn:")
-            for line in events:
-                self.say(f"  {line}")
-        self.say(render_layout(hand))
+        self.tell(events)
+        self.say(draw_layout(hand))
         self.say("Hands left:")
         for seat, tiles in enumerate(hand.hands):
             shown = " ".join(map(str, tiles)) or "-"
@@ -455,13 +646,45 @@ def matador_names(rules: Rules) -> str:
 # -- command line ---------------------------------------------------------------------------
 
 
+PRESET_NOTES: dict[str, str] = {
+    "standard": "the rules the sources share",
+    "pagat": "source 000; four players may play in teams",
+    "kardinal": "source 001: draw two at most, branching matadors",
+    "kardinal_hard": "source 001, hard: draw until you can play",
+    "polish": "source 002: upright matadors",
+    "leiden": "source 003: a spinner lead, 6 tiles each",
+    "double_nine": "a double-nine set, link sum 10",
+    "double_twelve": "a double-twelve set, link sum 13",
+}
+"""One line per preset for ``--list``; docs/rules.md has the full story of each."""
+
+
+def preset_list() -> str:
+    """Every preset with its players, what it is and the bot levels that play it."""
+    lines = [f"{'preset':<15}{'bot levels':<33}about"]
+    for name in PRESETS:
+        levels = ", ".join(available_levels(Rules.preset(name)))
+        lines.append(f"{name:<15}{levels:<33}{PRESET_NOTES.get(name, '')}")
+    lines.append(
+        "casual and trained play their preset's rules exactly (no --players, --teams or --target)."
+    )
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Play Matador in the terminal against bots: a hand, or a match to the "
         "target. Type a move's number, its text form, ? for help or q to quit.",
+        epilog="Presets and the bot levels they have:\n\n"
+        + preset_list()
+        + "\n\nThe rules of every preset: docs/rules.md in the matador-env repository.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    parser.add_argument(
+        "--list", action="store_true", help="list the presets and their bot levels, then exit"
+    )
+    parser.add_argument("--preset", default="standard", choices=list(PRESETS))
     parser.add_argument(
         "--level",
         default="trained",
@@ -516,6 +739,9 @@ def main(
     err = stderr or sys.stderr
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.list:
+        out.write(preset_list() + "\n")
+        return 0
     try:
         rules = make_rules(args)
     except RulesError as exc:

@@ -4,6 +4,7 @@ through stdin, bad input answered with hints, clean exits, clear option errors."
 from __future__ import annotations
 
 import io
+import random
 import re
 import subprocess
 import sys
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from matador_env.engine import HandState, Move, Rules
-from matador_env.play import describe_move, main, narrate
+from matador_env.engine import PRESETS, HandState, Move, Rules, render_layout
+from matador_env.play import describe_move, distinct_choices, draw_layout, main, narrate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,7 +60,7 @@ def test_the_table_shows_layout_ends_hand_others_and_numbered_moves() -> None:
     assert len(turns) > 3
     second = turns[1].split("=====", 2)[2]  # the table of the person's second turn
     assert "Since your last turn:" in second and re.search(r"P1 (played|drew|passed|led)", second)
-    assert re.search(r"end 0 shows +\S+ : \[", second)
+    assert re.search(r"\n  end 0 shows \S+  \[\d\|\d\]\S*  end 1 shows \S+\n", second)
     assert "Others: P1 " in second and "boneyard: " in second
     assert re.search(r"Your hand \(\d+ tiles?, count \d+\): ", second)
     assert re.search(r"\n +1\) \S+ +\S", second)
@@ -147,10 +148,10 @@ def test_a_match_plays_hands_to_a_small_target() -> None:
     )
     assert code == 0
     assert "match hand 1 over" in out and "match hand 2 over" in out
-    assert re.search(r"Score: You \(P0\) \d+, P1 \d+ \(first to 30 wins\)", out)
+    assert re.search(r"Score after 1 hand: You \(P0\) \d+, P1 \d+ \(first to 30 wins", out)
     assert "Press Enter for the next hand" in out
     assert "Match over: " in out
-    totals = re.findall(r"Score: You \(P0\) (\d+), P1 (\d+)", out)[-1]
+    totals = re.findall(r"Score after \d+ hands?: You \(P0\) (\d+), P1 (\d+)", out)[-1]
     assert max(int(t) for t in totals) >= 30
 
 
@@ -212,3 +213,153 @@ def test_moves_and_events_in_words() -> None:
     assert narrate("P1", move, state.ends, rules).startswith(f"P1 played {move.tile} on end")
     assert narrate("P2", Move.parse("draw"), (), rules) == "P2 drew"
     assert narrate("P2", Move.parse("pass"), (), rules) == "P2 passed"
+
+
+# -- issue 16: the bot's moves told right, forced moves made for the player, the layout
+# drawn once, equivalent moves collapsed, the presets and their levels listed
+
+
+BOT_PLAY = re.compile(r"P1 played (\d)-(\d) on end \d+ \(showing (\d)\), (\d) outward$", re.M)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4, 5, 6])
+def test_the_bots_moves_are_told_with_the_ends_as_they_were(seed: int) -> None:
+    # The bot often answers on the end the person just played; the end it names must be
+    # the one it linked to: a regular tile's touching half and that end sum to 7.
+    _, out, _ = play(["--level", "greedy", "--seed", str(seed)], ["1"] * 400)
+    told = BOT_PLAY.findall(out)
+    assert len(told) >= 3
+    for a, b, showing, outward in told:
+        touching = int(a) + int(b) - int(outward)
+        assert touching + int(showing) == 7, (a, b, showing, outward)
+
+
+FORCED_ONLY = re.compile(r"Your moves:\n +1\) (draw|pass) [^\n]*\nYour move \[1,")
+
+
+@pytest.mark.parametrize(("preset", "seed"), [("standard", 5), ("kardinal", 1)])
+def test_forced_draws_and_passes_are_made_for_the_player_in_one_line(
+    preset: str, seed: int
+) -> None:
+    code, out, _ = play(["--preset", preset, "--level", "greedy", "--seed", str(seed)], ["1"] * 400)
+    assert code == 0 and "Result: " in out
+    drew = re.findall(r"^You drew \d+-\d+ \(nothing to play\)\.$", out, re.M)
+    assert drew, "the seed should make the person draw"
+    assert not FORCED_ONLY.search(out), "a draw or pass with no alternative was asked for"
+    # a forced draw is one line: no table is drawn for it and no question asked
+    for line in drew:
+        before = out.split(line, 1)[0]
+        assert not before.rstrip().endswith("]:"), "a keypress preceded the forced draw"
+    if preset == "kardinal":
+        assert re.search(r"^You pass: nothing to play and nothing you may draw\.$", out, re.M)
+
+
+TILE = re.compile(r"[\[<]\d+[|/^+]\d+[\]>]")
+
+
+def random_hand(preset: str, seed: int) -> list[HandState]:
+    """Every state of one hand of random legal play."""
+    rng = random.Random(seed)
+    state = HandState.deal(Rules.preset(preset), seed)
+    states = [state]
+    while not state.is_over:
+        state = state.apply(rng.choice(state.legal_moves()))
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_layout_draws_each_tile_once_and_names_every_end(preset: str) -> None:
+    for seed in range(6):
+        for state in random_hand(preset, seed):
+            if not state.ends:
+                continue
+            drawn = draw_layout(state)
+            assert len(TILE.findall(drawn)) == len(state.layout), drawn
+            for i, end in enumerate(state.ends):
+                assert drawn.count(f"end {i} shows {end}") == 1, drawn
+    # the engine's own drawing repeats the lead on each arm
+    state = random_hand("standard", 0)[3]
+    assert len(TILE.findall(render_layout(state))) > len(state.layout)
+
+
+def test_a_plain_line_of_play_is_one_line_with_touching_halves_side_by_side() -> None:
+    state = HandState.deal(Rules.preset("standard"), 1)
+    for move in ("2-2", "5-6@0>6", "1-5@1>1"):  # 5-6 and 1-5 link with their 5 to a 2
+        state = state.apply(move)
+    assert draw_layout(state).splitlines()[1] == "  end 0 shows 6  [6|5][2|2][5|1]  end 1 shows 1"
+
+
+def choice_signature(state: HandState) -> tuple[object, ...]:
+    """What the rest of the hand can depend on, with the order of the ends forgotten."""
+    moves = sorted(
+        (str(m.kind), str(m.tile), str(m.mode), str(m.shows), str(state.ends[m.end]))
+        if m.end is not None
+        else (str(m.kind), str(m.tile), str(m.mode), str(m.shows), "")
+        for m in state.legal_moves()
+    )
+    return (sorted(map(str, state.ends)), state.hands, state.boneyard_size, moves)
+
+
+@pytest.mark.parametrize("preset", ["standard", "leiden", "kardinal", "polish", "pagat"])
+def test_equivalent_moves_lead_to_the_same_table_up_to_the_order_of_the_ends(
+    preset: str,
+) -> None:
+    merged = 0
+    for seed in range(8):
+        for state in random_hand(preset, seed)[:-1]:
+            legal = state.legal_moves()
+            choices = distinct_choices(legal, state.ends)
+            assert sorted(map(str, legal)) == sorted(
+                str(m) for c in choices for m in (c.move, *c.alike)
+            )
+            for choice in choices:
+                first = choice_signature(state.apply(choice.move))
+                for other in choice.alike:
+                    merged += 1
+                    assert choice_signature(state.apply(other)) == first, (choice, other)
+    assert merged > 0
+
+
+def test_a_spinner_lead_lists_each_way_of_laying_a_tile_once() -> None:
+    # Leiden: the lead double is a spinner with four free sides, alike until one is covered.
+    state = HandState.deal(Rules.preset("leiden"), 4)
+    state = state.apply("4-4")
+    placements = [m for m in state.legal_moves() if m.kind == "play"]
+    choices = distinct_choices(state.legal_moves(), state.ends)
+    assert placements and len(placements) == 4 * sum(c.move.kind == "play" for c in choices)
+    _, out, _ = play(
+        ["--preset", "leiden", "--level", "greedy", "--seed", "1", "--seat", "1"], ["q"]
+    )
+    assert "P0 led " in out and "(the same on ends 1, 2, 3)" in out
+    listed = listed_moves(out)
+    assert listed and all(m.end in (None, 0) for m in listed)
+
+
+def test_the_match_score_line_counts_hands_and_what_is_needed() -> None:
+    _, out, _ = play(
+        ["--level", "random", "--match", "--target", "60", "--seed", "3"], ["1"] * 3000
+    )
+    lines = re.findall(
+        r"^Score after (\d+) hands?: You \(P0\) (\d+), P1 (\d+) \((.*)\)$", out, re.M
+    )
+    assert lines
+    for _hands, mine, _theirs, rest in lines:
+        assert rest.startswith("first to 60 wins")
+        if int(mine) < 60:
+            assert rest.endswith(f"you need {60 - int(mine)}")
+    assert [int(h) for h, *_ in lines if True] == sorted(int(h) for h, *_ in lines)
+
+
+def test_list_and_help_name_every_preset_with_its_bot_levels() -> None:
+    code, out, _ = play(["--list"], [])
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()[1:] if line.split()}
+    for name in PRESETS:
+        assert name in rows
+        assert "random, greedy" in rows[name]
+    assert "casual, trained" in rows["standard"] and "trained" not in rows["leiden"]
+    proc = run(["--help"], "")
+    assert proc.returncode == 0
+    assert all(name in proc.stdout for name in PRESETS)
+    assert "docs/rules.md" in proc.stdout
