@@ -11,6 +11,14 @@ this library's :data:`~matador_env.encoding.ENCODING_VERSION`, and when rules ar
 given they must be the rules the policy was trained for. A mismatch raises
 :class:`PolicyMismatchError` naming both sides.
 
+Both files are checked before a policy is handed out: a sidecar that is not
+JSON, too large or too deeply nested, lacks a field or holds one of the wrong
+type; a network onnxruntime cannot read, whose input is not ``obs`` (float32,
+batch x obs_size) or whose output is not ``logits`` (float32, batch x
+num_actions), or that fails or answers with the wrong size on a probe
+observation. Each raises :class:`PolicyError` naming the file, never a raw
+onnxruntime, JSON or attribute error.
+
 Paths: ``load_policy(p)`` accepts the ``.onnx`` file, the ``.json`` sidecar, a
 directory holding ``policy.onnx``, or a stem (``runs/x/best`` ->
 ``runs/x/best/policy.onnx`` if that is a directory, else ``runs/x/best.onnx``).
@@ -27,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from .encoding import ENCODING_VERSION, encoding_for
-from .engine import Move, Rules, SeatView
+from .engine import Move, Rules, RulesError, SeatView
 
 __all__ = [
+    "MAX_SIDECAR_BYTES",
     "POLICY_FORMAT",
     "POLICY_FORMAT_VERSION",
     "PolicyError",
@@ -47,6 +56,8 @@ BOTS_DIR = Path(__file__).resolve().parent / "bots"
 
 POLICY_FORMAT = "matador-policy"
 POLICY_FORMAT_VERSION = 1
+MAX_SIDECAR_BYTES = 1 << 20
+"""A sidecar is a few hundred bytes; anything past this is refused unread."""
 
 
 class PolicyError(ValueError):
@@ -84,31 +95,66 @@ class PolicyInfo:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "sidecar") -> PolicyInfo:
+        """The sidecar's JSON object, every field checked; :class:`PolicyError` naming
+        ``source`` (the file) and the field otherwise."""
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise PolicyError(
                 f"{source}: not a Matador policy sidecar (format != {POLICY_FORMAT!r})"
             )
         version = data.get("format_version")
-        if version != POLICY_FORMAT_VERSION:
+        if not _is_int(version) or version != POLICY_FORMAT_VERSION:
             raise PolicyError(
-                f"{source}: sidecar format_version {version!r}; this library reads "
+                f"{source}: sidecar format_version {_short(version)}; this library reads "
                 f"{POLICY_FORMAT_VERSION}"
             )
         for key in ("rules", "encoding_version", "obs_size", "num_actions"):
             if key not in data:
                 raise PolicyError(f"{source}: the sidecar lacks {key!r}")
+        for key, low in (("encoding_version", 0), ("obs_size", 1), ("num_actions", 1)):
+            if not _is_int(data[key]) or data[key] < low:
+                raise PolicyError(
+                    f"{source}: {key} must be an integer >= {low}, got {_short(data[key])}"
+                )
+        for key, expected in (("input", "obs"), ("output", "logits")):
+            if key in data and data[key] != expected:
+                raise PolicyError(f"{source}: {key} must be {expected!r}, got {_short(data[key])}")
+        provenance = data.get("provenance")
+        if provenance is not None and not isinstance(provenance, dict):
+            raise PolicyError(
+                f"{source}: provenance must be an object (or absent), got {_short(provenance)}"
+            )
+        if not isinstance(data["rules"], dict):
+            raise PolicyError(
+                f"{source}: rules must be an object of Rules fields, got {_short(data['rules'])}"
+            )
+        try:
+            rules = Rules.from_dict(data["rules"])
+        except RulesError as exc:
+            raise PolicyError(f"{source}: rules do not parse: {exc}") from None
         return cls(
-            rules=Rules.from_dict(data["rules"]),
-            encoding_version=int(data["encoding_version"]),
-            obs_size=int(data["obs_size"]),
-            num_actions=int(data["num_actions"]),
+            rules=rules,
+            encoding_version=data["encoding_version"],
+            obs_size=data["obs_size"],
+            num_actions=data["num_actions"],
             format_version=version,
-            provenance=dict(data.get("provenance") or {}),
+            provenance=dict(provenance or {}),
         )
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value: object) -> str:
+    """A value for an error message, cut short (a crafted file may hold megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def policy_paths(path: str | Path) -> tuple[Path, Path]:
     """The ``(onnx, sidecar)`` files a policy path names (see the module docstring)."""
+    if not isinstance(path, (str, Path)):
+        raise PolicyError(f"a policy path is a str or Path, got {_short(path)}")
     p = Path(path)
     if p.suffix == ".onnx":
         onnx_path = p
@@ -125,6 +171,7 @@ class OnnxPolicy:
     """An exported policy: observation and mask in, action out."""
 
     def __init__(self, onnx_path: Path, info: PolicyInfo) -> None:
+        """Open and check the network (:class:`PolicyError` naming ``onnx_path``)."""
         try:
             import onnxruntime as ort
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -139,21 +186,76 @@ class OnnxPolicy:
         self.path = onnx_path
         self.info = info
         self.encoding = encoding_for(info.rules)
-        self._session = ort.InferenceSession(
-            str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        try:
+            self._session = ort.InferenceSession(
+                str(onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's own errors share no base class but Exception
+            raise PolicyError(
+                f"{onnx_path}: onnxruntime cannot load it as a network "
+                f"({type(exc).__name__}: {_short(str(exc))}); re-export the policy"
+            ) from None
+        self._check_signature()
+        # One probe catches a graph that fails or answers with the wrong size at run time.
+        self.logits(np.zeros(info.obs_size, dtype=np.float32))
+
+    def _check_signature(self) -> None:
+        info = self.info
+        for what, args, name, size in (
+            ("input", self._session.get_inputs(), "obs", info.obs_size),
+            ("output", self._session.get_outputs(), "logits", info.num_actions),
+        ):
+            if [a.name for a in args] != [name]:
+                raise PolicyError(
+                    f"{self.path}: the network's {what}s are {[a.name for a in args]}; "
+                    f"a policy has one {what}, {name!r}"
+                )
+            arg = args[0]
+            shape = list(arg.shape)
+            # A symbolic or unknown width is left to the probe run; a fixed one must fit.
+            fixed_width = len(shape) == 2 and isinstance(shape[1], int)
+            if arg.type != "tensor(float)" or len(shape) != 2 or (fixed_width and shape[1] != size):
+                raise PolicyError(
+                    f"{self.path}: {what} {name!r} is {arg.type} of shape {shape}; "
+                    f"expected tensor(float) of shape [batch, {size}]"
+                )
 
     @property
     def rules(self) -> Rules:
         return self.info.rules
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Raw action logits for a batch (or a single) observation."""
+        """Raw action logits for a batch (or a single) observation.
+
+        Raises ``ValueError`` for an observation of the wrong shape, and
+        :class:`PolicyError` when the network fails or answers with anything but
+        finite logits of ``num_actions`` per observation.
+        """
         x = np.asarray(obs, dtype=np.float32)
         single = x.ndim == 1
         if single:
             x = x[None, :]
-        out = self._session.run(None, {"obs": x})[0]
+        if x.ndim != 2 or x.shape[1] != self.info.obs_size:
+            raise ValueError(
+                f"logits: observations of {self.info.obs_size} values expected, "
+                f"got shape {obs.shape}"
+            )
+        try:
+            out = self._session.run(None, {"obs": x})[0]
+        except Exception as exc:  # onnxruntime's errors share no base class but Exception
+            raise PolicyError(
+                f"{self.path}: the network failed ({type(exc).__name__}: {_short(str(exc))})"
+            ) from None
+        if (
+            not isinstance(out, np.ndarray)
+            or out.shape != (x.shape[0], self.info.num_actions)
+            or not np.isfinite(out).all()
+        ):
+            raise PolicyError(
+                f"{self.path}: the network answered {getattr(out, 'shape', type(out).__name__)} "
+                f"{getattr(out, 'dtype', '')}; expected finite logits of shape "
+                f"({x.shape[0]}, {self.info.num_actions})"
+            )
         return out[0] if single else out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: random.Random | None = None) -> int:
@@ -178,16 +280,20 @@ class OnnxPolicy:
 
 
 def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
-    """Load an exported policy, checking its sidecar (and ``rules``, when given)."""
+    """Load an exported policy, checking its sidecar (and ``rules``, when given).
+
+    Raises :class:`PolicyError` naming the file for a missing, unreadable,
+    corrupt or crafted sidecar or network (see the module docstring), and
+    :class:`PolicyMismatchError` for a policy of other rules or another encoding.
+    """
+    if rules is not None and not isinstance(rules, Rules):
+        raise PolicyError(f"load_policy: rules must be a Rules or None, got {_short(rules)}")
     onnx_path, sidecar = policy_paths(path)
     if not onnx_path.is_file():
         raise PolicyError(f"no exported policy at {path}: {onnx_path} does not exist")
     if not sidecar.is_file():
         raise PolicyError(f"policy {onnx_path} has no sidecar {sidecar}")
-    try:
-        data = json.loads(sidecar.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise PolicyError(f"cannot read the sidecar {sidecar}: {exc}") from None
+    data = _read_sidecar(sidecar)
     info = PolicyInfo.from_json(data, str(sidecar))
     if info.encoding_version != ENCODING_VERSION:
         raise PolicyMismatchError(
@@ -195,7 +301,10 @@ def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
             f"{info.encoding_version}; this library uses version {ENCODING_VERSION}. "
             "Retrain or re-export the policy with this version."
         )
-    enc = encoding_for(info.rules)
+    try:
+        enc = encoding_for(info.rules)
+    except ValueError as exc:
+        raise PolicyError(f"{sidecar}: no observation encoding for its rules: {exc}") from None
     if (info.obs_size, info.num_actions) != (enc.obs_size, enc.num_actions):
         raise PolicyMismatchError(
             f"{onnx_path}: sizes obs={info.obs_size} actions={info.num_actions} differ from "
@@ -204,6 +313,28 @@ def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
     if rules is not None and rules != info.rules:
         raise PolicyMismatchError(_rules_mismatch(info.rules, rules, str(onnx_path)))
     return OnnxPolicy(onnx_path, info)
+
+
+def _read_sidecar(sidecar: Path) -> Any:
+    try:
+        with sidecar.open("rb") as f:
+            raw = f.read(MAX_SIDECAR_BYTES + 1)
+    except OSError as exc:
+        raise PolicyError(f"cannot read the sidecar {sidecar}: {exc}") from None
+    if len(raw) > MAX_SIDECAR_BYTES:
+        raise PolicyError(
+            f"the sidecar {sidecar} is over {MAX_SIDECAR_BYTES} bytes; a sidecar is a small "
+            "JSON object (python -m train's export writes one)"
+        )
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PolicyError(f"the sidecar {sidecar} is not JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deep; an integer too long
+        raise PolicyError(
+            f"the sidecar {sidecar} is not a policy sidecar: {type(exc).__name__}: "
+            f"{_short(str(exc))}"
+        ) from None
 
 
 def _rules_mismatch(trained: Rules, asked: Rules, where: str) -> str:
