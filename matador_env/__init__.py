@@ -2,18 +2,27 @@
 
 ``import matador_env`` stays light (the engine is stdlib only): the environments
 and the encoding, which need numpy, gymnasium and PettingZoo, are imported on
-first use of their names here, e.g. ``from matador_env import env``. Importing
-:mod:`matador_env.matador_v0` (the environment's documentation page) registers
-``matador_v0`` with PettingZoo, so that ``pettingzoo.make("aec", "matador_v0")``
-works after it.
+first use of their names here, e.g. ``from matador_env import env``.
+
+``import matador_env`` also registers ``matador_v0`` with PettingZoo's registry, so
+that ``pettingzoo.make("aec", "matador_v0", preset="leiden")`` works after it. It
+does so without importing PettingZoo: if PettingZoo is not imported yet, the
+registration runs right after PettingZoo's own import, whenever that happens.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
 from typing import Any
 
 __version__ = "0.1.0"
+
+ENV_ID = "matador_v0"
 
 # name -> submodule that defines it, imported on first access (PEP 562).
 _LAZY = {
@@ -28,7 +37,7 @@ _LAZY = {
     "action_mask": "encoding",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", "ENV_ID", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
@@ -38,3 +47,55 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
+
+def _register_with_pettingzoo() -> None:
+    """Put ``matador_v0`` in the imported PettingZoo's registry, once."""
+    pettingzoo = sys.modules["pettingzoo"]
+    register = getattr(pettingzoo, "register", None)
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if register is None or registry is None:  # PettingZoo before 1.25 has no registry
+        return
+    if not any(spec.name == ENV_ID for spec in registry.values()):
+        # A "module:attribute" entry point: the environment is imported by make().
+        register("aec", ENV_ID, entry_point=f"{__name__}.matador_v0:env")
+
+
+class _AfterImport(importlib.abc.Loader):
+    """Runs a module's own loader, then the registration."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        # The module keeps its own loader (importlib.resources and pkgutil ask it).
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        _register_with_pettingzoo()
+
+
+class _PettingZooImportHook(importlib.abc.MetaPathFinder):
+    """Wraps the loader of the first ``import pettingzoo``, then steps aside."""
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "pettingzoo":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _AfterImport(spec.loader)
+        return spec
+
+
+if "pettingzoo" in sys.modules:
+    _register_with_pettingzoo()
+else:
+    sys.meta_path.insert(0, _PettingZooImportHook())

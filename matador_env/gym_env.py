@@ -34,7 +34,23 @@ An opponent that returns an illegal move raises ``ValueError``: that is a bug in
 the opponent, not a move of the learner.
 
 An illegal action by the learner ends the episode with ``illegal_reward`` (default
--1) and ``info["illegal_action"] = True``; ``check_env`` samples such actions.
+-1) and ``info["illegal_action"] = 1``; ``check_env`` samples such actions.
+
+Infos
+=====
+
+``reset`` and every ``step`` return an info with the same keys, numbers only, so any
+replay buffer can store them: the learner's numeric hand-result keys of the AEC
+environment (``hands``, ``termination``, ``winner``, ``winning_side``, ``points``,
+``match_over``, ``match_won``: see its Infos section), ``seat`` (the learner's seat),
+``illegal_action`` (1 after an illegal action, else 0) and ``action_mask`` (the
+learner's legal actions, an ``int8`` array of fixed length). The full result of the
+last hand, with its strings and counts, is :meth:`MatadorSingleEnv.hand_result`.
+
+With ``episode="match"``, ``max_hands`` bounds the match: ``step`` returns
+``truncated=True`` when that many hands were played and the match is not over.
+``copy.deepcopy`` and ``pickle`` give the same episode at the same point (the
+opponents must be picklable themselves).
 """
 
 from __future__ import annotations
@@ -49,7 +65,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from .engine import Move, Rules
-from .matador_v0 import Game, resolve_rules
+from .matador_v0 import DEFAULT_MAX_HANDS, ENV_ARGUMENTS, Game, resolve_rules
 
 __all__ = ["MatadorSingleEnv", "OpponentSpec"]
 
@@ -58,13 +74,17 @@ OpponentSpec = Any
 
 _RANDOM = "random"
 _MAX_EMPTY_DEALS = 1000
+_ARGUMENTS = (*ENV_ARGUMENTS, "opponents", "seat", "illegal_reward")
+# What the environment holds between steps, beyond its arguments and the game.
+_LIVE_FIELDS = ("seat", "_rng", "_mask", "_over", "_np_random", "_np_random_seed")
 
 
 class MatadorSingleEnv(gymnasium.Env, EzPickle):
     """One learner against opponent policies (see the module docstring).
 
     Arguments as :func:`matador_env.env` (``rules`` or ``preset``, ``episode``,
-    ``reward``, ``match_bonus``, ``render_mode``), and:
+    ``reward``, ``match_bonus``, ``render_mode``, ``max_hands`` and any ``Rules``
+    field as a keyword, e.g. ``players=3``), and:
 
     - ``opponents``: one spec for all other seats or one per other seat;
     - ``seat``: the learner's seat, or None for a random seat each episode;
@@ -85,6 +105,8 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
         match_bonus: float | None = None,
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        max_hands: int = DEFAULT_MAX_HANDS,
+        **rule_overrides: Any,
     ) -> None:
         EzPickle.__init__(
             self,
@@ -97,8 +119,10 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
             match_bonus,
             illegal_reward,
             render_mode,
+            max_hands,
+            **rule_overrides,
         )
-        self.rules = resolve_rules(rules, preset)
+        self.rules = resolve_rules(rules, preset, rule_overrides, _ARGUMENTS)
         n = self.rules.players
         if seat is not None and not (isinstance(seat, int) and 0 <= seat < n):
             raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
@@ -106,7 +130,7 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
             raise ValueError(
                 f"render_mode={render_mode!r} is not allowed; allowed: None, 'human', 'ansi'"
             )
-        self.game = Game(self.rules, episode, reward, match_bonus)
+        self.game = Game(self.rules, episode, reward, match_bonus, max_hands)
         self.encoding = enc = self.game.enc
         self.render_mode = render_mode
         self.illegal_reward = float(illegal_reward)
@@ -118,6 +142,22 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
         self._mask = np.zeros(enc.num_actions, np.int8)
         self._rng = random.Random(0)
         self._over = True
+
+    # copy.deepcopy and pickle: the constructor's arguments (EzPickle), then the game
+    # and the episode's state as they were, so a copy goes on from the same point.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(EzPickle.__getstate__(self))
+        state["live"] = {k: self.__dict__[k] for k in _LIVE_FIELDS if k in self.__dict__}
+        state["game"] = self.game.snapshot()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        live, game = state.pop("live", {}), state.pop("game", None)
+        EzPickle.__setstate__(self, state)
+        self.__dict__.update(live)
+        if game is not None:
+            self.game.restore(game)
 
     # -- gymnasium API ------------------------------------------------------------------
 
@@ -147,17 +187,16 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
                 "these rules leave the learner no decision"
             )
         self._over = False
-        return self._observe({})
+        return self._observe(0)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._over:
             raise RuntimeError("step() after the episode ended: call reset() first")
         game = self.game
         action = int(action)
-        info: dict[str, Any] = {}
         if not (0 <= action < self.encoding.num_actions and self._mask[action]):
             self._over = True
-            obs, info = self._observe({"illegal_action": True})
+            obs, info = self._observe(1)
             info["action_mask"][:] = 0
             self._mask = info["action_mask"].copy()
             return obs, self.illegal_reward, True, False, info
@@ -165,11 +204,16 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
         reward = 0.0
         if rewards is not None:
             reward += rewards[self.seat]
-            info["hand_result"] = dict(game.last_result or {})
-        reward += self._play_opponents(info)
+        reward += self._play_opponents()
         self._over = game.done
-        obs, info = self._observe(info)
-        return obs, float(reward), self._over, False, info
+        obs, info = self._observe(0)
+        truncated = game.truncated
+        return obs, float(reward), self._over and not truncated, truncated, info
+
+    def hand_result(self) -> dict[str, Any] | None:
+        """The full result of the last hand that ended in this episode, or None
+        (see :meth:`matador_env.matador_v0.raw_env.hand_result`)."""
+        return self.game.hand_result()
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions now (all False once the episode is over)."""
@@ -192,16 +236,19 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
 
     # -- internals ----------------------------------------------------------------------
 
-    def _observe(self, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
-        obs = self.game.observe(self.seat)
+    def _observe(self, illegal_action: int) -> tuple[np.ndarray, dict[str, Any]]:
+        game = self.game
+        obs = game.observe(self.seat)
         self._mask = obs["action_mask"]
-        info["action_mask"] = self._mask.copy()
+        info: dict[str, Any] = game.info(self.seat)
         info["seat"] = self.seat
+        info["illegal_action"] = illegal_action
+        info["action_mask"] = self._mask.copy()
         if self.render_mode == "human":
             self.render()
         return obs["observation"], info
 
-    def _play_opponents(self, info: dict[str, Any] | None = None) -> float:
+    def _play_opponents(self) -> float:
         """Play the other seats until the learner is to move; the learner's rewards."""
         game = self.game
         seat = self.seat
@@ -213,8 +260,6 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
             rewards = game.apply(action)
             if rewards is not None:
                 total += rewards[seat]
-                if info is not None:
-                    info["hand_result"] = dict(game.last_result or {})
         return total
 
     def _opponent_action(self, mover: int, policy: Any) -> int:

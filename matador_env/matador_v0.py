@@ -23,17 +23,22 @@ partnerships, drawing, matador, spinner and scoring options) is a field of a
 `Rules` configuration or one of its named presets: `standard`, `pagat`,
 `kardinal`, `kardinal_hard`, `polish`, `leiden`, `double_nine`, `double_twelve`.
 
-`from matador_env import env` (or any import of this module) registers
-`matador_v0` with PettingZoo's registry.
+`import matador_env` registers `matador_v0` with PettingZoo's registry (without
+importing PettingZoo: the registration happens when PettingZoo is imported).
 
 ### Arguments
 
 ``` python
 env(rules=None, preset="standard", episode="hand", reward="score",
-    match_bonus=None, render_mode=None)
+    match_bonus=None, max_hands=1000, render_mode=None, **rule_overrides)
 ```
 
 `rules`: a `matador_env.engine.Rules`; or `preset`: the name of a preset (not both).
+
+`rule_overrides`: any field of `Rules`, as a keyword, applied over the preset (or
+over `rules`): `env(preset="pagat", players=4, teams=True, target_score=50)`.
+Everything is plain data, so a game can come from a JSON or command-line config.
+An unknown keyword raises `RulesError` listing the allowed ones.
 
 `episode`: `"hand"` (one deal per episode) or `"match"` (hands follow one another
 until the match is won by the rules' `match_end` at `target_score`).
@@ -42,6 +47,12 @@ until the match is won by the rules' `match_end` at `target_score`).
 
 `match_bonus`: the match winner's terminal bonus with `episode="match"` (default:
 `target_score` for `"score"`, 1 for `"win"` and `"normalised"`).
+
+`max_hands`: the safety bound of `episode="match"`: once this many hands (redeals
+included) have been played without the match ending, the episode ends with
+`truncations` True for every agent (the last hand's rewards arrive, no match bonus).
+Matches to 100 points take a few to a few dozen hands; the bound is there for rule
+combinations whose matches run far longer. Ignored with `episode="hand"`.
 
 `render_mode`: `None`, `"ansi"` or `"human"`.
 
@@ -144,18 +155,44 @@ side, -bonus to each other seat).
 
 `reset(seed=s)` deals `HandState.deal(rules, s)` (or `MatchState.new(rules, s)`
 with `episode="match"`) and seeds the stream from which unseeded resets draw their
-seeds, so a seeded run replays exactly. `infos` hold the result of the last hand
-under `"hand_result"` once one has ended.
+seeds, so a seeded run replays exactly. `copy.deepcopy` and `pickle` of an
+environment give the same game at the same point, which continues identically.
+
+### Infos
+
+Every agent's info holds the same keys at every step, from `reset` on, each a plain
+`int`, so that any RL replay buffer can stack them. They describe the last hand that
+ended in this episode, and keep their values until the next one ends:
+
+| key            | meaning                                                              |
+|----------------|----------------------------------------------------------------------|
+| `hands`        | hands ended so far in this episode (redeals included)                |
+| `termination`  | how the last hand ended: a code of `TERMINATION_CODES` (0: none yet) |
+| `winner`       | the seat that won it, -1 for none (a tie, a redeal, none yet)        |
+| `winning_side` | that seat's side (its team with partnerships), -1 for none           |
+| `points`       | what the winning side scored                                         |
+| `match_over`   | 1 once the match is won (`episode="match"`), else 0                  |
+| `match_won`    | 1 if this agent's side is among the match winners, else 0            |
+
+`TERMINATION_CODES` (in `matador_env.matador_v0`): 0 `"none"` (no hand has ended
+yet), 1 `"domino"`, 2 `"blocked"`, 3 `"void_tie"`, 4 `"redeal_tie"`, 5 `"no_lead"`.
+The full result, with the strings, each seat's count and the match totals, is
+`env.unwrapped.hand_result()`: a dict, or None before the first hand has ended.
 
 ### Version History
 
-* v0: Initial release (matador-env 0.1.0, encoding version 1).
+* v0: Initial release (matador-env 0.1.0, encoding version 1). Since 0.1.0, still v0:
+  numeric infos (they replaced the nested `"hand_result"` dict that only some steps
+  carried), keyword rule overrides, the `max_hands` bound of `episode="match"`, and
+  pickling in mid-game. Observations, actions, rewards and seeded deals are
+  unchanged, so trained policies and recorded games stay valid.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -171,16 +208,51 @@ from .engine import (
     MatchState,
     Outcome,
     Rules,
+    RulesError,
     SeatView,
+    Termination,
     render_layout,
     set_tiles,
 )
 
-__all__ = ["env", "raw_env", "REWARD_KINDS", "EPISODE_KINDS", "hand_rewards"]
+__all__ = [
+    "env",
+    "raw_env",
+    "REWARD_KINDS",
+    "EPISODE_KINDS",
+    "TERMINATION_CODES",
+    "INFO_KEYS",
+    "DEFAULT_MAX_HANDS",
+    "hand_rewards",
+    "resolve_rules",
+]
 
 REWARD_KINDS = ("score", "win", "normalised")
 EPISODE_KINDS = ("hand", "match")
 _REWARD_ALIASES = {"normalized": "normalised"}
+
+TERMINATION_CODES: dict[str, int] = {
+    "none": 0,
+    **{name: code for code, name in enumerate(Termination.ALL, start=1)},
+}
+"""The ``termination`` info of the last hand that ended: 0 while none has."""
+
+INFO_KEYS = ("hands", "termination", "winner", "winning_side", "points", "match_over", "match_won")
+"""The keys of every agent's info at every step (each value an ``int``)."""
+
+DEFAULT_MAX_HANDS = 1000
+"""Hands after which an ``episode="match"`` episode that has not ended truncates."""
+
+RULES_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))
+ENV_ARGUMENTS = (
+    "rules",
+    "preset",
+    "episode",
+    "reward",
+    "match_bonus",
+    "render_mode",
+    "max_hands",
+)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -197,15 +269,34 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
-def resolve_rules(rules: Rules | None, preset: str | None) -> Rules:
-    """``rules`` or the named preset (default "standard"); not both."""
+def resolve_rules(
+    rules: Rules | None,
+    preset: str | None,
+    overrides: Mapping[str, Any] | None = None,
+    arguments: Sequence[str] = ENV_ARGUMENTS,
+) -> Rules:
+    """``rules`` or the named preset (default "standard"), not both, with any ``Rules``
+    fields in ``overrides`` replaced.
+
+    ``arguments`` are the caller's own keywords, named with the fields when an unknown
+    keyword is refused.
+    """
+    overrides = dict(overrides or {})
+    for key, value in overrides.items():
+        if key not in RULES_FIELDS:
+            raise RulesError(
+                key,
+                value,
+                f"a Rules field ({', '.join(RULES_FIELDS)}) "
+                f"or an argument ({', '.join(arguments)})",
+            )
     if rules is not None and preset is not None:
-        raise ValueError("give either rules or preset, not both")
+        raise RulesError("preset", preset, "either rules or preset, not both")
     if rules is None:
-        return Rules.preset(preset or "standard")
+        return Rules.preset(preset or "standard", **overrides)
     if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a matador_env.engine.Rules, got {type(rules).__name__}")
-    return rules
+        raise RulesError("rules", type(rules).__name__, "a matador_env.engine.Rules or None")
+    return rules.replace(**overrides) if overrides else rules
 
 
 def hand_rewards(rules: Rules, outcome: Outcome, kind: str) -> list[float]:
@@ -246,17 +337,26 @@ def match_rewards(rules: Rules, winners: Sequence[int], kind: str, bonus: float)
 class Game:
     """One game (a hand, or a match of hands) driven by actions, for the environments.
 
-    Keeps the engine state, the incremental observation builder and the rewards.
-    Not part of the public API: use :func:`env`, :class:`raw_env` or
+    Keeps the engine state, the incremental observation builder, the rewards and the
+    numeric infos. Not part of the public API: use :func:`env`, :class:`raw_env` or
     :class:`~matador_env.gym_env.MatadorSingleEnv`.
     """
 
-    def __init__(self, rules: Rules, episode: str, reward: str, match_bonus: float | None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        episode: str,
+        reward: str,
+        match_bonus: float | None,
+        max_hands: int = DEFAULT_MAX_HANDS,
+    ) -> None:
         if episode not in EPISODE_KINDS:
             raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
         reward = _REWARD_ALIASES.get(reward, reward)
         if reward not in REWARD_KINDS:
             raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
+            raise ValueError(f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1")
         self.rules = rules
         self.enc = encoding_for(rules)
         self.episode = episode
@@ -264,6 +364,7 @@ class Game:
         if match_bonus is None:
             match_bonus = float(rules.target_score) if reward == "score" else 1.0
         self.match_bonus = float(match_bonus)
+        self.max_hands = max_hands
         self.tracker = ObservationTracker(self.enc)
         self._num_actions = self.enc.num_actions
         self._master, self._gather = self.tracker.gather_tables()
@@ -272,7 +373,10 @@ class Game:
         self.match: MatchState | None = None
         self.hand: HandState
         self.done = False
+        self.truncated = False
+        self.hands = 0
         self.last_result: dict[str, Any] | None = None
+        self._infos: list[dict[str, int]] = []
         self.start(0)
 
     def start(self, seed: int) -> None:
@@ -283,7 +387,50 @@ class Game:
             self.hand = HandState.deal(self.rules, seed)
         self.tracker.start(self.hand, self.scores)
         self.done = False
+        self.truncated = False
+        self.hands = 0
         self.last_result = None
+        self._set_infos(None, None)
+
+    # -- pickling: the live game, rebuilt around a fresh tracker ---------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The game's state as plain data: the current hand as its deal and its actions."""
+        hand, match = self.hand, self.match
+        index = self._index
+        return {
+            "deal": (hand.seed, hand.dealt_leader),
+            "actions": [index[event.move] for event in hand.history],
+            "match": None
+            if match is None
+            else {f.name: getattr(match, f.name) for f in _MATCH_FIELDS if f.name != "hand"},
+            "done": self.done,
+            "truncated": self.truncated,
+            "hands": self.hands,
+            "last_result": self.last_result,
+            "infos": self._infos,
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`snapshot` of a game of the same rules."""
+        # The hand is replayed here rather than unpickled: the engine compares the
+        # kinds of open ends by identity, and unpickled strings are new objects.
+        seed, leader = snapshot["deal"]
+        hand = HandState.deal(self.rules, seed, leader=leader)
+        moves = self._moves
+        for action in snapshot["actions"]:
+            hand = hand.apply(moves[action])
+        self.hand = hand
+        match = snapshot["match"]
+        self.match = None if match is None else MatchState(hand=hand, **match)
+        self.done = snapshot["done"]
+        self.truncated = snapshot["truncated"]
+        self.hands = snapshot["hands"]
+        self.last_result = snapshot["last_result"]
+        self._infos = [dict(i) for i in snapshot["infos"]]
+        # The tracker's vectors are views of one buffer, which pickling would split;
+        # it is rebuilt from the hand, which holds the whole public history.
+        self.tracker.start(self.hand, self.scores)
 
     @property
     def to_move(self) -> int:
@@ -312,6 +459,7 @@ class Game:
         outcome = after.outcome
         if outcome is None:
             return None
+        self.hands += 1
         rewards = hand_rewards(self.rules, outcome, self.reward)
         self.last_result = {
             "termination": outcome.termination,
@@ -322,20 +470,53 @@ class Game:
         }
         if match is None:
             self.done = True
+            self._set_infos(outcome, None)
             return rewards
         self.tracker.set_scores(match.totals)
+        self.last_result["totals"] = match.totals
         if match.is_over:
             assert match.winners is not None
             bonus = match_rewards(self.rules, match.winners, self.reward, self.match_bonus)
             rewards = [r + b for r, b in zip(rewards, bonus, strict=True)]
             self.last_result["match_winners"] = match.winners
-            self.last_result["totals"] = match.totals
             self.done = True
+        elif self.hands >= self.max_hands:
+            # The safety bound: some rule sets make matches that run on for thousands
+            # of hands; the episode ends here as truncated, not terminated.
+            self.done = self.truncated = True
         else:
             self.match = match.next_hand()
             self.hand = self.match.hand
             self.tracker.start(self.hand, self.match.totals)
+        self._set_infos(outcome, match.winners)
         return rewards
+
+    def _set_infos(self, outcome: Outcome | None, match_winners: Sequence[int] | None) -> None:
+        common = {
+            "hands": self.hands,
+            "termination": TERMINATION_CODES[outcome.termination if outcome else "none"],
+            "winner": -1,
+            "winning_side": -1,
+            "points": 0,
+            "match_over": int(match_winners is not None),
+        }
+        if outcome is not None and outcome.winner is not None:
+            common["winner"] = outcome.winner
+            common["winning_side"] = -1 if outcome.winning_side is None else outcome.winning_side
+            common["points"] = outcome.points
+        side_of = self.rules.side_of
+        self._infos = [
+            {**common, "match_won": int(match_winners is not None and side_of(s) in match_winners)}
+            for s in range(self.rules.players)
+        ]
+
+    def info(self, seat: int) -> dict[str, int]:
+        """``seat``'s numeric info (a new dict, keys :data:`INFO_KEYS`)."""
+        return dict(self._infos[seat])
+
+    def hand_result(self) -> dict[str, Any] | None:
+        """The full result of the last hand that ended, or None before one has."""
+        return None if self.last_result is None else dict(self.last_result)
 
     def mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat``: its legal moves if it is to move, else zeros."""
@@ -379,6 +560,22 @@ class Game:
         return "\n".join(lines)
 
 
+_MATCH_FIELDS = dataclasses.fields(MatchState)
+
+# What raw_env holds between steps, beyond its constructor's arguments and the game.
+_LIVE_FIELDS = (
+    "agents",
+    "rewards",
+    "_cumulative_rewards",
+    "terminations",
+    "truncations",
+    "infos",
+    "agent_selection",
+    "_rewards_set",
+    "_stream",
+)
+
+
 class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
     """Matador as a PettingZoo AEC environment (see the module docstring)."""
 
@@ -397,15 +594,27 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         reward: str = "score",
         match_bonus: float | None = None,
         render_mode: str | None = None,
+        max_hands: int = DEFAULT_MAX_HANDS,
+        **rule_overrides: Any,
     ) -> None:
-        EzPickle.__init__(self, rules, preset, episode, reward, match_bonus, render_mode)
+        EzPickle.__init__(
+            self,
+            rules,
+            preset,
+            episode,
+            reward,
+            match_bonus,
+            render_mode,
+            max_hands,
+            **rule_overrides,
+        )
         super().__init__()
         if render_mode not in (None, "human", "ansi"):
             raise ValueError(
                 f"render_mode={render_mode!r} is not allowed; allowed: None, 'human', 'ansi'"
             )
-        self.rules = resolve_rules(rules, preset)
-        self.game = Game(self.rules, episode, reward, match_bonus)
+        self.rules = resolve_rules(rules, preset, rule_overrides)
+        self.game = Game(self.rules, episode, reward, match_bonus, max_hands)
         self.encoding = self.game.enc
         self.render_mode = render_mode
         n = self.rules.players
@@ -425,6 +634,22 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self._rewards_set = False
         self.agents: list[str] = []
 
+    # copy.deepcopy and pickle: the constructor's arguments (EzPickle), then the game
+    # and the AEC bookkeeping as they were, so a copy goes on from the same point.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(EzPickle.__getstate__(self))
+        state["live"] = {k: self.__dict__[k] for k in _LIVE_FIELDS if k in self.__dict__}
+        state["game"] = self.game.snapshot()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        live, game = state.pop("live", {}), state.pop("game", None)
+        EzPickle.__setstate__(self, state)
+        self.__dict__.update(live)
+        if game is not None:
+            self.game.restore(game)
+
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
@@ -440,21 +665,33 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             if self._stream is None:
                 self._stream = random.Random()  # seeded from the OS
             game_seed = self._stream.getrandbits(63)
-        self.game.start(game_seed)
+        game = self.game
+        game.start(game_seed)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, int]] = {
+            a: game.info(seat) for seat, a in enumerate(self.agents)
+        }
         self._rewards_set = False
-        self.agent_selection = self.possible_agents[self.game.to_move]
+        self.agent_selection = self.possible_agents[game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         return self.game.observe(self._seat[agent])
 
     def state(self) -> np.ndarray:
         return self.game.state()
+
+    def hand_result(self) -> dict[str, Any] | None:
+        """The full result of the last hand that ended in this episode, or None.
+
+        Keys: ``termination`` (a ``Termination`` name), ``winner``, ``winning_side``
+        (None for none), ``points``, ``counts`` (each seat's pips left); with
+        ``episode="match"`` also ``totals``, and ``match_winners`` once it is won.
+        """
+        return self.game.hand_result()
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -474,14 +711,16 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
                     rewards[a] = 0.0
                 self._rewards_set = False
         else:
-            result = game.last_result
             cumulative = self._cumulative_rewards
-            for a, r in zip(agents, seat_rewards, strict=True):
+            infos = self.infos
+            for seat, (a, r) in enumerate(zip(agents, seat_rewards, strict=True)):
                 rewards[a] = r
                 cumulative[a] += r
-                self.infos[a] = {"hand_result": dict(result)}  # type: ignore[arg-type]
+                infos[a] = game.info(seat)
             self._rewards_set = True
-            if game.done:
+            if game.truncated:
+                self.truncations = dict.fromkeys(agents, True)
+            elif game.done:
                 self.terminations = dict.fromkeys(agents, True)
         # Rewards are only ever non-zero at the end of a hand, so they were added to
         # the cumulative rewards just above rather than by _accumulate_rewards().
@@ -509,18 +748,3 @@ ENV_ID = "matador_v0"
 
 # help(matador_env.env) shows the documentation page through the function.
 env.__doc__ = f"{env.__doc__}\n{__doc__}"
-
-
-def _register() -> None:
-    """Put ``matador_v0`` in PettingZoo's registry, where the installed PettingZoo has one."""
-    try:
-        from pettingzoo import register, spec
-    except ImportError:  # PettingZoo before 1.25 has no registry
-        return
-    try:
-        spec("aec", ENV_ID)
-    except Exception:  # NameNotFound and its siblings: not registered yet
-        register("aec", ENV_ID, entry_point=f"{__name__}:env")
-
-
-_register()

@@ -22,7 +22,7 @@ from agents.base import GreedyAgent, RandomAgent
 from matador_env import MatadorSingleEnv
 from matador_env.encoding import encoding_for
 from matador_env.engine import PRESETS, Move, Rules, SeatView
-from matador_env.matador_v0 import hand_rewards
+from matador_env.matador_v0 import TERMINATION_CODES, hand_rewards
 
 
 @pytest.mark.parametrize("episode", ["hand", "match"])
@@ -64,7 +64,9 @@ def test_learner_reward_arrives_when_an_opponent_ends_the_hand(name: str) -> Non
         assert hand.outcome is not None
         expected = hand_rewards(env.rules, hand.outcome, "score")[env.seat]
         assert total == pytest.approx(expected)
-        assert info["hand_result"]["termination"] == hand.outcome.termination
+        result = env.hand_result()
+        assert result is not None and result["termination"] == hand.outcome.termination
+        assert info["termination"] == TERMINATION_CODES[hand.outcome.termination]
         if hand.history[-1].seat != env.seat:
             ended_by_opponent += 1
     assert ended_by_opponent > 5
@@ -81,7 +83,9 @@ def test_match_episode_rewards_add_up() -> None:
         won = 1 in match.winners
         diff = match.totals[1] - match.totals[0]
         assert total == pytest.approx(diff + (rules.target_score if won else -rules.target_score))
-        assert info["hand_result"]["match_winners"] == match.winners
+        result = env.hand_result()
+        assert result is not None and result["match_winners"] == match.winners
+        assert info["match_over"] == 1 and info["match_won"] == int(won)
 
 
 def test_seats_fixed_and_random() -> None:
