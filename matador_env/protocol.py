@@ -60,7 +60,13 @@ Errors
 Anything malformed or inconsistent raises :class:`ProtocolError` (a
 ``ValueError``) whose ``field`` is the path of the value at fault
 (``"history[3].move"``, ``"hand[0]"``, ``"rules.players"``) and whose message says
-what was wrong and what is allowed. Nothing is guessed or repaired.
+what was wrong and what is allowed. Nothing is guessed or repaired: JSON
+``true``/``false`` are not numbers (``"seat": true`` is refused).
+
+Sizes are bounded before any other work, so a huge message costs nothing to
+refuse: lists at most :data:`MAX_ITEMS` long (``history`` also at most what the
+rules allow in one hand: :func:`max_history`), strings at most
+:data:`MAX_TEXT` characters. The schemas carry the same bounds.
 """
 
 from __future__ import annotations
@@ -84,6 +90,8 @@ from .engine import (
 )
 
 __all__ = [
+    "MAX_ITEMS",
+    "MAX_TEXT",
     "PROTOCOL_VERSION",
     "VIEW_FORMAT",
     "MOVE_FORMAT",
@@ -94,6 +102,7 @@ __all__ = [
     "view_to_json",
     "move_from_json",
     "move_to_json",
+    "max_history",
     "schema",
 ]
 
@@ -127,6 +136,34 @@ _MOVE_FIELDS = frozenset(
     ["format", "version", "move", "kind", "tile", "end", "shows", "mode", "bot"]
 )
 
+MAX_TEXT = 64
+"""The longest string a message may hold (a tile, a move, an end, a rules value)."""
+MAX_BOT_NAME = 256
+"""The longest bot name a move reply may carry (a policy path, for exported policies)."""
+_LARGEST_SET = 136  # the double-15 set, the largest Rules allows
+MAX_ITEMS: dict[str, int] = {
+    "hand": _LARGEST_SET,
+    "layout": _LARGEST_SET,
+    "hand_sizes": _LARGEST_SET,  # one seat per tile at most
+    "scores": _LARGEST_SET,
+    "open_ends": 256,  # a placement adds at most one end (the spinner two): 4 + 2 + 136
+    "history": 20_000,  # above max_history of every Rules (18,631: double-15, 136 seats)
+    "legal_moves": 20_000,
+}
+"""The longest each list of a view may be, whatever the rules."""
+
+
+def max_history(rules: Rules) -> int:
+    """The most actions one hand under ``rules`` can hold before its end.
+
+    Placements are at most the tiles of the set and draws at most the boneyard;
+    between two of them (and before the first and after the last) fewer than
+    ``players`` passes can follow one another, since ``players`` passes in a row
+    (or, before the lead, in all) end the hand.
+    """
+    progress = rules.tile_count + rules.boneyard_size
+    return progress + (progress + 1) * (rules.players - 1)
+
 
 class ProtocolError(ValueError):
     """A protocol message that is malformed or disagrees with itself or the rules.
@@ -150,25 +187,54 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _show(value: Any) -> str:
+    """A value for an error message, cut short: a refusal must not cost what the
+    message it refuses would have."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, Mapping):
+        return f"an object of {len(value)} fields"
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        return json.dumps(value[:MAX_TEXT]) + f"... ({len(value)} characters)"
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return type(value).__name__
+
+
 def _int(value: Any, field: str, low: int | None = None, high: int | None = None) -> int:
     if not _is_int(value):
-        raise ProtocolError(field, f"expected an integer, got {json.dumps(value)}")
+        raise ProtocolError(field, f"expected an integer, got {_show(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"from {low} to {high}" if high is not None else f">= {low}"
         raise ProtocolError(field, f"expected an integer {bounds}, got {value}")
     return int(value)
 
 
-def _list(value: Any, field: str) -> list[Any]:
+def _list(value: Any, field: str, limit: int | None = None) -> list[Any]:
     if not isinstance(value, list):
-        raise ProtocolError(field, f"expected a list, got {json.dumps(value)[:60]}")
+        raise ProtocolError(field, f"expected a list, got {_show(value)}")
+    limit = MAX_ITEMS.get(field, 0) if limit is None else limit
+    if limit and len(value) > limit:
+        raise ProtocolError(field, f"at most {limit} items are allowed, got {len(value)}")
     return value
 
 
-def _text(value: Any, field: str, example: str) -> str:
+def _text(value: Any, field: str, example: str, limit: int = MAX_TEXT) -> str:
     if not isinstance(value, str):
-        raise ProtocolError(field, f"expected a string like {example!r}, got {json.dumps(value)}")
+        raise ProtocolError(field, f"expected a string like {example!r}, got {_show(value)}")
+    if len(value) > limit:
+        raise ProtocolError(
+            field, f"at most {limit} characters are allowed, got {len(value)} ({_show(value)})"
+        )
     return value
+
+
+def _check_sizes(data: Mapping[str, Any]) -> None:
+    """Every list of a view within :data:`MAX_ITEMS`, before anything is parsed."""
+    for key in MAX_ITEMS:
+        if isinstance(data.get(key), list):
+            _list(data[key], key)
 
 
 def _tile(value: Any, field: str, rules: Rules) -> Tile:
@@ -212,12 +278,12 @@ def _object(value: Any, field: str, known: frozenset[str]) -> Mapping[str, Any]:
 
 def _header(data: Mapping[str, Any], expected: str) -> None:
     if "format" in data and data["format"] != expected:
-        raise ProtocolError("format", f"expected {expected!r}, got {json.dumps(data['format'])}")
-    if "version" in data and data["version"] != PROTOCOL_VERSION:
+        raise ProtocolError("format", f"expected {expected!r}, got {_show(data['format'])}")
+    if "version" in data and (not _is_int(data["version"]) or data["version"] != PROTOCOL_VERSION):
         raise ProtocolError(
             "version",
             f"this library speaks protocol version {PROTOCOL_VERSION}, got "
-            f"{json.dumps(data['version'])}",
+            f"{_show(data['version'])}",
         )
 
 
@@ -226,6 +292,18 @@ def _header(data: Mapping[str, Any], expected: str) -> None:
 
 def rules_from_json(value: Any, field: str = "rules") -> Rules:
     """A preset name, or an object of ``Rules`` fields with an optional ``preset``."""
+    if isinstance(value, str):
+        _text(value, field, "standard")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str) or len(key) > MAX_TEXT:
+                raise ProtocolError(field, f"field names are short strings, got {_show(key)}")
+            if isinstance(item, str):
+                _text(item, f"{field}.{key}", "standard")
+            elif not isinstance(item, (int, bool)) and item is not None:
+                raise ProtocolError(
+                    f"{field}.{key}", f"expected a string, integer or boolean, got {_show(item)}"
+                )
     try:
         if isinstance(value, str):
             return Rules.preset(value)
@@ -235,7 +313,7 @@ def rules_from_json(value: Any, field: str = "rules") -> Rules:
             if name is None:
                 return Rules.from_dict(settings)
             if not isinstance(name, str):
-                raise ProtocolError(f"{field}.preset", f"expected a preset name, got {name!r}")
+                raise ProtocolError(f"{field}.preset", f"expected a preset name, got {_show(name)}")
             return Rules.preset(name, **settings)
     except RulesError as exc:
         path = f"{field}.{exc.field}" if isinstance(value, Mapping) else field
@@ -243,7 +321,7 @@ def rules_from_json(value: Any, field: str = "rules") -> Rules:
     except TypeError as exc:  # a value of the wrong type deep in Rules' own checks
         raise ProtocolError(field, str(exc)) from None
     raise ProtocolError(
-        field, f"expected a preset name or an object of rules fields, got {json.dumps(value)}"
+        field, f"expected a preset name or an object of rules fields, got {_show(value)}"
     )
 
 
@@ -287,6 +365,7 @@ def view_from_json(data: Any, rules: Rules | None = None) -> SeatView:
     Raises :class:`ProtocolError` naming the field at fault.
     """
     data = _object(data, "", _VIEW_FIELDS)
+    _check_sizes(data)
     _header(data, VIEW_FORMAT)
     for key in ("rules", "seat", "hand", "first", "history"):
         if key not in data:
@@ -304,7 +383,14 @@ def view_from_json(data: Any, rules: Rules | None = None) -> SeatView:
     first = _int(data["first"], "first", 0, n - 1)
     hand = [_tile(v, f"hand[{i}]", game_rules) for i, v in enumerate(_list(data["hand"], "hand"))]
     history: list[tuple[int, Move]] = []
-    for i, item in enumerate(_list(data["history"], "history")):
+    longest = max_history(game_rules)
+    raw_history = _list(data["history"], "history")
+    if len(raw_history) > longest:
+        raise ProtocolError(
+            "history",
+            f"at most {longest} actions fit in one hand under these rules, got {len(raw_history)}",
+        )
+    for i, item in enumerate(raw_history):
         entry = _object(item, f"history[{i}]", frozenset(("seat", "move")))
         for key in ("seat", "move"):
             if key not in entry:
@@ -334,23 +420,30 @@ def _check_claims(data: Mapping[str, Any], view: SeatView) -> None:
     """The optional fields must agree with the view rebuilt from the history."""
     rebuilt = view_to_json(view)
     for key in ("to_move", "leader", "boneyard_size", "draws_this_turn", "passes_in_row"):
+        if key in data:
+            _int(data[key], key, 0)
         if key in data and data[key] != rebuilt[key]:
             raise ProtocolError(
                 key,
                 f"{json.dumps(data[key])} disagrees with the history, which gives {rebuilt[key]}",
             )
-    if "hand_sizes" in data and data["hand_sizes"] != rebuilt["hand_sizes"]:
-        raise ProtocolError(
-            "hand_sizes",
-            f"{json.dumps(data['hand_sizes'])} disagrees with the history, which gives "
-            f"{rebuilt['hand_sizes']}",
-        )
+    if "hand_sizes" in data:
+        sizes = [
+            _int(v, f"hand_sizes[{i}]", 0)
+            for i, v in enumerate(_list(data["hand_sizes"], "hand_sizes"))
+        ]
+        if sizes != rebuilt["hand_sizes"]:
+            raise ProtocolError(
+                "hand_sizes",
+                f"{sizes} disagrees with the history, which gives {rebuilt['hand_sizes']}",
+            )
     if "open_ends" in data:
         claimed = _list(data["open_ends"], "open_ends")
         for i, e in enumerate(claimed):
+            text = _text(e, f"open_ends[{i}]", "3")
             try:
-                End.parse(_text(e, f"open_ends[{i}]", "3"))
-            except (MoveParseError, ValueError):
+                End.parse(text)
+            except MoveParseError:
                 raise ProtocolError(
                     f"open_ends[{i}]", f"not an open end: {e!r} (e.g. '3', '3*', '3b', '2/5', '_')"
                 ) from None
@@ -404,13 +497,17 @@ def move_from_json(data: Any) -> Move:
         raise ProtocolError("move", "missing; a move object needs its text form, e.g. '2-5@1>5'")
     move = _move(data["move"], "move")
     if "bot" in data:
-        _text(data["bot"], "bot", "trained")
+        _text(data["bot"], "bot", "trained", MAX_BOT_NAME)
     written = move_to_json(move)
     for key in ("kind", "tile", "end", "shows", "mode"):
-        if key in data and data[key] != written[key]:
+        if key not in data:
+            continue
+        claimed = data[key]
+        # Compared by type as well: JSON true is not the end 1 (True == 1 in Python).
+        if type(claimed) is not type(written[key]) or claimed != written[key]:
             raise ProtocolError(
                 key,
-                f"{json.dumps(data[key])} disagrees with move {str(move)!r}, "
+                f"{_show(claimed)} disagrees with move {str(move)!r}, "
                 f"which has {json.dumps(written[key])}",
             )
     return move

@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 
 from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
 from matador_env.protocol import (
+    MAX_ITEMS,
+    MAX_TEXT,
     ProtocolError,
+    max_history,
     move_from_json,
     move_to_json,
     rules_from_json,
@@ -276,3 +279,131 @@ def test_a_reply_may_name_its_bot() -> None:
     with pytest.raises(ProtocolError) as info:
         move_from_json({**reply, "bot": 3})
     assert info.value.field == "bot"
+
+
+# -- issue #14: booleans are not numbers; sizes are bounded before any work ----------------
+
+
+def _as_bool(value: int) -> bool:
+    """The JSON boolean Python would take as equal to ``value`` (0 or 1)."""
+    assert value in (0, 1)
+    return bool(value)
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (edit(seat=_as_bool(M["seat"])), "seat"),
+        (edit(first=_as_bool(M["first"])), "first"),
+        (edit(to_move=_as_bool(M["to_move"])), "to_move"),
+        (edit(leader=_as_bool(M["leader"])), "leader"),
+        (edit(draws_this_turn=_as_bool(M["draws_this_turn"])), "draws_this_turn"),
+        (edit(passes_in_row=_as_bool(M["passes_in_row"])), "passes_in_row"),
+        (edit(version=True), "version"),
+        (edit(scores=[True, False]), "scores[0]"),
+        (
+            edit(history=[{"seat": _as_bool(M["first"]), "move": M["history"][0]["move"]}]),
+            "history[0].seat",
+        ),
+    ],
+)
+def test_json_booleans_are_not_numbers(message: dict[str, Any], field: str) -> None:
+    assert not VIEW_SCHEMA.is_valid(message)
+    err = _refused(message)
+    assert err.field == field and ("integer" in err.message or "version 1" in err.message)
+
+
+def test_json_booleans_are_not_numbers_in_claimed_sizes() -> None:
+    message = edit(hand_sizes=[*M["hand_sizes"][:-1], True])
+    assert not VIEW_SCHEMA.is_valid(message)
+    assert _refused(message).field == f"hand_sizes[{len(M['hand_sizes']) - 1}]"
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"move": "2-5@1>5", "end": True}, "end"),
+        ({"move": "2-5@0>5", "end": False}, "end"),
+        ({"move": "1-2@0>1", "shows": True}, "shows"),
+        ({"move": "draw", "version": True}, "version"),
+    ],
+)
+def test_json_booleans_are_not_numbers_in_moves(message: dict[str, Any], field: str) -> None:
+    assert not MOVE_SCHEMA.is_valid(message)
+    with pytest.raises(ProtocolError) as info:
+        move_from_json(message)
+    assert info.value.field == field
+
+
+def test_a_huge_history_is_refused_before_any_work() -> None:
+    """200,000 actions were read one by one before the refusal (4-7 s); the size is now
+    checked first: even 200,000 garbage items give the size error, not an item's."""
+    message = edit(history=[None] * 200_000)
+    assert not VIEW_SCHEMA.is_valid(message)
+    err = _refused(message)
+    assert err.field == "history"
+    assert f"at most {MAX_ITEMS['history']} items" in err.message and "200000" in err.message
+
+
+def test_a_history_longer_than_a_hand_is_refused_before_any_work() -> None:
+    longest = max_history(STANDARD)
+    err = _refused(edit(history=[None] * (longest + 1)))
+    assert err.field == "history"
+    assert f"at most {longest} actions" in err.message
+
+
+@pytest.mark.parametrize("field", sorted(MAX_ITEMS))
+def test_every_list_is_bounded(field: str) -> None:
+    message = edit(**{field: ["x"] * (MAX_ITEMS[field] + 1)})
+    assert not VIEW_SCHEMA.is_valid(message)
+    err = _refused(message)
+    assert err.field == field and str(MAX_ITEMS[field]) in err.message
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (edit(hand=["1" * 100_000 + "-2"]), "hand[0]"),
+        (edit(history=[{"seat": M["first"], "move": " " * 100_000 + "6-6"}]), "history[0].move"),
+        (edit(open_ends=["3" * 1000]), "open_ends[0]"),
+        (edit(layout=["x" * 1000]), "layout[0]"),
+        (edit(legal_moves=["draw" * 1000]), "legal_moves[0]"),
+        (edit(rules="standard" * 1000), "rules"),
+        (edit(rules={"preset": "standard", "tie": "v" * 1000}), "rules.tie"),
+        (edit(rules={"preset": "standard", "tie": ["void"] * 1000}), "rules.tie"),
+    ],
+)
+def test_long_strings_are_refused_by_length(message: dict[str, Any], field: str) -> None:
+    assert not VIEW_SCHEMA.is_valid(message)
+    err = _refused(message)
+    assert err.field == field
+    assert len(err.message) < 500  # the refusal does not echo the whole value
+
+
+def test_a_long_move_or_bot_name_is_refused() -> None:
+    for message, field in (
+        ({"move": "d" * 10_000}, "move"),
+        ({"move": "draw", "bot": "b" * 300}, "bot"),
+    ):
+        assert not MOVE_SCHEMA.is_valid(message)
+        with pytest.raises(ProtocolError) as info:
+            move_from_json(message)
+        assert info.value.field == field and "at most" in info.value.message
+
+
+def test_the_schemas_carry_the_codes_bounds_and_fields() -> None:
+    view, move = schema("view"), schema("move")
+    assert set(view["properties"]) == set(M) | {"format", "version"}
+    assert set(move["properties"]) == set(move_to_json(Move.parse("draw"))) | {"bot"}
+    for field, limit in MAX_ITEMS.items():
+        prop = view["properties"][field]
+        arrays = [prop] if "type" in prop else [p for p in prop["oneOf"] if p["type"] == "array"]
+        assert [a["maxItems"] for a in arrays] == [limit], field
+    for name in ("tile", "end", "move"):
+        assert view["$defs"][name]["maxLength"] == MAX_TEXT
+    assert move["properties"]["move"]["maxLength"] == MAX_TEXT
+    assert move["properties"]["move"]["pattern"] == view["$defs"]["move"]["pattern"]
+    # No rules Rules accepts allow a hand longer than the schema's history bound.
+    for players in range(2, 137):
+        rules = Rules(set_max=15, players=players, hand_size=1, boneyard_reserve=0)
+        assert max_history(rules) <= MAX_ITEMS["history"]
