@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint bench golden clean
+.PHONY: demo train test lint bench golden clean
 
 $(PY):
 	@echo "Setting up .venv with the pinned stack from constraints.txt (a few minutes, once)..."
@@ -30,7 +30,15 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
 
 demo: $(STAMP)
+	@echo "The demo: a hand, an arena and a learning curve (one to two minutes; a rerun reuses its training runs)..."
 	$(PY) -m evaluate.demo
+
+# The full recipe of the shipped bot: a behaviour-cloning warm start, then 1.8M steps of
+# self-play PPO, into runs/default. Run it again to resume an interrupted run.
+train: $(STAMP)
+	@echo "Training the default recipe into runs/default (about 40-60 minutes on two cores; interrupt and rerun make train to resume)..."
+	@if [ -f runs/default/args.json ]; then $(PY) -m train --resume runs/default; \
+	else $(PY) -m train --exp-name default --out runs/default; fi
 
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .

@@ -1,91 +1,284 @@
-"""The main job (``make demo``): a hand shown move by move, a short self-play training
-run, its evaluation against the baselines, and the shipped bot's evaluation.
+"""The main job (``make demo``, about two minutes): what matador-env is for, in four steps.
 
-``python -m evaluate.demo [--seed N] [--timesteps N] [--hands N] [--quick]``
+1. One hand of the shipped bot against ``expert`` (the hand-written heuristic
+   player), told move by move, with the layout drawn at the end.
+2. An arena: the shipped bot against ``expert``, ``greedy`` and ``random`` on
+   duplicate deals, with 95% intervals, a Markdown report and a PNG.
+3. Learning you can see: behaviour cloning of ``expert`` from a few hundred up to
+   tens of thousands of its decisions, each policy evaluated against ``expert`` and
+   ``random``: a learning curve with error bars. Each point is a real training run
+   (``python -m train --bc-teacher expert --bc-decisions N``, with one token PPO
+   update of 64 steps, the least a run takes); a
+   second demo reuses the runs it finds instead of training them again.
+4. What to try next.
+
+Everything goes under ``--out`` (default ``runs/demo``). The full recipe that made
+the shipped bot is ``make train`` (40-60 minutes).
+
+``python -m evaluate.demo [--seed N] [--hands N] [--eval-hands N] [--out DIR] [--quick]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import random
+import shutil
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from agents import make_agent
-from matador_env.engine import HandState, Rules, render_layout, render_table
+from matador_env.engine import HandState, Rules
+from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR
 
 from .__main__ import main as arena_main
+
+__all__ = ["main"]
 
 # Relative to the checkout when run from it (shorter names in the tables).
 _bot = BOTS_DIR / "standard"
 SHIPPED_BOT = f"policy:{_bot.relative_to(Path.cwd()) if _bot.is_relative_to(Path.cwd()) else _bot}"
 
+PPO_TOKEN = ("--timesteps", "64", "--n-envs", "1", "--n-steps", "64", "--batch-size", "64",
+             "--n-epochs", "1")  # fmt: skip
+"""The least PPO a training run takes (one update of 64 steps after the cloning), so
+that each curve point is essentially the cloned policy."""
+
+CURVE = (0, 1_000, 3_000, 10_000, 30_000)
+"""Decisions of ``expert`` cloned at the points of the learning curve (0: untrained)."""
+QUICK_CURVE = (0, 500)
+
+
+def announce(title: str, seconds: float | None = None) -> None:
+    """A step's heading, with how long it should take when that is more than a moment."""
+    took = f" (about {_duration(seconds)})" if seconds is not None else ""
+    print(f"\n== {title}{took}", flush=True)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} minutes"
+
+
+# -- 1. a hand -----------------------------------------------------------------------------
+
 
 def show_hand(rules: Rules, seed: int, specs: list[str], labels: list[str]) -> None:
+    """One hand between two agents, every action told with the ends it met."""
     agents = [make_agent(s) for s in specs]
-    names = [f"P{i} ({label})" for i, label in enumerate(labels)]
+    names = [f"{label} (P{i})" for i, label in enumerate(labels)]
     rng = random.Random(seed)
     state = HandState.deal(rules, seed)
-    print(f"== One hand of Matador (preset 'standard', seed {seed}): {' vs '.join(names)}")
-    print(render_table(state, names=names))
+    for seat, name in enumerate(names):
+        print(f"  {name:<14} holds {' '.join(map(str, state.hand(seat)))}")
+    print(f"  boneyard: {state.boneyard_size} tiles, face down")
     print()
     while not state.is_over:
         seat = state.to_move
         move = agents[seat].act(state.view(seat), rng)
-        note = f" (took {state.boneyard[0]})" if move.kind == "draw" else ""
+        drawn = f" {state.boneyard[0]}" if move.kind == "draw" else ""
         state = state.apply(move)
-        ends = " ".join(str(e) for e in state.ends)
-        print(f"  {state.n_actions:3d}. {names[seat]:<16} {str(move):<10}{note:<13} ends: {ends}")
+        told = narrate(names[seat], move, state.history[-1].ends, rules) + drawn
+        print(f"  {state.n_actions:3d}. {told}")
     print()
-    print(render_layout(state))
-    print(f"Result: {state.outcome}")
+    print(draw_layout(state))
+    outcome = state.outcome
+    assert outcome is not None
+    if outcome.winner is not None:
+        how = "played out (domino)" if outcome.termination == "domino" else "had the lowest count"
+        print(f"Result: {names[outcome.winner]} {how} and scores {outcome.points} points.")
+    else:
+        print(f"Result: {outcome}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=2026, help="seed of the hand, run and arena")
-    parser.add_argument(
-        "--timesteps", type=int, default=150_000, help="steps of the short training run"
-    )
-    parser.add_argument("--hands", type=int, default=600, help="hands per pairing in the arena")
-    parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
-    args = parser.parse_args()
-    if args.quick:
-        args.timesteps, args.hands = 2048, 40
-    show_hand(Rules.preset("standard"), args.seed, [SHIPPED_BOT, "expert"], ["bot", "expert"])
+# -- 3. the learning curve -------------------------------------------------------------------
 
-    run_dir = Path("runs") / f"demo__standard__{args.seed}__{int(time.time())}"
-    print(f"\n== Self-play training, {args.timesteps} steps on two cores -> {run_dir}")
+
+def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict[str, Any]:
+    """The summary of a behaviour-cloning run of ``decisions`` decisions of ``expert``,
+    trained now unless ``run_dir`` already holds it finished with the same arguments."""
+    argv = [
+        "--exp-name", "demo_clone", "--preset", "standard", "--seed", str(seed),
+        "--bc-teacher", "expert", "--bc-decisions", str(decisions), *PPO_TOKEN,
+        "--final-eval-hands", str(eval_hands), "--eval-every", "0", "--no-progress",
+        "--out", str(run_dir),
+    ]  # fmt: skip
+    summary = run_dir / "summary.json"
+    if summary.is_file() and _same_args(run_dir, decisions, eval_hands, seed):
+        return dict(json.loads(summary.read_text()), reused=True)
+    if run_dir.exists():  # unfinished, or made with other arguments: this demo's own cache
+        shutil.rmtree(run_dir)
     from train.run import main as train_main
 
-    train_main(
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(run_dir.parent / f"{run_dir.name}.log", "w") as log, contextlib.redirect_stdout(log):
+        train_main(argv)
+    return dict(json.loads(summary.read_text()), reused=False)
+
+
+def _same_args(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
+    try:
+        args = json.loads((run_dir / "args.json").read_text())
+    except (OSError, ValueError):
+        return False
+    want = {
+        "bc_decisions": decisions,
+        "bc_teacher": "expert",
+        "final_eval_hands": eval_hands,
+        "seed": seed,
+        "timesteps": 64,
+        "n_envs": 1,
+        "preset": "standard",
+    }
+    return all(args.get(k) == v for k, v in want.items())
+
+
+def learning_curve(
+    out: Path, points: tuple[int, ...], eval_hands: int, seed: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """Train (or reuse) one cloning run per point, print the curve and plot it; returns
+    each point's decisions and evaluation."""
+    rows = []
+    print(f"  {'decisions cloned':>16}  {'vs expert: pts/hand [95% CI]':<30}{'vs random':<24}")
+    for decisions in points:
+        start = time.perf_counter()
+        summary = clone_run(out / f"decisions_{decisions}", decisions, eval_hands, seed)
+        figures = summary["final_evaluation"]
+        rows.append((decisions, figures))
+        note = "reused" if summary["reused"] else f"trained in {time.perf_counter() - start:.0f} s"
+        print(
+            f"  {decisions:>16,}  {_pts(figures['expert']):<30}{_pts(figures['random']):<24}{note}",
+            flush=True,
+        )
+    print(f"learning curve: {plot_curve(rows, eval_hands, out / 'learning_curve.png')}")
+    return rows
+
+
+def _pts(f: dict[str, float]) -> str:
+    lo, hi = f["points"] - f["points_ci"], f["points"] + f["points_ci"]
+    return f"{f['points']:+6.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = list(range(len(rows)))
+    labels = ["untrained" if d == 0 else f"{d:,}" for d, _ in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for opp, colour in (("expert", "tab:red"), ("random", "tab:blue")):
+        for ax, key, scale in ((axes[0], "points", 1.0), (axes[1], "win_rate", 100.0)):
+            ys = [scale * f[opp][key] for _, f in rows]
+            errs = [scale * f[opp][f"{key}_ci"] for _, f in rows]
+            ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=colour, label=f"vs {opp}")
+    axes[0].axhline(0, color="grey", lw=0.8)
+    axes[1].axhline(50, color="grey", lw=0.8)
+    axes[0].set_title("points per hand, policy minus opponent (95% CI)", fontsize=10)
+    axes[1].set_title("hand win % (95% CI)", fontsize=10)
+    for ax in axes:
+        ax.set_xticks(xs, labels)
+        ax.set_xlabel("decisions of expert cloned")
+    axes[0].legend()
+    fig.suptitle(
+        f"Behaviour cloning of expert, standard preset: each point a policy evaluated on "
+        f"{eval_hands} duplicate deals ({2 * eval_hands} hands) per opponent",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+# -- the demo --------------------------------------------------------------------------------
+
+
+NEXT = """\
+What to try next (after `. .venv/bin/activate`):
+  python -m matador_env.play                       play a hand against the trained bot
+  python -m matador_env.play --list                every preset and the bot levels it has
+  python -m evaluate --agents expert greedy random --hands 2000 --out reports/x
+                                                   your own arena (any agent specs)
+  python -m train --help                           every training flag, documented
+  make train                                       the full recipe of the shipped bot
+                                                   (40-60 minutes; rerun it to resume)
+  python -m matador_env.serve                      the bots over HTTP for a frontend
+The README shows the engine, the environments and embedding a bot; docs/rules.md
+has the rules of every preset."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluate.demo", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--seed", type=int, default=2026, help="seed of the hand, runs and arena")
+    parser.add_argument("--hands", type=int, default=600, help="arena hands per pairing")
+    parser.add_argument(
+        "--eval-hands", type=int, default=150, help="duplicate deals per curve point and opponent"
+    )
+    parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="where it all goes")
+    parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
+    args = parser.parse_args(argv)
+    curve = CURVE
+    if args.quick:
+        args.hands, args.eval_hands, curve = 40, 20, QUICK_CURVE
+    started = time.perf_counter()
+    rules = Rules.preset("standard")
+    print(
+        "matador-env: a rules engine, reinforcement-learning environments and bots for\n"
+        "Matador, the domino game in which touching ends sum to seven and the matadors\n"
+        "(0-0, 1-6, 2-5, 3-4) go anywhere. This demo plays, measures and trains."
+    )
+
+    announce(f"1/4 One hand of Matador (preset standard, seed {args.seed}): bot vs expert")
+    print(f"bot = the shipped trained policy ({SHIPPED_BOT}); expert = a hand-written player")
+    show_hand(rules, args.seed, [SHIPPED_BOT, "expert"], ["bot", "expert"])
+
+    announce(
+        f"2/4 Arena: the shipped bot against expert, greedy and random, {args.hands} hands "
+        "each on duplicate deals",
+        max(5.0, args.hands / 40),
+    )
+    arena_main(
         [
-            "--exp-name", "demo", "--timesteps", str(args.timesteps), "--out", str(run_dir),
-            "--seed", str(args.seed), "--eval-every", "0",
-            "--snapshot-every", str(max(1024, args.timesteps // 3)),
-            "--final-eval-hands", str(max(20, args.hands // 3)),
+            "--vs", SHIPPED_BOT, "--agents", "expert", "greedy", "random",
+            "--hands", str(args.hands), "--seed", str(args.seed),
+            "--out", str(args.out / "arena"), "--no-progress",
         ]
     )  # fmt: skip
 
-    print(f"\n== The freshly trained policy against the baselines ({args.hands} hands each)")
-    arena_main(
-        [
-            "--vs", f"policy:{run_dir / 'best'}", "--agents", "random", "greedy", "expert",
-            "--hands", str(args.hands), "--seed", str(args.seed),
-            "--out", str(run_dir / "arena"),
-        ]
-    )  # fmt: skip
+    clones = args.out / "clone"
+    fresh = [d for d in curve if not (clones / f"decisions_{d}" / "summary.json").is_file()]
+    announce(
+        f"3/4 Learning: cloning expert's moves, {len(curve)} training runs of "
+        f"{', '.join(f'{d:,}' for d in curve)} decisions, each then evaluated",
+        (5 + 0.0012 * sum(fresh) + 0.02 * args.eval_hands * len(fresh)) if fresh else 5,
+    )
+    print(
+        "Each run fits a fresh policy network to N of expert's moves (python -m train\n"
+        "--bc-teacher expert --bc-decisions N, then one token PPO update of 64 steps) and\n"
+        f"plays expert and random; a later demo reuses finished runs from {clones}."
+    )
+    rows = learning_curve(clones, curve, args.eval_hands, args.seed)
+    (first, before), (last, after) = rows[0], rows[-1]
+    print(
+        f"Against expert: {before['expert']['points']:+.1f} points per hand with "
+        f"{first:,} decisions cloned, {after['expert']['points']:+.1f} with {last:,}.\n"
+        "The shipped bot went further: it cloned a stronger teacher (the search agent),\n"
+        "then trained by self-play PPO (make train); step 2 shows where that got it."
+    )
 
-    print("\n== The shipped bot (matador_env/bots/standard) against the baselines")
-    arena_main(
-        [
-            "--vs", SHIPPED_BOT, "--agents", "random", "greedy", "expert",
-            "--hands", str(args.hands), "--seed", str(args.seed),
-            "--out", str(Path("reports") / "shipped_bot"),
-        ]
-    )  # fmt: skip
+    announce("4/4 Next")
+    print(NEXT)
+    print(f"\nDemo finished in {time.perf_counter() - started:.0f} s; everything is in {args.out}.")
+    sys.stdout.flush()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,7 +1,10 @@
-"""`make demo`'s job runs end to end (with tiny budgets)."""
+"""`make demo`'s job runs end to end with tiny budgets, and a second run reuses its
+training runs instead of training them again."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,19 +12,48 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_demo_quick_runs_every_part(tmp_path: Path) -> None:
+def demo(out: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "evaluate.demo", "--quick", "--seed", "5"],
+        [sys.executable, "-m", "evaluate.demo", "--quick", "--seed", "5", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    out = done.stdout
-    assert "== One hand of Matador" in out and "Result:" in out
-    assert "== Self-play training" in out and "# Training run demo__standard__5__" in out
-    assert "The freshly trained policy against the baselines" in out
-    assert "policy:matador_env/bots/standard" in out
-    for opponent in ("random", "greedy", "expert"):
-        assert f" {opponent} " in out
+    return done.stdout
+
+
+def test_demo_quick_runs_every_part_and_a_second_run_reuses_the_training(
+    tmp_path: Path,
+) -> None:
+    out = demo(tmp_path)
+    # 1. a hand, told move by move, with the layout and the result
+    assert "== 1/4 One hand of Matador" in out
+    assert re.search(r"\n +\d+\. (bot|expert) \(P[01]\) (led|played|drew|passed)", out)
+    assert "layout: " in out and "Result: " in out
+    # 2. the arena of the shipped bot, with intervals, a legend and the report files
+    assert "== 2/4 Arena" in out and "(about " in out
+    assert "policy#1 = policy:matador_env/bots/standard" in out
+    for opponent in ("expert", "greedy", "random"):
+        assert re.search(rf"\npolicy#1 +{opponent} +40 ", out)
+    assert (tmp_path / "arena" / "report.png").is_file()
+    # 3. a learning curve: one real training run per point, plotted
+    assert "== 3/4 Learning" in out
+    for decisions in (0, 500):
+        run = tmp_path / "clone" / f"decisions_{decisions}"
+        summary = json.loads((run / "summary.json").read_text())
+        assert summary["final_evaluation"]["expert"]["deals"] == 20
+        assert json.loads((run / "args.json").read_text())["bc_decisions"] == decisions
+    assert len(re.findall(r"trained in \d+ s", out)) == 2
+    png = tmp_path / "clone" / "learning_curve.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # 4. what to try next
+    assert "== 4/4 Next" in out and "make train" in out and "python -m matador_env.play" in out
+
+    first_model = (tmp_path / "clone" / "decisions_500" / "best" / "policy.onnx").stat().st_mtime_ns
+    again = demo(tmp_path)
+    assert "trained in" not in again and again.count("reused") == 2
+    assert (tmp_path / "clone" / "decisions_500" / "best" / "policy.onnx").stat().st_mtime_ns == (
+        first_model
+    )
