@@ -633,6 +633,9 @@ def create_app(
         Route("/bots", list_bots, methods=["GET"]),
         Route("/move", move, methods=["POST"]),
     ]
+    from .web import web_routes  # the page at / and its game endpoints (web imports serve)
+
+    routes += web_routes(max_body)
     return Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_error, Exception: _internal},

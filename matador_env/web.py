@@ -1,0 +1,748 @@
+"""Matador in the browser: the page at ``/`` and the small JSON game endpoints it uses.
+
+``python -m matador_env.serve`` serves, besides the bot endpoints, a page on which a
+person plays a hand or a match against bots of any level, on any preset, with 2 to
+4 seats (four as two partnerships where chosen). The page is plain HTML, CSS and
+JavaScript shipped in ``matador_env/web/``; it loads nothing from elsewhere (its
+``Content-Security-Policy`` allows only its own server) and talks to the server
+only through the endpoints below. The game is kept on the server; the page gets
+the person's seat view and what is public, never another hand or the boneyard
+order. ``docs/browser.md`` is the user's guide.
+
+Endpoints
+=========
+
+``GET /``, ``GET /web/app.js``, ``GET /web/style.css``
+    The page.
+
+``GET /games/options``
+    What can be dealt: ``{"presets": [{"name", "players": [2, 3, 4], "default_players",
+    "teams": bool, "target", "link_sum", "levels": {"2": [...], "3": [...], "4": [...],
+    "4t": [...]}}], "levels": {NAME: ABOUT}, "max_games", "idle_expiry_s"}``; a
+    level list names the levels that play that seat count (``4t``: four in teams).
+
+``POST /games``
+    Deal a game. Body (every field optional)::
+
+        {"preset": "standard", "players": 2, "teams": false, "level": "trained",
+         "seat": 0, "match": false, "target": 100, "seed": 7}
+
+    ``201`` with the game (below). ``match`` plays hands to ``target`` (default: the
+    preset's); without it the game is one hand (a hand dealt again by the rules, a
+    tie with ``tie="redeal"`` or no lead, continues with ``next``).
+
+``GET /games/{id}``
+    The game.
+
+``POST /games/{id}/move``
+    The person's move, a move object of the protocol (``{"move": "2-5@1>5"}``,
+    :func:`matador_env.protocol.move_from_json`). ``200 {"event": EVENT, "game": GAME}``.
+
+``POST /games/{id}/bot``
+    One move of the bot whose turn it is (no body), so that the page can pause
+    between bot moves. ``200 {"event": EVENT, "game": GAME}``.
+
+``POST /games/{id}/next``
+    Deal the next hand once this one is over (a match, or a hand dealt again).
+
+``DELETE /games/{id}``
+    End the game now: ``200 {"deleted": ID}``.
+
+An EVENT is ``{"seat", "move", "text"}``: the move's text form and a sentence
+(``"P1 played 1-6 on end 0 (showing 3), 6 outward"``); the person's own draw names
+the tile drawn. A GAME is::
+
+    {"id", "settings": {the dealt settings, seed included}, "hand_no",
+     "view": the person's seat view (matador_env.protocol.view_to_json),
+     "table": {"pieces": [{"tile", "lie", "a", "b", "parent", "port", "matador"}],
+               "ends": [{"index", "text", "kind", "piece", "port"}], "last"},
+     "seats": [{"seat", "name", "side", "tiles", "to_move"}],
+     "sides": [names], "totals": [per side], "target", "link_sum", "drawable",
+     "log": [sentences of this hand], "status": "your_turn" | "bot_turn" |
+     "hand_over" | "finished", "outcome": null | {"termination", "winner",
+     "winning_side", "points", "counts", "text"}, "result": null | TEXT}
+
+``table`` describes the layout as a tree: a piece lies ``lead`` (across the middle,
+half ``a`` west), ``spinner`` (a double with four or three arms: the Leiden cross),
+``inline`` (``a`` touching its parent, ``b`` outward), ``cross`` (crosswise, ``a`` on
+the left of the arm's direction) or ``upright``; it hangs on its ``parent``
+piece's ``port`` (``west``, ``east``, ``north``, ``south`` of the lead;
+``straight``, ``left``, ``right`` of any other piece). Each open end says which
+piece and port it is. ``last`` is the piece placed last.
+
+Sessions
+========
+
+At most :data:`MAX_GAMES` games live at once; a game unused for
+:data:`IDLE_EXPIRY_S` seconds is dropped. Dealing a game beyond the cap, when no
+game has expired, is refused with ``503 too_many_games``.
+
+Errors
+======
+
+As for ``POST /move``: JSON ``{"error", "field", "message"}``.
+
+======  ==================  ======================================================
+status  ``error``           when
+======  ==================  ======================================================
+400     ``bad_json``        the body is not UTF-8 JSON; ``not_an_object``: not an object
+404     ``unknown_game``    no live game has this id (``field`` ``path.id``)
+409     ``wrong_turn``      a move while a bot is to act, or a bot move on the
+                            person's turn (``field`` ``seat``)
+409     ``hand_over``       a move after the hand ended; ``next`` before it ended
+409     ``finished``        the game is over (``next`` after the last hand)
+413     ``too_large``       the body is over the server's ``--max-body``
+415     ``unsupported_media_type``  a body that is not ``application/json``
+422     ``invalid``         bad settings (``field``: ``preset``, ``level``,
+                            ``players``, ``teams``, ``seat``, ``target``, ``seed``,
+                            ``match`` or an unknown field's name) or a move that is
+                            malformed or not legal now (``field`` ``move``)
+503     ``too_many_games``  the cap of live games is reached
+======  ==================  ======================================================
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from .bot import LEVELS, Bot, BotError, load_bot, shipped_presets
+from .engine import (
+    BLANK,
+    BRANCH,
+    CROSS,
+    PRESETS,
+    SPINNER,
+    End,
+    Event,
+    IllegalMoveError,
+    MatchState,
+    Move,
+    Rules,
+    RulesError,
+    Termination,
+    derive_seed,
+)
+from .protocol import ProtocolError, move_from_json, view_to_json
+from .serve import (
+    DEFAULT_MAX_BODY,
+    RequestFailed,
+    _check_content_type,
+    _parse_json,
+    _read_body,
+)
+
+__all__ = [
+    "IDLE_EXPIRY_S",
+    "MAX_GAMES",
+    "GameSessions",
+    "WebGame",
+    "describe_event",
+    "layout_tree",
+    "web_routes",
+]
+
+MAX_GAMES = 64
+"""Live games kept at once."""
+IDLE_EXPIRY_S = 30 * 60
+"""A game unused this long is dropped."""
+PAGE_DIR = Path(__file__).resolve().parent / "web"
+PAGE_FILES = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+# The page loads nothing from elsewhere; the browser is told so.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+    "Cache-Control": "no-cache",
+}
+SETTINGS_FIELDS = ("preset", "players", "teams", "level", "seat", "match", "target", "seed")
+
+
+# -- words --------------------------------------------------------------------------------
+
+
+def describe_end(end: End) -> str:
+    if end.kind is SPINNER:
+        return f"a spinner side showing {end.value}"
+    if end.kind is BRANCH:
+        return f"a branch showing {end.value}"
+    if end.kind is CROSS:
+        return f"a crosswise end, linking to {end.value} or {end.value2}"
+    if end.kind is BLANK:
+        return "an end that needs a blank"
+    return f"showing {end.value}"
+
+
+def describe_event(who: str, move: Move, ends: Sequence[End], rules: Rules) -> str:
+    """``move`` by ``who`` as a sentence, given the open ends before it."""
+    if move.kind == "draw":
+        return f"{who} drew"
+    if move.kind == "pass":
+        return f"{who} passed"
+    tile = move.tile
+    assert tile is not None
+    matador = ", a matador" if tile.pips in (0, rules.link_sum) else ""
+    if move.mode == "lead":
+        return f"{who} led {tile}{matador}"
+    assert move.end is not None
+    where = f"end {move.end}"
+    if move.end < len(ends):
+        where += f" ({describe_end(ends[move.end])})"
+    if move.mode == "inline":
+        how = f"on {where}, {move.shows} outward"
+    elif move.mode == "cross":
+        how = f"crosswise on {where}"
+    else:
+        how = f"upright on {where}"
+    return f"{who} played {tile} {how}{matador}"
+
+
+# -- the layout as a tree -------------------------------------------------------------------
+
+
+def layout_tree(history: Sequence[Event], ends_now: Sequence[End], rules: Rules) -> dict[str, Any]:
+    """The layout as pieces hanging on each other's ports, and where each open end is.
+
+    Read from the public history alone: the ends each placement leaves (the next
+    event's ends, or ``ends_now`` after the last) tell how the tile lies, whatever
+    rule made it lie so.
+    """
+    pieces: list[dict[str, Any]] = []
+    owners: list[tuple[int | None, str | None]] = []
+    plays = [k for k, e in enumerate(history) if e.move.kind == "play"]
+    for k in plays:
+        event = history[k]
+        move, before = event.move, event.ends
+        after = history[k + 1].ends if k + 1 < len(history) else tuple(ends_now)
+        tile = move.tile
+        assert tile is not None
+        lo, hi = tile
+        piece: dict[str, Any] = {
+            "tile": str(tile),
+            "a": lo,
+            "b": hi,
+            "parent": None,
+            "port": None,
+            "matador": tile.pips in (0, rules.link_sum),
+        }
+        me = len(pieces)
+        if move.mode == "lead":
+            if len(after) == 4:
+                piece["lie"] = "spinner"
+                ports = ["west", "east", "north", "south"]
+            else:
+                piece["lie"] = "lead"
+                piece["a"], piece["b"] = after[0].value, after[1].value
+                ports = ["west", "east"]
+            owners = [(me, port) for port in ports]
+        else:
+            i = move.end
+            assert i is not None
+            added = after[i : i + len(after) - len(before) + 1]
+            piece["parent"], piece["port"] = owners[i]
+            if move.mode == "inline" and len(added) == 3:
+                piece["lie"] = "spinner"
+                ports = ["left", "straight", "right"]
+            elif move.mode == "inline":
+                piece["lie"] = "inline"
+                assert move.shows is not None
+                piece["a"], piece["b"] = tile.pips - move.shows, move.shows
+                ports = ["straight"]
+            elif len(added) == 2:  # a branching matador: one branch per half
+                piece["lie"] = "cross"
+                piece["a"], piece["b"] = added[0].value, added[1].value
+                ports = ["left", "right"]
+            else:
+                piece["lie"] = "cross" if move.mode == "cross" else "upright"
+                ports = ["straight"]
+            owners[i : i + 1] = [(me, port) for port in ports]
+        pieces.append(piece)
+    ends = [
+        {"index": i, "text": str(end), "kind": end.kind, "piece": owner, "port": port}
+        for i, (end, (owner, port)) in enumerate(zip(ends_now, owners, strict=True))
+    ]
+    return {"pieces": pieces, "ends": ends, "last": len(pieces) - 1 if pieces else None}
+
+
+# -- games ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    preset: str
+    players: int
+    teams: bool
+    level: str
+    seat: int
+    match: bool
+    target: int
+    seed: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in SETTINGS_FIELDS}
+
+
+def _invalid(field_name: str, message: str) -> RequestFailed:
+    return RequestFailed(422, "invalid", message, field_name)
+
+
+def _levels_for(rules: Rules) -> list[str]:
+    trained = rules.preset_name() in shipped_presets()
+    return [level for level in LEVELS if level in ("random", "greedy") or trained]
+
+
+def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
+    """Settings of a new game from a request body, each field checked."""
+    unknown = sorted(set(data) - set(SETTINGS_FIELDS))
+    if unknown:
+        raise _invalid(unknown[0], f"unknown field; the fields are {', '.join(SETTINGS_FIELDS)}")
+
+    def integer(name: str, default: int, low: int, high: int | None = None) -> int:
+        value = data.get(name, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _invalid(name, f"expected an integer, got {value!r}")
+        if value < low or (high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise _invalid(name, f"expected an integer {span}, got {value}")
+        return value
+
+    def flag(name: str) -> bool:
+        value = data.get(name, False)
+        if not isinstance(value, bool):
+            raise _invalid(name, f"expected true or false, got {value!r}")
+        return value
+
+    preset = data.get("preset", "standard")
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise _invalid("preset", f"no preset {preset!r}; the presets are {', '.join(PRESETS)}")
+    base = Rules.preset(preset)
+    players = integer("players", base.players, 2, 4)
+    teams = flag("teams")
+    match = flag("match")
+    try:
+        rules = Rules.preset(preset, players=players, teams=teams)
+        target = integer("target", rules.target_score, 1)
+        rules = rules.replace(target_score=target)
+    except RulesError as exc:
+        raise _invalid(exc.field, str(exc)) from None
+    level = data.get("level", "trained" if "trained" in _levels_for(rules) else "greedy")
+    if not isinstance(level, str) or level not in LEVELS:
+        raise _invalid("level", f"no level {level!r}; the levels are {', '.join(LEVELS)}")
+    if level not in _levels_for(rules):
+        teamed = " in teams" if teams else ""
+        to = f" to {target}" if target != base.target_score else ""
+        raise _invalid(
+            "level",
+            f"level {level!r} does not play {preset} with {players} players{teamed}{to}"
+            f": a trained bot plays only its preset's own rules ({', '.join(shipped_presets())}); "
+            f"levels for these rules: {', '.join(_levels_for(rules))}",
+        )
+    seat = integer("seat", 0, 0, players - 1)
+    seed = integer("seed", random.SystemRandom().randrange(1 << 31), 0, (1 << 63) - 1)
+    return GameSettings(preset, players, teams, level, seat, match, target, seed), rules
+
+
+class WebGame:
+    """One person and bots at a table; every method is called with ``lock`` held."""
+
+    def __init__(self, game_id: str, settings: GameSettings, rules: Rules, bot: Bot) -> None:
+        self.id = game_id
+        self.settings = settings
+        self.rules = rules
+        self.bot = bot
+        self.seat = settings.seat
+        # The bots' choices come from the game's own generator, so a seed replays them.
+        self.rng = random.Random(derive_seed(settings.seed, -1))
+        self.state = MatchState.new(rules, settings.seed)
+        self.hand_no = 1
+        self.lock = threading.Lock()
+        self.touched = 0.0
+
+    # -- names
+
+    def name(self, seat: int) -> str:
+        if seat == self.seat:
+            return "You"
+        if self.rules.teams and seat % 2 == self.seat % 2:
+            return f"P{seat} (partner)"
+        return f"P{seat}"
+
+    def side_name(self, side: int) -> str:
+        if self.rules.teams:
+            mine = " (you)" if side == self.seat % 2 else ""
+            return f"P{side} + P{side + 2}{mine}"
+        return "You" if side == self.seat else f"P{side}"
+
+    # -- the state the page gets
+
+    @property
+    def finished(self) -> bool:
+        hand = self.state.hand
+        if self.state.is_over:
+            return True
+        outcome = hand.outcome
+        return not self.settings.match and outcome is not None and not outcome.redeal
+
+    def status(self) -> str:
+        if self.finished:
+            return "finished"
+        if self.state.hand_over:
+            return "hand_over"
+        return "your_turn" if self.state.to_move == self.seat else "bot_turn"
+
+    def to_json(self) -> dict[str, Any]:
+        state, hand = self.state, self.state.hand
+        view = state.view(self.seat)
+        history = hand.history
+        log = [describe_event(self.name(e.seat), e.move, e.ends, self.rules) for e in history]
+        outcome = hand.outcome
+        return {
+            "id": self.id,
+            "settings": self.settings.to_json(),
+            "hand_no": self.hand_no,
+            "view": view_to_json(view),
+            "table": layout_tree(history, hand.ends, self.rules),
+            "seats": [
+                {
+                    "seat": s,
+                    "name": self.name(s),
+                    "side": self.rules.side_of(s),
+                    "tiles": n,
+                    "to_move": s == hand.to_move and outcome is None,
+                }
+                for s, n in enumerate(hand.hand_sizes)
+            ],
+            "sides": [self.side_name(s) for s in range(self.rules.sides)],
+            "totals": list(state.totals),
+            "target": self.rules.target_score,
+            "link_sum": self.rules.link_sum,
+            "drawable": max(0, hand.boneyard_size - self.rules.boneyard_reserve),
+            "log": log,
+            "status": self.status(),
+            "outcome": None if outcome is None else self.outcome_json(),
+            "result": self.result_text(),
+        }
+
+    def outcome_json(self) -> dict[str, Any]:
+        outcome = self.state.hand.outcome
+        assert outcome is not None
+        return {
+            "termination": outcome.termination,
+            "winner": outcome.winner,
+            "winning_side": outcome.winning_side,
+            "points": outcome.points,
+            "counts": list(outcome.counts),
+            "text": self.outcome_text(),
+        }
+
+    def outcome_text(self) -> str:
+        outcome = self.state.hand.outcome
+        assert outcome is not None
+        t = outcome.termination
+        if t in (Termination.DOMINO, Termination.BLOCKED):
+            assert outcome.winner is not None and outcome.winning_side is not None
+            who = self.name(outcome.winner)
+            wins = "win" if outcome.winner == self.seat else "wins"
+            team = f" for {self.side_name(outcome.winning_side)}" if self.rules.teams else ""
+            if t == Termination.DOMINO:
+                how = f"{who} played the last tile (domino)"
+            else:
+                how = f"Blocked: {who} {'have' if wins == 'win' else 'has'} the lowest count"
+            return f"{how} and {wins} {outcome.points} points{team}."
+        if t == Termination.VOID_TIE:
+            return "Blocked with the lowest count shared: nobody scores."
+        if t == Termination.REDEAL_TIE:
+            return "Blocked with the lowest count shared: the hand is dealt again."
+        return "Nobody could lead: the hand is dealt again."
+
+    def result_text(self) -> str | None:
+        if not self.state.is_over or not self.settings.match:
+            return None
+        winners = self.state.winners or ()
+        mine = self.rules.side_of(self.seat)
+        names = " and ".join(self.side_name(s) for s in winners)
+        scores = " to ".join(str(t) for t in sorted(self.state.totals, reverse=True))
+        if mine in winners:
+            verdict = "You win the match!" if len(winners) == 1 else "The match is shared."
+        else:
+            verdict = "You lose the match."
+        return f"Match over ({scores}): {names} {'win' if len(winners) > 1 else 'wins'}. {verdict}"
+
+    # -- steps
+
+    def _check_open(self) -> None:
+        if self.finished:
+            raise RequestFailed(409, "finished", "the game is over; deal a new one (POST /games)")
+        if self.state.hand_over:
+            raise RequestFailed(
+                409, "hand_over", "the hand is over; deal the next (POST /games/{id}/next)"
+            )
+
+    def _apply(self, move: Move) -> dict[str, Any]:
+        seat = self.state.to_move
+        before = self.state.hand
+        self.state = self.state.apply(move)
+        text = describe_event(self.name(seat), move, before.ends, self.rules)
+        if move.kind == "draw" and seat == self.seat:
+            new = [t for t in self.state.hand.hand(seat) if t not in before.hand(seat)]
+            text += f" {new[0]}" if new else ""
+        return {"seat": seat, "move": str(move), "text": text}
+
+    def person_move(self, move: Move) -> dict[str, Any]:
+        self._check_open()
+        if self.state.to_move != self.seat:
+            raise RequestFailed(
+                409,
+                "wrong_turn",
+                f"it is P{self.state.to_move}'s turn, a bot's: ask for its move "
+                "(POST /games/{id}/bot)",
+                "seat",
+            )
+        try:
+            self.state.hand.apply(move)
+        except IllegalMoveError as exc:
+            raise _invalid("move", str(exc)) from None
+        return self._apply(move)
+
+    def bot_move(self) -> dict[str, Any]:
+        self._check_open()
+        seat = self.state.to_move
+        if seat == self.seat:
+            raise RequestFailed(
+                409, "wrong_turn", "it is your turn: send your move (POST /games/{id}/move)", "seat"
+            )
+        move = self.bot.choose(self.state.view(seat), self.rng)
+        return self._apply(move)
+
+    def next_hand(self) -> None:
+        if self.finished:
+            raise RequestFailed(409, "finished", "the game is over; deal a new one (POST /games)")
+        if not self.state.hand_over:
+            raise RequestFailed(409, "hand_over", "the hand is not over yet")
+        self.state = self.state.next_hand()
+        self.hand_no += 1
+
+
+@dataclass
+class GameSessions:
+    """The live games: at most ``max_games``, each dropped after ``idle_expiry_s``
+    seconds unused. ``clock`` is injectable for tests."""
+
+    max_games: int = MAX_GAMES
+    idle_expiry_s: float = IDLE_EXPIRY_S
+    clock: Callable[[], float] = time.monotonic
+    _games: dict[str, WebGame] = field(default_factory=dict)
+    _bots: dict[tuple[str, Rules], Bot] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire()
+            return len(self._games)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for game_id in [g.id for g in self._games.values() if now - g.touched > self.idle_expiry_s]:
+            del self._games[game_id]
+
+    def _bot(self, level: str, rules: Rules) -> Bot:
+        # Bots are shared between threads and games; each game draws on its own rng.
+        key = (level, rules)
+        bot = self._bots.get(key)
+        if bot is None:
+            bot = self._bots[key] = load_bot(level, rules=rules)
+        return bot
+
+    def create(self, data: dict[str, Any]) -> WebGame:
+        settings, rules = read_settings(data)
+        with self._lock:
+            self._expire()
+            if len(self._games) >= self.max_games:
+                raise RequestFailed(
+                    503,
+                    "too_many_games",
+                    f"{len(self._games)} games are live, the most this server keeps; "
+                    f"one is dropped after {self.idle_expiry_s:g} s unused: try again later",
+                )
+            try:
+                bot = self._bot(settings.level, rules)
+            except BotError as exc:
+                raise _invalid("level", str(exc)) from None
+            game = WebGame(secrets.token_urlsafe(12), settings, rules, bot)
+            game.touched = self.clock()
+            self._games[game.id] = game
+            return game
+
+    def get(self, game_id: str) -> WebGame:
+        with self._lock:
+            self._expire()
+            game = self._games.get(game_id)
+            if game is None:
+                raise RequestFailed(
+                    404,
+                    "unknown_game",
+                    f"no live game {game_id!r}: deal one with POST /games (a game is "
+                    f"dropped after {self.idle_expiry_s:g} s unused)",
+                    "path.id",
+                )
+            game.touched = self.clock()
+            return game
+
+    def delete(self, game_id: str) -> None:
+        self.get(game_id)
+        with self._lock:
+            self._games.pop(game_id, None)
+
+    def options(self) -> dict[str, Any]:
+        presets = []
+        for name in PRESETS:
+            base = Rules.preset(name)
+            levels: dict[str, list[str]] = {}
+            for players in (2, 3, 4):
+                levels[str(players)] = _levels_for(Rules.preset(name, players=players))
+            levels["4t"] = _levels_for(Rules.preset(name, players=4, teams=True))
+            presets.append(
+                {
+                    "name": name,
+                    "players": [2, 3, 4],
+                    "default_players": base.players,
+                    "teams": True,
+                    "target": base.target_score,
+                    "link_sum": base.link_sum,
+                    "levels": levels,
+                }
+            )
+        return {
+            "presets": presets,
+            "levels": dict(LEVELS),
+            "max_games": self.max_games,
+            "idle_expiry_s": self.idle_expiry_s,
+        }
+
+
+# -- routes ---------------------------------------------------------------------------------
+
+
+def web_routes(
+    max_body: int = DEFAULT_MAX_BODY, sessions: GameSessions | None = None
+) -> list[BaseRoute]:
+    """The page and the game endpoints, to mount in the server's app."""
+    games = GameSessions() if sessions is None else sessions
+    page = {name: (PAGE_DIR / name).read_bytes() for name in PAGE_FILES}
+
+    def serve_file(name: str) -> Response:
+        return Response(page[name], media_type=PAGE_FILES[name], headers=PAGE_HEADERS)
+
+    async def index(request: Request) -> Response:
+        return serve_file("index.html")
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in page or name == "index.html":
+            raise RequestFailed(404, "not_found", f"no file /web/{name}", "path.name")
+        return serve_file(name)
+
+    async def body_of(request: Request, empty_ok: bool) -> dict[str, Any]:
+        raw = await _read_body(request, max_body)
+        if empty_ok and not raw.strip():
+            return {}
+        _check_content_type(request)
+        return _parse_json(raw)
+
+    def answer(handler: Callable[[Request], Any], status: int = 200) -> Callable[..., Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return JSONResponse(await handler(request), status_code=status)
+            except ClientDisconnect:  # nobody left to answer; not a server error
+                return Response(status_code=400)
+            except RequestFailed as exc:
+                return exc.response()
+            except ProtocolError as exc:
+                return JSONResponse(exc.to_json(), status_code=422)
+
+        return endpoint
+
+    def locked(game: WebGame, step: Callable[[], Any]) -> Any:
+        with game.lock:
+            return step()
+
+    async def options(request: Request) -> dict[str, Any]:
+        return games.options()
+
+    async def create(request: Request) -> dict[str, Any]:
+        data = await body_of(request, empty_ok=True)
+        game = await run_in_threadpool(games.create, data)
+        return await run_in_threadpool(locked, game, game.to_json)
+
+    async def show(request: Request) -> dict[str, Any]:
+        game = games.get(request.path_params["id"])
+        return await run_in_threadpool(locked, game, game.to_json)
+
+    async def move(request: Request) -> dict[str, Any]:
+        game = games.get(request.path_params["id"])
+        chosen = move_from_json(await body_of(request, empty_ok=False))
+
+        def step() -> dict[str, Any]:
+            return {"event": game.person_move(chosen), "game": game.to_json()}
+
+        return await run_in_threadpool(locked, game, step)
+
+    async def bot(request: Request) -> dict[str, Any]:
+        game = games.get(request.path_params["id"])
+
+        def step() -> dict[str, Any]:
+            return {"event": game.bot_move(), "game": game.to_json()}
+
+        return await run_in_threadpool(locked, game, step)
+
+    async def next_hand(request: Request) -> dict[str, Any]:
+        game = games.get(request.path_params["id"])
+
+        def step() -> dict[str, Any]:
+            game.next_hand()
+            return game.to_json()
+
+        return await run_in_threadpool(locked, game, step)
+
+    async def delete(request: Request) -> dict[str, Any]:
+        game_id = request.path_params["id"]
+        games.delete(game_id)
+        return {"deleted": game_id}
+
+    return [
+        Route("/", index, methods=["GET"]),
+        Route("/web/{name}", answer_file(asset), methods=["GET"]),
+        Route("/games/options", answer(options), methods=["GET"]),
+        Route("/games", answer(create, 201), methods=["POST"]),
+        Route("/games/{id}", answer(show), methods=["GET"]),
+        Route("/games/{id}", answer(delete), methods=["DELETE"]),
+        Route("/games/{id}/move", answer(move), methods=["POST"]),
+        Route("/games/{id}/bot", answer(bot), methods=["POST"]),
+        Route("/games/{id}/next", answer(next_hand), methods=["POST"]),
+    ]
+
+
+def answer_file(handler: Callable[[Request], Any]) -> Callable[..., Any]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            response: Response = await handler(request)
+            return response
+        except RequestFailed as exc:
+            return exc.response()
+
+    return endpoint

@@ -1,0 +1,552 @@
+// Matador in the browser. Talks only to its own server: GET /games/options,
+// POST /games, POST /games/{id}/move, POST /games/{id}/bot, POST /games/{id}/next.
+// The server keeps the game; this page draws what it is sent and sends clicks.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const params = new URLSearchParams(location.search);
+// Milliseconds between bot moves (?pause=200 plays faster).
+const PAUSE = Math.max(0, Number(params.get("pause") ?? 800)) || 0;
+
+const $ = (id) => document.getElementById(id);
+let options = null;
+let game = null;
+let selected = null; // the hand tile picked, waiting for an end
+let busy = false;
+
+// -- talking to the server -------------------------------------------------------------
+
+async function call(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json();
+  if (!response.ok) {
+    const where = data.field ? ` (${data.field})` : "";
+    throw new Error(`${data.message || data.error}${where}`);
+  }
+  return data;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// -- moves in their text form ------------------------------------------------------------
+
+function parseMove(text) {
+  if (text === "draw" || text === "pass") return { text, kind: text };
+  const m = /^(\d+)-(\d+)(?:@(\d+)(?:>(\d+)|(x)|(\^)))?$/.exec(text);
+  if (!m) return { text, kind: "?" };
+  const tile = `${m[1]}-${m[2]}`;
+  if (m[3] === undefined) return { text, kind: "play", tile, mode: "lead", end: null };
+  const end = Number(m[3]);
+  if (m[4] !== undefined) return { text, kind: "play", tile, mode: "inline", end, shows: Number(m[4]) };
+  return { text, kind: "play", tile, mode: m[5] ? "cross" : "upright", end };
+}
+
+function legalMoves() {
+  if (!game || game.status !== "your_turn") return [];
+  return game.view.legal_moves.map(parseMove);
+}
+
+function describeChoice(move) {
+  if (move.mode === "inline") return `${move.shows} outward`;
+  if (move.mode === "cross") return "crosswise";
+  if (move.mode === "upright") return "upright";
+  return "lead";
+}
+
+// -- drawing dominoes ----------------------------------------------------------------------
+
+// Pips on a 3 x 3 grid (row by row); 10 and above are written as numbers.
+const PIPS = {
+  0: [], 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8],
+  6: [0, 2, 3, 5, 6, 8], 7: [0, 2, 3, 4, 5, 6, 8], 8: [0, 1, 2, 3, 5, 6, 7, 8],
+  9: [0, 1, 2, 3, 4, 5, 6, 7, 8],
+};
+
+function el(name, attrs, parent) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function drawHalf(group, x, y, value) {
+  if (value === null || value === undefined) return;
+  if (value in PIPS) {
+    for (const p of PIPS[value]) {
+      const px = x + ((p % 3) - 1) * 0.26;
+      const py = y + (Math.floor(p / 3) - 1) * 0.26;
+      el("circle", { cx: px, cy: py, r: 0.085, class: "pip" }, group);
+    }
+  } else {
+    const t = el("text", { x, y: y + 0.02, class: "num" }, group);
+    t.textContent = String(value);
+  }
+}
+
+// A domino from the centres of its two unit halves, each [x, y, value].
+function drawDomino(parent, h1, h2, classes, title) {
+  const g = el("g", { class: `domino ${classes}` }, parent);
+  const x0 = Math.min(h1[0], h2[0]) - 0.5;
+  const y0 = Math.min(h1[1], h2[1]) - 0.5;
+  const w = Math.abs(h1[0] - h2[0]) + 1;
+  const h = Math.abs(h1[1] - h2[1]) + 1;
+  el("rect", { x: x0 + 0.03, y: y0 + 0.03, width: w - 0.06, height: h - 0.06, rx: 0.12, class: "face" }, g);
+  const mx = (h1[0] + h2[0]) / 2;
+  const my = (h1[1] + h2[1]) / 2;
+  if (w > h) el("line", { x1: mx, y1: y0 + 0.14, x2: mx, y2: y0 + h - 0.14, class: "bar" }, g);
+  else el("line", { x1: x0 + 0.14, y1: my, x2: x0 + w - 0.14, y2: my, class: "bar" }, g);
+  drawHalf(g, h1[0], h1[1], h1[2]);
+  drawHalf(g, h2[0], h2[1], h2[2]);
+  if (title) el("title", {}, g).textContent = title;
+  return g;
+}
+
+// -- the layout ------------------------------------------------------------------------------
+
+const HEADINGS = { west: [-1, 0], east: [1, 0], north: [0, -1], south: [0, 1] };
+const left = ([dx, dy]) => [dy, -dx]; // screen y grows downwards
+const right = ([dx, dy]) => [-dy, dx];
+const add = (p, d, k) => [p[0] + d[0] * k, p[1] + d[1] * k];
+
+// How far an arm runs before it turns left, so that a long layout coils up
+// instead of stretching: a pinwheel, so no two arms turn into each other.
+const LEG = { horizontal: 10, vertical: 5 };
+
+function layoutGeometry(table) {
+  // Branches leave the arms sideways, where a coiled arm would run into them.
+  const coil = !table.pieces.some((p) => p.port === "left" || p.port === "right");
+  const placed = [];
+  const sockets = new Map(); // "piece/port" -> {at, dir, run, turns}
+  for (const [i, piece] of table.pieces.entries()) {
+    if (piece.parent === null) {
+      const spinner = piece.lie === "spinner";
+      // A spinner lead stands across the line; its four sides take the four arms.
+      const h1 = spinner ? [0, -0.5, piece.a] : [-0.5, 0, piece.a];
+      const h2 = spinner ? [0, 0.5, piece.b] : [0.5, 0, piece.b];
+      placed.push({ piece, h1, h2 });
+      const turns = coil ? (spinner ? 1 : 2) : 0;
+      const half = spinner ? { west: 0.5, east: 0.5, north: 1, south: 1 } : { west: 1, east: 1 };
+      for (const [port, d] of Object.entries(half)) {
+        sockets.set(`${i}/${port}`, { at: add([0, 0], HEADINGS[port], d), dir: HEADINGS[port], run: d, turns });
+      }
+      continue;
+    }
+    const s = sockets.get(`${piece.parent}/${piece.port}`);
+    let { at, dir, run, turns } = s;
+    const across = piece.lie !== "inline";
+    const limit = dir[0] !== 0 ? LEG.horizontal : LEG.vertical;
+    if (!across && turns > 0 && run >= limit) {
+      const turned = left(dir);
+      at = add(add(at, dir, 0.5), turned, -0.5);
+      dir = turned;
+      run = 0;
+      turns -= 1;
+    }
+    if (across) {
+      const centre = add(at, dir, 0.5);
+      const h1 = [...add(centre, left(dir), 0.5), piece.a];
+      const h2 = [...add(centre, right(dir), 0.5), piece.b];
+      placed.push({ piece, h1, h2 });
+      const exits = {
+        straight: { at: add(at, dir, 1), dir, run: run + 1, turns },
+        left: { at: add(centre, left(dir), 1), dir: left(dir), run: 1, turns: 0 },
+        right: { at: add(centre, right(dir), 1), dir: right(dir), run: 1, turns: 0 },
+      };
+      for (const [port, socket] of Object.entries(exits)) sockets.set(`${i}/${port}`, socket);
+    } else {
+      const h1 = [...add(at, dir, 0.5), piece.a];
+      const h2 = [...add(at, dir, 1.5), piece.b];
+      placed.push({ piece, h1, h2 });
+      sockets.set(`${i}/straight`, { at: add(at, dir, 2), dir, run: run + 2, turns });
+    }
+  }
+  const ends = table.ends.map((end) => {
+    const s = sockets.get(`${end.piece}/${end.port}`);
+    return { end, centre: add(s.at, s.dir, 0.62) };
+  });
+  return { placed, ends };
+}
+
+function drawBoard() {
+  const svg = $("board");
+  svg.replaceChildren();
+  if (!game) return;
+  const { placed, ends } = layoutGeometry(game.table);
+  const xs = [0];
+  const ys = [0];
+  for (const { h1, h2 } of placed) xs.push(h1[0], h2[0]), ys.push(h1[1], h2[1]);
+  for (const { centre } of ends) xs.push(centre[0]), ys.push(centre[1]);
+  // At least a 26 x 11 window, so that the first tiles are not drawn huge.
+  let [x0, x1, y0, y1] = [Math.min(...xs) - 1.2, Math.max(...xs) + 1.2, Math.min(...ys) - 1.2, Math.max(...ys) + 1.2];
+  const grow = (lo, hi, need) => (hi - lo >= need ? [lo, hi] : [(lo + hi - need) / 2, (lo + hi + need) / 2]);
+  [x0, x1] = grow(x0, x1, 26);
+  [y0, y1] = grow(y0, y1, 11);
+  svg.setAttribute("viewBox", `${x0} ${y0} ${x1 - x0} ${y1 - y0}`);
+  if (!placed.length) {
+    const t = el("text", { x: 0, y: 0, class: "empty" }, svg);
+    t.textContent = game.status === "your_turn" ? "Lead a tile from your hand" : "No tile on the table yet";
+  }
+  for (const [i, { piece, h1, h2 }] of placed.entries()) {
+    const classes = [piece.lie, piece.matador ? "matador" : "", i === game.table.last ? "last" : ""];
+    const how = { lead: "the lead", spinner: "a spinner", inline: "in line", cross: "crosswise", upright: "upright" }[piece.lie];
+    const g = drawDomino(svg, h1, h2, classes.join(" "), `${piece.tile}, ${how}${piece.matador ? ", a matador" : ""}`);
+    g.dataset.tile = piece.tile;
+  }
+  const targets = new Set(
+    selected ? legalMoves().filter((m) => m.tile === selected && m.end !== null).map((m) => m.end) : [],
+  );
+  for (const { end, centre } of ends) {
+    const g = el("g", { class: `end ${end.kind}${targets.has(end.index) ? " target" : ""}` }, svg);
+    g.dataset.end = String(end.index);
+    g.dataset.text = end.text;
+    el("circle", { cx: centre[0], cy: centre[1], r: 0.5, class: "spot" }, g);
+    const label = el("text", { x: centre[0], y: centre[1] + 0.02, class: "label" }, g);
+    label.textContent = end.text;
+    el("title", {}, g).textContent = `end ${end.index}: ${end.text}`;
+    g.addEventListener("click", () => endClicked(end.index, centre));
+  }
+}
+
+// -- the rest of the table -----------------------------------------------------------------
+
+function drawHand() {
+  const hand = $("hand");
+  hand.replaceChildren();
+  if (!game) return;
+  const moves = legalMoves();
+  for (const tile of game.view.hand) {
+    const [a, b] = tile.split("-").map(Number);
+    const playable = moves.some((m) => m.tile === tile);
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `tile${playable ? " playable" : ""}${selected === tile ? " selected" : ""}`;
+    button.dataset.tile = tile;
+    button.title = playable ? `${tile}: click to play` : tile;
+    const svg = el("svg", { viewBox: "-0.55 -1.05 1.1 2.1", "aria-hidden": "true" }, button);
+    const matador = a + b === game.link_sum || a + b === 0;
+    drawDomino(svg, [0, -0.5, a], [0, 0.5, b], matador ? "matador" : "");
+    button.addEventListener("click", () => tileClicked(tile));
+    hand.appendChild(button);
+  }
+  const kinds = new Set(moves.map((m) => m.kind));
+  $("draw").disabled = busy || !kinds.has("draw");
+  $("pass").disabled = busy || !kinds.has("pass");
+  $("draw").classList.toggle("hot", !busy && kinds.has("draw") && !kinds.has("play"));
+  $("pass").classList.toggle("hot", !busy && kinds.has("pass"));
+  const canNext = game.status === "hand_over";
+  $("next").hidden = !canNext;
+  $("next").textContent = game.outcome && ["redeal_tie", "no_lead"].includes(game.outcome.termination) ? "Deal again" : "Next hand";
+}
+
+function drawSeats() {
+  const seats = $("seats");
+  seats.replaceChildren();
+  if (!game) return;
+  for (const seat of game.seats) {
+    const div = document.createElement("div");
+    div.className = `seat${seat.to_move ? " to-move" : ""}${seat.seat === game.settings.seat ? " me" : ""}`;
+    div.dataset.seat = String(seat.seat);
+    div.dataset.tiles = String(seat.tiles);
+    const backs = '<span class="back"></span>'.repeat(Math.min(seat.tiles, 12));
+    const count = game.outcome ? ` · count ${game.outcome.counts[seat.seat]}` : "";
+    div.innerHTML = `<b>${seat.name}</b> <span class="n">${seat.tiles} tile${seat.tiles === 1 ? "" : "s"}${count}</span><span class="backs">${backs}</span>`;
+    seats.appendChild(div);
+  }
+  const yard = document.createElement("div");
+  yard.className = "seat yard";
+  yard.dataset.boneyard = String(game.view.boneyard_size);
+  yard.innerHTML = `<b>Boneyard</b> <span class="n">${game.view.boneyard_size} (${game.drawable} to draw)</span>`;
+  seats.appendChild(yard);
+}
+
+function drawScore() {
+  const score = $("score");
+  score.replaceChildren();
+  if (!game) return;
+  const table = document.createElement("table");
+  table.id = "totals";
+  for (const [side, name] of game.sides.entries()) {
+    const row = table.insertRow();
+    row.dataset.side = String(side);
+    row.insertCell().textContent = name;
+    const cell = row.insertCell();
+    cell.className = "total";
+    cell.textContent = String(game.totals[side]);
+  }
+  score.appendChild(table);
+  const note = document.createElement("p");
+  note.className = "note";
+  const s = game.settings;
+  note.textContent = `${s.preset}, ${s.players} players${s.teams ? " in teams" : ""}, bots: ${s.level}; ` +
+    (s.match ? `match to ${game.target}, hand ${game.hand_no}` : `one hand`) + `; seed ${s.seed}`;
+  score.appendChild(note);
+}
+
+function drawLog() {
+  const log = $("log");
+  log.replaceChildren();
+  if (!game) return;
+  for (const line of game.log) {
+    const li = document.createElement("li");
+    li.textContent = line;
+    log.appendChild(li);
+  }
+  log.scrollTop = log.scrollHeight;
+}
+
+function statusText() {
+  if (!game) return "";
+  if (game.status === "finished") return game.result || (game.outcome ? game.outcome.text : "The game is over.");
+  if (game.status === "hand_over") return `${game.outcome.text} ${game.settings.match ? "" : ""}`.trim();
+  if (game.status === "bot_turn") {
+    const seat = game.seats.find((s) => s.to_move);
+    return `${seat ? seat.name : "A bot"} is to play…`;
+  }
+  if (selected) return `Place ${selected}: click a highlighted end.`;
+  const kinds = new Set(legalMoves().map((m) => m.kind));
+  if (!game.table.pieces.length) return "Your lead: click a raised tile.";
+  if (!kinds.has("play")) return kinds.has("draw") ? "Nothing fits: draw." : "Nothing fits and you may not draw: pass.";
+  return "Your turn: click a raised tile.";
+}
+
+function render() {
+  document.body.dataset.game = game ? game.id : "";
+  document.body.dataset.status = game ? game.status : "";
+  document.body.dataset.busy = busy ? "1" : "0";
+  drawSeats();
+  drawBoard();
+  drawHand();
+  drawScore();
+  drawLog();
+  $("status").textContent = statusText();
+  $("status").className = game ? game.status : "";
+}
+
+function say(text) {
+  $("event").textContent = text;
+}
+
+function fail(error) {
+  say(`⚠ ${error.message}`);
+  $("event").classList.add("error");
+}
+
+// -- playing ---------------------------------------------------------------------------------
+
+async function send(move) {
+  if (busy) return;
+  busy = true;
+  selected = null;
+  $("chooser").hidden = true;
+  $("event").classList.remove("error");
+  try {
+    const reply = await call("POST", `/games/${game.id}/move`, { move: move.text });
+    game = reply.game;
+    say(reply.event.text + ".");
+    render();
+    await botsPlay();
+  } catch (error) {
+    fail(error);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+// The bots move one at a time with a pause, then the person's forced draws and
+// passes are made for them the same way.
+async function botsPlay() {
+  for (;;) {
+    if (game.status === "bot_turn") {
+      await sleep(PAUSE);
+      const reply = await call("POST", `/games/${game.id}/bot`);
+      game = reply.game;
+      say(reply.event.text + ".");
+      render();
+      continue;
+    }
+    const moves = legalMoves();
+    if (moves.length === 1 && moves[0].kind !== "play") {
+      await sleep(PAUSE);
+      const reply = await call("POST", `/games/${game.id}/move`, { move: moves[0].text });
+      game = reply.game;
+      say(`${reply.event.text} (nothing fits).`);
+      render();
+      continue;
+    }
+    return;
+  }
+}
+
+function tileClicked(tile) {
+  if (busy || !game || game.status !== "your_turn") return;
+  const moves = legalMoves().filter((m) => m.tile === tile);
+  $("chooser").hidden = true;
+  if (!moves.length) {
+    selected = null;
+    say(`${tile} cannot be placed now.`);
+    render();
+    return;
+  }
+  if (moves.length === 1) {
+    send(moves[0]);
+    return;
+  }
+  selected = selected === tile ? null : tile;
+  render();
+}
+
+function endClicked(index, centre) {
+  if (busy || !selected) return;
+  const moves = legalMoves().filter((m) => m.tile === selected && m.end === index);
+  if (!moves.length) {
+    say(`${selected} does not fit on end ${index}.`);
+    return;
+  }
+  if (moves.length === 1) {
+    send(moves[0]);
+    return;
+  }
+  // Several ways on one end (a matador's outward half, crosswise or in line): ask.
+  const chooser = $("chooser");
+  chooser.replaceChildren();
+  const label = document.createElement("span");
+  label.textContent = `${selected} on end ${index}:`;
+  chooser.appendChild(label);
+  for (const move of moves) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.move = move.text;
+    button.textContent = describeChoice(move);
+    button.addEventListener("click", () => send(move));
+    chooser.appendChild(button);
+  }
+  chooser.hidden = false;
+}
+
+async function deal(event) {
+  if (event) event.preventDefault();
+  if (busy) return;
+  busy = true;
+  selected = null;
+  $("event").classList.remove("error");
+  const settings = {
+    preset: $("preset").value,
+    players: Number($("players").value),
+    teams: $("teams").checked,
+    level: $("level").value,
+    match: $("match").checked,
+  };
+  if (settings.match) settings.target = Number($("target").value);
+  if (params.get("seed") !== null) settings.seed = Number(params.get("seed"));
+  try {
+    const old = game;
+    game = await call("POST", "/games", settings);
+    if (old) call("DELETE", `/games/${old.id}`).catch(() => {});
+    say("Dealt.");
+    render();
+    await botsPlay();
+  } catch (error) {
+    fail(error);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+async function nextHand() {
+  if (busy || !game) return;
+  busy = true;
+  try {
+    game = await call("POST", `/games/${game.id}/next`);
+    say(`Hand ${game.hand_no} dealt.`);
+    render();
+    await botsPlay();
+  } catch (error) {
+    fail(error);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+// -- the settings form ---------------------------------------------------------------------
+
+function levelsFor() {
+  const preset = options.presets.find((p) => p.name === $("preset").value);
+  const players = $("players").value;
+  const key = players === "4" && $("teams").checked ? "4t" : players;
+  // A trained bot plays its preset's own rules only, its match target included.
+  const changed = $("match").checked && Number($("target").value) !== preset.target;
+  return preset.levels[key].filter((level) => !changed || ["random", "greedy"].includes(level));
+}
+
+function syncForm(changed) {
+  const preset = options.presets.find((p) => p.name === $("preset").value);
+  if (changed === "preset") {
+    $("players").value = String(preset.default_players);
+    $("target").value = String(preset.target);
+  }
+  $("teams").disabled = $("players").value !== "4";
+  if ($("teams").disabled) $("teams").checked = false;
+  $("target").disabled = !$("match").checked;
+  const level = $("level").value;
+  const levels = levelsFor();
+  $("level").replaceChildren(
+    ...levels.map((name) => {
+      const option = document.createElement("option");
+      option.value = name;
+      option.textContent = name;
+      option.title = options.levels[name];
+      return option;
+    }),
+  );
+  $("level").value = levels.includes(level) ? level : levels[levels.length - 1];
+  document.querySelectorAll(".sum").forEach((node) => (node.textContent = String(preset.link_sum)));
+}
+
+async function start() {
+  try {
+    options = await call("GET", "/games/options");
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  $("preset").replaceChildren(
+    ...options.presets.map((p) => {
+      const option = document.createElement("option");
+      option.value = p.name;
+      option.textContent = p.name;
+      return option;
+    }),
+  );
+  for (const name of ["preset", "players", "level"]) {
+    if (params.get(name) !== null) $(name).value = params.get(name);
+  }
+  syncForm(params.get("players") === null ? "preset" : "");
+  if (params.get("level") !== null) $("level").value = params.get("level");
+  $("preset").addEventListener("change", () => syncForm("preset"));
+  $("players").addEventListener("change", () => syncForm("players"));
+  $("teams").addEventListener("change", () => syncForm("teams"));
+  $("match").addEventListener("change", () => syncForm("match"));
+  $("target").addEventListener("change", () => syncForm("target"));
+  $("settings").addEventListener("submit", deal);
+  $("draw").addEventListener("click", () => send(parseMove("draw")));
+  $("pass").addEventListener("click", () => send(parseMove("pass")));
+  $("next").addEventListener("click", nextHand);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      selected = null;
+      $("chooser").hidden = true;
+      render();
+    }
+  });
+  document.body.dataset.ready = "1";
+}
+
+start();

@@ -1,0 +1,447 @@
+"""The browser page's game endpoints (matador_env.web), called in process.
+
+Starlette's ``TestClient`` needs httpx, which the project does not install, so
+requests go straight to the ASGI app through :class:`Client` (one event loop per
+request, as a server would run it). Every answer of a hand played to its end is
+checked against the engine: a replay of the same seed and moves must reach the
+same table and hand, and no response may name a tile the person cannot see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+
+from starlette.applications import Starlette  # noqa: E402
+
+from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
+from matador_env.serve import create_app  # noqa: E402
+from matador_env.web import PAGE_DIR, GameSessions, web_routes  # noqa: E402
+
+TILE = re.compile(r"(?<![\d-])(\d{1,2})-(\d{1,2})(?![\d-])")
+
+
+class Reply:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status_code, self.headers, self.content = status, headers, body
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class Client:
+    """Just enough of an HTTP client to call an ASGI app in process."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        sent = {k.lower(): v for k, v in (headers or {}).items()}
+        raw = b"" if content is None else content
+        if body is not None:
+            raw = json.dumps(body).encode()
+            sent.setdefault("content-type", "application/json")
+        sent["content-length"] = str(len(raw))
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(k.encode(), v.encode()) for k, v in sent.items()],
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 80),
+        }
+        out: dict[str, Any] = {"body": b""}
+
+        async def run() -> None:
+            given = False
+
+            async def receive() -> dict[str, Any]:
+                nonlocal given
+                if given:
+                    return {"type": "http.disconnect"}
+                given = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    out["status"] = message["status"]
+                    out["headers"] = {k.decode(): v.decode() for k, v in message["headers"]}
+                else:
+                    out["body"] += message.get("body", b"")
+
+            await self.app(scope, receive, send)
+
+        asyncio.run(run())
+        return Reply(out["status"], out["headers"], out["body"])
+
+    def get(self, path: str) -> Reply:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
+        return self.request("POST", path, body, **kwargs)
+
+    def delete(self, path: str) -> Reply:
+        return self.request("DELETE", path)
+
+
+def make_client(sessions: GameSessions | None = None) -> Client:
+    return Client(Starlette(routes=web_routes(sessions=sessions)))
+
+
+@pytest.fixture(scope="module")
+def client() -> Client:
+    return make_client()
+
+
+def deal(client: Client, **settings: Any) -> dict[str, Any]:
+    reply = client.post("/games", settings)
+    assert reply.status_code == 201, reply.content
+    game: dict[str, Any] = reply.json()
+    return game
+
+
+def assert_error(reply: Reply, status: int, kind: str, field: str | None) -> None:
+    assert reply.status_code == status, reply.content
+    error = reply.json()
+    assert set(error) == {"error", "field", "message"}, error
+    assert (error["error"], error["field"]) == (kind, field), error
+    assert error["message"]
+
+
+def assert_nothing_hidden(text: str, game: dict[str, Any]) -> None:
+    """Every tile named anywhere in a response is in the person's hand or on the table."""
+    view = game["view"]
+    seen = set(view["hand"]) | set(view["layout"])
+    named = {f"{min(int(a), int(b))}-{max(int(a), int(b))}" for a, b in TILE.findall(text)}
+    assert named <= seen, f"tiles the person cannot see: {sorted(named - seen)}"
+    assert "boneyard" not in game and "hands" not in game and "hands" not in view
+
+
+def play_out(
+    client: Client, game: dict[str, Any], rnd: random.Random
+) -> Iterator[tuple[dict[str, Any], str]]:
+    """Play the game to its end by random legal moves for the person and bot moves,
+    yielding each game state and the raw text of the response that carried it."""
+    while game["status"] in ("your_turn", "bot_turn", "hand_over"):
+        gid = game["id"]
+        if game["status"] == "hand_over":
+            reply = client.post(f"/games/{gid}/next")
+            assert reply.status_code == 200, reply.content
+            game = reply.json()
+        else:
+            if game["status"] == "bot_turn":
+                reply = client.post(f"/games/{gid}/bot")
+            else:
+                move = rnd.choice(game["view"]["legal_moves"])
+                reply = client.post(f"/games/{gid}/move", {"move": move})
+            assert reply.status_code == 200, reply.content
+            event = reply.json()["event"]
+            game = reply.json()["game"]
+            assert event["text"] and event["move"] == game["view"]["history"][-1]["move"]
+        yield game, reply.content.decode()
+
+
+def play_to_end(client: Client, game: dict[str, Any], rnd: random.Random) -> dict[str, Any]:
+    for game, _text in play_out(client, game, rnd):  # noqa: B007, B020
+        pass
+    return game
+
+
+# -- dealing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("players, teams", [(2, False), (3, False), (4, False), (4, True)])
+def test_deal_every_preset_and_seat_count(
+    client: Client, preset: str, players: int, teams: bool
+) -> None:
+    reply = client.post(
+        "/games", {"preset": preset, "players": players, "teams": teams, "level": "random"}
+    )
+    assert reply.status_code == 201, reply.content
+    game = reply.json()
+    rules = Rules.preset(preset, players=players, teams=teams)
+    view = game["view"]
+    assert game["settings"]["preset"] == preset and view["seat"] == 0
+    assert len(game["seats"]) == players and len(game["sides"]) == rules.sides
+    assert game["totals"] == [0] * rules.sides
+    assert game["status"] in ("your_turn", "bot_turn")
+    # Before the first action the person holds the dealt tiles; a bot may already
+    # have led (the page asks for bot moves itself), never more than that.
+    assert len(view["hand"]) == rules.tiles_per_seat[0]
+    assert view["history"] == [] and game["table"]["pieces"] == []
+    assert bool(view["legal_moves"]) == (game["status"] == "your_turn")
+    assert_nothing_hidden(reply.content.decode(), game)
+
+
+def test_options_name_the_levels_each_seat_count_has(client: Client) -> None:
+    options = client.get("/games/options").json()
+    by_name = {p["name"]: p for p in options["presets"]}
+    assert list(by_name) == list(PRESETS)
+    assert by_name["standard"]["levels"]["2"] == ["random", "greedy", "casual", "trained"]
+    assert by_name["standard"]["levels"]["3"] == ["random", "greedy"]
+    assert by_name["leiden"]["levels"]["4t"] == ["random", "greedy"]
+    assert by_name["double_nine"]["link_sum"] == 10
+    assert options["max_games"] > 0 and options["idle_expiry_s"] > 0
+
+
+# -- playing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "preset, players, level, seed",
+    [
+        ("standard", 2, "trained", 1),
+        ("standard", 4, "greedy", 2),
+        ("leiden", 2, "casual", 3),
+        ("leiden", 3, "greedy", 4),
+        ("kardinal", 2, "random", 5),
+        ("polish", 2, "greedy", 6),
+        ("double_twelve", 4, "random", 7),
+    ],
+)
+def test_a_full_hand_by_legal_moves(
+    client: Client, preset: str, players: int, level: str, seed: int
+) -> None:
+    if level in ("casual", "trained") and preset != "standard":
+        level = "greedy"  # trained bots exist for standard only
+    game = deal(client, preset=preset, players=players, level=level, seed=seed)
+    rules = Rules.preset(preset, players=players)
+    rnd = random.Random(seed)
+    steps = 0
+    for game, text in play_out(client, game, rnd):  # noqa: B020
+        steps += 1
+        assert_nothing_hidden(text, game)
+        view = game["view"]
+        # The page's table: one piece per tile placed, one entry per open end.
+        assert [p["tile"] for p in game["table"]["pieces"]] == view["layout"]
+        assert [e["text"] for e in game["table"]["ends"]] == view["open_ends"]
+        assert len(game["log"]) == len(view["history"])
+        assert [s["tiles"] for s in game["seats"]] == view["hand_sizes"]
+    assert steps > 0 and game["status"] == "finished"
+    outcome = game["outcome"]
+    # The same seed and moves replay to the same hand in the engine.
+    state = MatchState.new(rules, game["settings"]["seed"])
+    for action in game["view"]["history"]:
+        state = state.apply(action["move"])
+    assert state.hand.outcome is not None
+    assert outcome["termination"] == state.hand.outcome.termination
+    assert outcome["counts"] == list(state.hand.outcome.counts)
+    assert game["view"]["hand"] == [str(t) for t in state.hand.hand(0)]
+    assert game["totals"] == list(state.totals)
+    assert outcome["text"]
+
+
+def test_a_match_to_a_low_target_runs_hand_after_hand(client: Client) -> None:
+    game = deal(client, preset="standard", level="greedy", match=True, target=15, seed=11)
+    assert game["settings"]["match"] is True and game["target"] == 15
+    hands = set()
+    for game, text in play_out(client, game, random.Random(11)):  # noqa: B020
+        hands.add(game["hand_no"])
+        assert_nothing_hidden(text, game)
+    assert game["status"] == "finished"
+    assert max(game["totals"]) >= 15
+    assert game["result"] and game["result"].startswith("Match over")
+    assert len(hands) >= 1
+    assert_error(client.post(f"/games/{game['id']}/next"), 409, "finished", None)
+
+
+def test_the_same_seed_deals_and_plays_the_same_game(client: Client) -> None:
+    games = []
+    for _ in range(2):
+        game = deal(client, preset="leiden", level="random", seed=99)
+        game = play_to_end(client, game, random.Random(1))
+        games.append(game["view"]["history"])
+    assert games[0] == games[1]
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def bot_first_game(client: Client) -> dict[str, Any]:
+    for seed in range(50):
+        game = deal(client, preset="standard", level="greedy", seed=seed)
+        if game["status"] == "bot_turn":
+            return game
+    raise AssertionError("no deal in 50 seeds with a bot to lead")
+
+
+def person_first_game(client: Client) -> dict[str, Any]:
+    for seed in range(50):
+        game = deal(client, preset="standard", level="greedy", seed=seed)
+        if game["status"] == "your_turn":
+            return game
+    raise AssertionError("no deal in 50 seeds with the person to lead")
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"preset": "chess"}, "preset"),
+        ({"level": "grandmaster"}, "level"),
+        ({"preset": "leiden", "level": "trained"}, "level"),
+        ({"players": 3, "level": "casual"}, "level"),
+        ({"players": 5}, "players"),
+        ({"players": "2"}, "players"),
+        ({"players": 3, "teams": True}, "teams"),
+        ({"seat": 2}, "seat"),
+        ({"target": 0}, "target"),
+        ({"match": "yes"}, "match"),
+        ({"seed": -1}, "seed"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_bad_settings_name_their_field(client: Client, body: dict[str, Any], field: str) -> None:
+    assert_error(client.post("/games", body), 422, "invalid", field)
+
+
+def test_bad_bodies(client: Client) -> None:
+    game = person_first_game(client)
+    path = f"/games/{game['id']}/move"
+    json_type = {"Content-Type": "application/json"}
+    assert_error(client.post(path, content=b"{", headers=json_type), 400, "bad_json", None)
+    assert_error(client.post(path, content=b"[]", headers=json_type), 400, "not_an_object", None)
+    assert_error(
+        client.post(path, content=b""), 415, "unsupported_media_type", "header.content-type"
+    )
+    assert_error(
+        client.post(path, content=b'{"move": "1-1"}', headers={"Content-Type": "text/plain"}),
+        415,
+        "unsupported_media_type",
+        "header.content-type",
+    )
+    assert_error(client.post("/games", content=b"{nope", headers=json_type), 400, "bad_json", None)
+
+
+def test_unknown_game(client: Client) -> None:
+    for reply in (
+        client.get("/games/no-such-game"),
+        client.post("/games/no-such-game/move", {"move": "draw"}),
+        client.post("/games/no-such-game/bot"),
+        client.post("/games/no-such-game/next"),
+        client.delete("/games/no-such-game"),
+    ):
+        assert_error(reply, 404, "unknown_game", "path.id")
+
+
+def test_moves_that_are_not_allowed(client: Client) -> None:
+    game = person_first_game(client)
+    gid = game["id"]
+    legal = game["view"]["legal_moves"]
+    mine = game["view"]["hand"]
+    absent = next(f"{a}-{b}" for b in range(7) for a in range(b + 1) if f"{a}-{b}" not in mine)
+    assert_error(client.post(f"/games/{gid}/move", {"move": absent}), 422, "invalid", "move")
+    assert "draw" not in legal
+    assert_error(client.post(f"/games/{gid}/move", {"move": "draw"}), 422, "invalid", "move")
+    # Malformed moves are the protocol's errors, with its field paths.
+    assert_error(client.post(f"/games/{gid}/move", {"move": "2-5@"}), 422, "invalid", "move")
+    assert_error(client.post(f"/games/{gid}/move", {"mvoe": "2-5"}), 422, "invalid", "mvoe")
+    assert_error(
+        client.post(f"/games/{gid}/move", {"move": legal[0], "kind": "draw"}),
+        422,
+        "invalid",
+        "kind",
+    )
+    # A bot move on the person's turn.
+    assert_error(client.post(f"/games/{gid}/bot"), 409, "wrong_turn", "seat")
+    # Nothing was changed by the refused requests.
+    assert client.get(f"/games/{gid}").json()["view"] == game["view"]
+
+
+def test_a_move_on_a_bots_turn(client: Client) -> None:
+    game = bot_first_game(client)
+    reply = client.post(f"/games/{game['id']}/move", {"move": "draw"})
+    assert_error(reply, 409, "wrong_turn", "seat")
+    assert_error(client.post(f"/games/{game['id']}/next"), 409, "hand_over", None)
+
+
+def test_a_finished_game_takes_no_more_moves(client: Client) -> None:
+    game = play_to_end(
+        client, deal(client, preset="standard", level="greedy", seed=3), random.Random(3)
+    )
+    gid = game["id"]
+    assert_error(client.post(f"/games/{gid}/bot"), 409, "finished", None)
+    assert_error(client.post(f"/games/{gid}/move", {"move": "draw"}), 409, "finished", None)
+
+
+# -- sessions -----------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_cap_on_live_games_and_the_expiry() -> None:
+    clock = FakeClock()
+    client = make_client(GameSessions(max_games=2, idle_expiry_s=60, clock=clock))
+    first = deal(client, level="random")
+    clock.now += 30
+    second = deal(client, level="random")
+    assert_error(client.post("/games", {"level": "random"}), 503, "too_many_games", None)
+    # Ending a game frees its place.
+    assert client.delete(f"/games/{second['id']}").json() == {"deleted": second["id"]}
+    third = deal(client, level="random")
+    assert_error(client.post("/games", {}), 503, "too_many_games", None)
+    # A game used within the expiry is kept; one left alone longer is dropped.
+    clock.now += 45
+    assert client.get(f"/games/{third['id']}").status_code == 200
+    assert_error(client.get(f"/games/{first['id']}"), 404, "unknown_game", "path.id")
+    deal(client, level="random")
+    assert client.get(f"/games/{third['id']}").status_code == 200
+
+
+# -- the page -----------------------------------------------------------------------------
+
+
+def test_the_server_serves_the_page_and_its_files() -> None:
+    from matador_env.bot import load_bot
+
+    client = Client(create_app({"greedy": load_bot("greedy")}))
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    html = page.content.decode()
+    for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css")):
+        assert f"/web/{name}" in html
+        reply = client.get(f"/web/{name}")
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith(kind)
+    assert_error(client.get("/web/secret.py"), 404, "not_found", "path.name")
+    assert client.get("/health").status_code == 200
+    assert client.post("/games", {"level": "greedy"}).status_code == 201
+
+
+def test_the_page_loads_nothing_from_elsewhere() -> None:
+    files = sorted(Path(PAGE_DIR).iterdir())
+    assert {f.name for f in files} == {"index.html", "app.js", "style.css"}
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        assert not re.search(
+            r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/|@import",
+            text.replace("http://www.w3.org/2000/svg", ""),
+        ), file.name
