@@ -1,0 +1,295 @@
+"""The HTTP bot server against slow, silent, vanishing and too many clients.
+
+Real servers on loopback (``python -m matador_env.serve`` in a subprocess, as in
+``test_serve.py``) with timeouts of a second, driven by raw sockets so that a test
+can stall a request half-way, hang up, or hold connections open. Waits for "the
+server closed the connection" have a generous upper bound (``TIMEOUT``); nothing
+asserts how fast anything is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from matador_env.serve import ConnectionLimits  # noqa: E402
+from tests.test_serve import ROOT, TIMEOUT, Server, a_view, start_server, stop_server  # noqa: E402
+
+TRICKLE = 0.2
+"""Seconds between two bytes of a slowloris client."""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server that gives a request 1 s to arrive and a kept-alive connection 1 s idle."""
+    tmp = tmp_path_factory.mktemp("robust")
+    srv = start_server(
+        tmp, "--bots", "greedy", "--request-timeout", "1", "--keep-alive-timeout", "1"
+    )
+    try:
+        yield srv
+    finally:
+        code = stop_server(srv)
+        assert code == 0, srv.logs()
+        err = srv.err.read_text()
+        assert "Traceback" not in err and "unexpected error" not in err, srv.logs()
+
+
+# -- raw HTTP -------------------------------------------------------------------------
+
+
+def connect(server: Server) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT)
+
+
+def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], Any]:
+    """One answer: (status, lower-case headers, decoded JSON body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, f"the server closed the connection without an answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
+    length = int(headers["content-length"])
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed the connection in the middle of an answer"
+        body += chunk
+    return int(status_line.split()[1]), headers, json.loads(body[:length])
+
+
+def closed_by_server(sock: socket.socket) -> bytes:
+    """Read until the server closes the connection; what it sent before. Fails when
+    the connection is still open after ``TIMEOUT`` seconds."""
+    received = b""
+    try:
+        while chunk := sock.recv(4096):
+            received += chunk
+    except TimeoutError:
+        pytest.fail(f"the server kept the connection open {TIMEOUT} s (got {received!r})")
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def trickle_until_answered(sock: socket.socket, data: bytes) -> bytes:
+    """Send ``data`` a byte every ``TRICKLE`` seconds (then keep sending header-like
+    bytes) until the server answers or closes; what it sent until it closed."""
+    sock.settimeout(TRICKLE)
+    deadline = time.monotonic() + TIMEOUT
+    filler = iter(data + b"X-Padding: yes\r\n" * 10_000)
+    while time.monotonic() < deadline:
+        try:
+            sock.send(bytes([next(filler)]))
+        except (BrokenPipeError, ConnectionResetError):
+            break  # closed by the server; its answer may still be readable
+        try:
+            first = sock.recv(4096)
+        except TimeoutError:
+            continue
+        sock.settimeout(TIMEOUT)
+        return first + (closed_by_server(sock) if first else b"")
+    sock.settimeout(TIMEOUT)
+    return closed_by_server(sock)
+
+
+def parse_answer(raw: bytes) -> tuple[int, dict[str, str], Any]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
+    return int(status_line.split()[1]), headers, json.loads(body)
+
+
+def open_descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def wait_for_log(server: Server, text: str) -> str:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        err = server.err.read_text()
+        if text in err:
+            return err
+        time.sleep(0.05)
+    pytest.fail(f"the server never logged {text!r}:\n{server.logs()}")
+
+
+def assert_healthy(server: Server) -> None:
+    with connect(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        status, _, body = read_answer(sock)
+    assert status == 200 and body["status"] == "ok", body
+
+
+def post_head(length: int) -> bytes:
+    return (
+        b"POST /move HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(length).encode() + b"\r\n\r\n"
+    )
+
+
+# -- timeouts -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts /proc/PID/fd")
+def test_silent_connections_are_closed_and_free_their_descriptors(server: Server) -> None:
+    assert_healthy(server)
+    before = open_descriptors(server.proc.pid)
+    silent = [connect(server) for _ in range(12)]
+    for sock in silent:
+        # Nothing was asked, so nothing is answered: the connection just closes.
+        assert closed_by_server(sock) == b""
+        sock.close()
+    deadline = time.monotonic() + TIMEOUT
+    while open_descriptors(server.proc.pid) > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert open_descriptors(server.proc.pid) <= before
+    assert "no request within 1 s (--request-timeout)" in server.err.read_text()
+    assert_healthy(server)
+
+
+def test_trickled_headers_get_408_and_the_connection_closes(server: Server) -> None:
+    with connect(server) as sock:
+        raw = trickle_until_answered(sock, b"GET /health HTTP/1.1\r\nHost: test\r\n")
+    status, headers, body = parse_answer(raw)
+    assert status == 408, raw
+    assert headers["connection"] == "close"
+    assert body["error"] == "timeout" and body["field"] is None
+    assert "--request-timeout" in body["message"]
+    assert_healthy(server)
+
+
+def test_a_trickled_body_gets_408_and_the_connection_closes(server: Server) -> None:
+    body = json.dumps(a_view()).encode()
+    with connect(server) as sock:
+        sock.sendall(post_head(len(body)) + body[:10])
+        raw = trickle_until_answered(sock, body[10:])
+    status, headers, answer = parse_answer(raw)
+    assert status == 408, raw
+    assert answer["error"] == "timeout"
+    assert headers["connection"] == "close"
+    assert_healthy(server)
+
+
+def test_an_idle_kept_alive_connection_is_closed(server: Server) -> None:
+    with connect(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert read_answer(sock)[0] == 200
+        assert closed_by_server(sock) == b""
+
+
+def test_a_second_request_trickled_on_a_kept_alive_connection_gets_408(server: Server) -> None:
+    # uvicorn's keep-alive timer stops at the first byte of the next request; the
+    # request deadline must take over from there.
+    with connect(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert read_answer(sock)[0] == 200
+        raw = trickle_until_answered(sock, b"GET /bots HTTP/1.1\r\nHost: test\r\n")
+    assert parse_answer(raw)[0] == 408, raw
+
+
+# -- hang-ups -------------------------------------------------------------------------
+
+
+def test_a_client_hanging_up_mid_request_is_one_quiet_line(server: Server) -> None:
+    body = json.dumps(a_view()).encode()
+    with connect(server) as sock:
+        sock.sendall(post_head(len(body)) + body[:20])
+        port = sock.getsockname()[1]
+        assert_healthy(server)  # the partial request has reached the server
+    line = f"client 127.0.0.1:{port} hung up before its request was complete"
+    err = wait_for_log(server, line)
+    mentions = [x for x in err.splitlines() if f":{port} " in x]
+    assert len(mentions) == 1 and line in mentions[0], err
+    assert "Traceback" not in err and "unexpected error" not in err and "ERROR" not in err, err
+    assert_healthy(server)
+
+
+# -- the connection limit -------------------------------------------------------------
+
+
+def test_connections_past_the_limit_get_503_and_beyond_them_are_closed(
+    tmp_path: Path,
+) -> None:
+    # Long timeouts: the connections held open must outlast the test.
+    limits = ["--max-connections", "3", "--request-timeout", "60", "--keep-alive-timeout", "60"]
+    capped = start_server(tmp_path, "--bots", "greedy", *limits)
+    try:
+        served = [connect(capped) for _ in range(3)]
+        for sock in served:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+            assert read_answer(sock)[0] == 200
+        # Accepted in order: three more are let in only to be answered 503 ...
+        turned_away = [connect(capped) for _ in range(3)]
+        # ... and one past those is closed without an answer.
+        with connect(capped) as refused:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                refused.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+            assert closed_by_server(refused) == b""
+        for sock in turned_away:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+            status, headers, body = read_answer(sock)
+            assert status == 503, body
+            assert body["error"] == "busy" and "limit of 3 connections" in body["message"]
+            assert headers["retry-after"] == "1" and headers["connection"] == "close"
+            assert closed_by_server(sock) == b""
+            sock.close()
+        # The connections served go on being served.
+        served[0].sendall(b"GET /bots HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert read_answer(served[0])[0] == 200
+        # When one leaves, a new one is served again.
+        served.pop().close()
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            with connect(capped) as sock:
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+                status = read_answer(sock)[0]
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert status == 200
+        for sock in served:
+            sock.close()
+    finally:
+        code = stop_server(capped)
+    assert code == 0, capped.logs()
+    assert "at the limit of 3 connections" in capped.err.read_text()
+    assert "Traceback" not in capped.err.read_text(), capped.logs()
+
+
+# -- settings -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--request-timeout", "--keep-alive-timeout", "--max-connections"])
+def test_command_line_refuses_limits_below_one(flag: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "matador_env.serve", flag, "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2
+    assert f"{flag} must be >= 1" in done.stderr
+
+
+@pytest.mark.parametrize("field", ["request_timeout", "keep_alive_timeout", "max_connections"])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "5"])
+def test_connection_limits_refuse_non_positive_integers(field: str, value: Any) -> None:
+    with pytest.raises(ValueError, match=f"{field} must be a positive integer"):
+        ConnectionLimits(**{field: value})
