@@ -253,3 +253,16 @@ def test_public_view_refuses_wrong_types_naming_the_argument(
 def test_public_view_refuses_what_is_not_rules() -> None:
     with pytest.raises(RulesError):
         public_view("standard", 0, HAND, [], 0)  # type: ignore[arg-type]
+
+
+def test_a_move_with_fields_of_the_wrong_type_gets_its_message() -> None:
+    """Found by benchmarks.fuzz: the message itself raised TypeError (a kind that is
+    not text, an end that is not a number)."""
+    led = STATE.apply(STATE.legal_moves()[0])
+    held = led.hand(led.to_move)[0]
+    for move in (Move(5), Move("play", held, "0", held.low, "inline"), Move("fly")):  # type: ignore[arg-type]
+        with pytest.raises(IllegalMoveError) as info:
+            led.apply(move)
+        assert "legal moves" in str(info.value)
+    with pytest.raises(IllegalMoveError, match="not a kind of move"):
+        led.apply(Move("fly"))

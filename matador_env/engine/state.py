@@ -110,7 +110,13 @@ class IllegalMoveError(ValueError):
         self.legal = tuple(legal)
         alternatives = ", ".join(str(m) for m in legal) if legal else "none (the hand is over)"
         who = f" by seat {seat}" if seat is not None else ""
-        super().__init__(f"illegal move {str(move)!r}{who}: {why}; legal moves: {alternatives}")
+        try:
+            text = str(move)
+        except Exception:  # a stand-in whose __str__ fails must still get its message
+            text = f"<{type(move).__name__}>"
+        if len(text) > 80:
+            text = text[:77] + "..."
+        super().__init__(f"illegal move {text!r}{who}: {why}; legal moves: {alternatives}")
 
 
 @dataclass(frozen=True)
@@ -842,12 +848,15 @@ class HandState:
                 return "the lead has been placed already; name an open end"
             if move.mode != "lead" and not self._ends:
                 return "no tile is on the table yet: lead a tile (e.g. '3-3')"
-            if move.end is not None and move.end >= len(self._ends):
-                return f"there is no open end {move.end} (open ends: 0-{len(self._ends) - 1})"
+            end = move.end
+            if end is not None and not (type(end) is int and 0 <= end < len(self._ends)):
+                return f"there is no open end {end!r} (open ends: 0-{len(self._ends) - 1})"
             return "it does not fit there under these rules"
         if move.kind == "draw":
             return "drawing is not allowed now"
-        return "passing is allowed only when no placement or draw is possible"
+        if move.kind == "pass":
+            return "passing is allowed only when no placement or draw is possible"
+        return f"{move.kind!r} is not a kind of move (play, draw or pass)"
 
     def _play(self, move: Move) -> HandState:
         t = self._t

@@ -212,7 +212,7 @@ class Move(NamedTuple):
     def __str__(self) -> str:
         kind = self.kind
         if kind != "play":
-            return kind
+            return str(kind)
         mode = self.mode
         if mode == "lead":
             return str(self.tile)
