@@ -12,8 +12,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite tests/golden/ from the current engine instead of comparing with it",
     )
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help="run the long reliability campaigns of tests/test_fuzz.py (minutes)",
+    )
 
 
 @pytest.fixture
 def regen_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--regen-golden"))
+
+
+@pytest.fixture
+def long_run(request: pytest.FixtureRequest) -> bool:
+    """True under ``pytest --long``: the fuzz campaigns run for minutes, not seconds."""
+    return bool(request.config.getoption("--long"))

@@ -1,0 +1,831 @@
+"""The reliability suite: random play over random rule sets, and mutated inputs to every
+public entry point, each input classified; prints what it tried and what it found.
+
+::
+
+    python -m benchmarks.fuzz                      # 60 s over every campaign
+    python -m benchmarks.fuzz --seconds 300 --seed 7
+    python -m benchmarks.fuzz --count 500 --campaign apply protocol
+
+Campaigns (``--campaign``, all by default):
+
+===========  ==========================================================================
+``play``     random rule sets (the refused ones count as refused), hands of random
+             legal moves: every legal move applies, the hand ends within
+             ``max_history(rules)`` actions, the counts are the pips left, the points
+             are what ``Outcome`` documents, the record replays; one match in eight
+             is played out: its totals are the sum of its hands' side points
+``rules``    ``Rules(...)``, ``Rules.preset``, ``from_dict``, ``from_text`` on mutated
+             keywords, types and text (documented: ``RulesError``)
+``apply``    ``HandState.apply``/``MatchState.apply`` on mutated moves and non-moves
+             (documented: ``IllegalMoveError``, ``MoveParseError``); a refused move
+             must leave the state as it was, an accepted one must be legal
+``view``     ``HandState.view``, ``MatchState.view``, ``hand`` on mutated seats and
+             scores (documented: ``ValueError``)
+``record``   ``parse_hand_record(...).replay()`` on mutated hand records (documented:
+             ``MoveParseError``, ``RulesError``, ``IllegalMoveError``, ``ValueError``)
+``public``   ``public_view`` on mutated hands, histories and seats (documented:
+             ``HistoryError``, ``RulesError``)
+``protocol`` ``view_from_json`` and ``move_from_json`` on mutated JSON (documented:
+             ``ProtocolError``); an accepted view must read back the same
+``policy``   ``load_policy`` on mutated ``policy.onnx`` and ``policy.json`` files, and
+             a move from what loads (documented: ``PolicyError``)
+``bot``      ``matador_env.bot`` ``move_json`` on mutated views (documented:
+             ``ProtocolError``, ``BotError``); an accepted reply must be a legal move
+``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server under
+             stalled and killed clients), when that module is present
+===========  ==========================================================================
+
+Every input is *accepted*, *refused* with a documented error, or a *finding*: an
+undocumented exception, or a broken invariant. The table gives the counts and the
+first findings of each campaign with the trial that reproduces them
+(``--seed S --campaign C --trial N``). The exit status is 1 when anything was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from matador_env.bot import BotError, load_bot
+from matador_env.engine import (
+    PRESETS,
+    HandState,
+    HistoryError,
+    IllegalMoveError,
+    MatchState,
+    Move,
+    MoveParseError,
+    Rules,
+    RulesError,
+    SeatView,
+    Tile,
+    blocked_points,
+    hand_record,
+    parse_hand_record,
+    public_view,
+)
+from matador_env.engine.rules import CHOICES
+from matador_env.policy import BOTS_DIR, PolicyError, load_policy
+from matador_env.protocol import (
+    ProtocolError,
+    max_history,
+    move_from_json,
+    move_to_json,
+    view_from_json,
+    view_to_json,
+)
+
+# -- outcomes of one trial -------------------------------------------------------------------
+
+
+class Finding(Exception):
+    """A broken invariant (raised inside a trial, reported with it)."""
+
+
+@dataclass
+class Tally:
+    """The counts of one campaign and its first findings."""
+
+    tried: int = 0
+    accepted: int = 0
+    refused: int = 0
+    findings: int = 0
+    examples: list[str] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    """Refusals by error type: which documented errors the campaign met."""
+
+    def add(self, other: Tally) -> None:
+        self.tried += other.tried
+        self.accepted += other.accepted
+        self.refused += other.refused
+        self.findings += other.findings
+        self.examples += other.examples
+        for k, v in other.errors.items():
+            self.errors[k] = self.errors.get(k, 0) + v
+
+
+def classify(
+    tally: Tally,
+    call: Callable[[], object],
+    documented: tuple[type[BaseException], ...],
+    label: str,
+    keep: int = 5,
+) -> str:
+    """Run one input and count it: ``"accepted"``, ``"refused"`` (a documented error)
+    or ``"finding"`` (any other exception, or a :class:`Finding` the call raised)."""
+    tally.tried += 1
+    try:
+        call()
+    except Finding as exc:
+        verdict, text = "finding", f"invariant: {exc}"
+    except documented as exc:
+        tally.refused += 1
+        name = type(exc).__name__
+        tally.errors[name] = tally.errors.get(name, 0) + 1
+        if not str(exc):
+            verdict, text = "finding", f"{name} without a message"
+        else:
+            return "refused"
+    except Exception as exc:  # the point of the suite: anything undocumented is found
+        verdict, text = "finding", f"{type(exc).__name__}: {exc}"
+    else:
+        tally.accepted += 1
+        return "accepted"
+    tally.findings += 1
+    if len(tally.examples) < keep:
+        tally.examples.append(f"{label}: {text[:300]}")
+    return verdict
+
+
+# -- random inputs ---------------------------------------------------------------------------
+
+_WORDS = [
+    "",
+    " ",
+    "standard",
+    "draw",
+    "pass",
+    "6-6",
+    "2-5@0>5",
+    "3-4@1x",
+    "2-5@0^",
+    "x",
+    "-1",
+    "1e9",
+    "True",
+    "null",
+    "\x00",
+    "é",
+    "by_players",
+    "all",
+]
+
+
+def random_json(rng: random.Random, depth: int = 0) -> Any:
+    """Any JSON value, small, with the awkward ones (booleans, huge and negative
+    numbers, empty and odd strings, nesting) over-represented."""
+    k = rng.randrange(10 if depth < 3 else 7)
+    if k == 0:
+        return None
+    if k == 1:
+        return rng.random() < 0.5
+    if k == 2:
+        return rng.choice([0, 1, -1, 2, 3, 7, 99, 2**31, -(2**63), 10**30])
+    if k == 3:
+        return rng.choice([0.0, 1.0, 0.5, -2.5, 1e308, -0.0])
+    if k in (4, 5, 6):
+        word = rng.choice(_WORDS)
+        if rng.random() < 0.05:
+            word = word * rng.choice([100, 10_000])
+        return word
+    if k in (7, 8):
+        return [random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {
+        rng.choice(_WORDS + ["seat", "move", "players"]): random_json(rng, depth + 1)
+        for _ in range(rng.randrange(3))
+    }
+
+
+def random_value(rng: random.Random) -> Any:
+    """Any Python value a caller might pass by mistake: JSON values and a few others."""
+    k = rng.randrange(8)
+    if k == 0:
+        return rng.choice([b"draw", b"", bytearray(b"6-6")])
+    if k == 1:
+        return rng.choice([float("nan"), float("inf"), 2.0, 1.5])
+    if k == 2:
+        return rng.choice([(), (1, 2), {1, 2}, object(), Tile(1, 1), Move("draw"), range(3)])
+    return random_json(rng)
+
+
+def mutate_text(rng: random.Random, text: str) -> str:
+    """One small edit: a character changed, inserted or dropped, a cut, a repeat."""
+    if not text:
+        return rng.choice(_WORDS)
+    i = rng.randrange(len(text))
+    k = rng.randrange(6)
+    alphabet = "0123456789-@>x^ _*/bdrawps\n:="
+    if k == 0:
+        return text[:i] + rng.choice(alphabet) + text[i + 1 :]
+    if k == 1:
+        return text[:i] + rng.choice(alphabet) + text[i:]
+    if k == 2:
+        return text[:i] + text[i + 1 :]
+    if k == 3:
+        return text[:i]
+    if k == 4:
+        return text + text[i:]
+    return text.upper()
+
+
+def random_rules_fields(rng: random.Random) -> dict[str, Any]:
+    """Keywords for ``Rules``: any mix of fields and values (some refused together)."""
+    fields: dict[str, Any] = {}
+    if rng.random() < 0.8:
+        fields["set_max"] = rng.choice([3, 4, 5, 6, 6, 6, 7, 9, 9, 12, 15])
+    if rng.random() < 0.6:
+        fields["players"] = rng.choice([2, 2, 3, 4, 4, 5, 6, 8])
+    if rng.random() < 0.5:
+        fields["hand_size"] = rng.choice(["by_players", "all", 1, 2, 5, 7, 9, 12])
+    for name in ("teams", "matador_as_regular", "matador_only_when_stuck"):
+        if rng.random() < 0.3:
+            fields[name] = rng.random() < 0.5
+    if rng.random() < 0.3:
+        fields["boneyard_reserve"] = rng.randrange(6)
+    if rng.random() < 0.5:
+        fields["target_score"] = rng.choice([1, 20, 50, 100])
+    for name, choices in CHOICES.items():
+        if rng.random() < 0.4:
+            fields[name] = rng.choice(choices)
+    return fields
+
+
+def random_state(rng: random.Random) -> HandState:
+    """A hand of some allowed rules, advanced by a random number of legal moves."""
+    while True:
+        try:
+            rules = Rules(**random_rules_fields(rng))
+        except RulesError:
+            continue
+        if rules.set_max <= 9:
+            break
+    state = HandState.deal(rules, rng.randrange(1 << 32))
+    for _ in range(rng.randrange(40)):
+        moves = state.legal_moves()
+        if not moves or state.is_over:
+            break
+        candidate = state.apply(rng.choice(moves))
+        if candidate.is_over and rng.random() < 0.8:
+            break
+        state = candidate
+    return state
+
+
+# -- campaigns -------------------------------------------------------------------------------
+
+
+def _check_outcome(state: HandState) -> None:
+    """The counts and points of a finished hand, as ``Outcome`` documents them."""
+    outcome = state.outcome
+    if outcome is None:
+        raise Finding("the hand has no outcome")
+    rules = state.rules
+    counts = tuple(sum(t.pips for t in hand) for hand in state.hands)
+    if outcome.counts != counts:
+        raise Finding(f"counts {outcome.counts} are not the pips left {counts}")
+    side_counts = [0] * rules.sides
+    for seat, c in enumerate(counts):
+        side_counts[rules.side_of(seat)] += c
+    t = outcome.termination
+    if t == "domino":
+        assert outcome.winner is not None
+        expected = sum(c for s, c in enumerate(side_counts) if s != rules.side_of(outcome.winner))
+    elif t == "blocked":
+        low = min(side_counts)
+        expected = blocked_points(rules.blocked_scoring, low, sum(side_counts) - low)
+    else:
+        expected = 0
+    if outcome.points != expected:
+        raise Finding(f"{t} hand scored {outcome.points}, the rules give {expected}")
+
+
+def trial_play(rng: random.Random, tally: Tally, label: str) -> None:
+    fields = random_rules_fields(rng)
+
+    def play() -> None:
+        rules = Rules(**fields)
+        state = HandState.deal(rules, rng.randrange(1 << 32))
+        limit = max_history(rules)
+        for _ in range(limit):
+            moves = state.legal_moves()
+            if not moves:
+                raise Finding(f"no legal move in a hand that is not over: {state!r}")
+            state = state.apply(rng.choice(moves))  # must not raise: the move is legal
+            if state.is_over:
+                break
+        else:
+            raise Finding(f"{rules.to_text()}: no end after {limit} actions")
+        _check_outcome(state)
+        if parse_hand_record(hand_record(state)).replay() != state:
+            raise Finding("the hand record does not replay to the same hand")
+        if rng.random() < 0.125 and rules.target_score <= 50:
+            _play_match(rules, rng)
+
+    classify(tally, play, (RulesError,), label)
+
+
+def _play_match(rules: Rules, rng: random.Random) -> None:
+    match = MatchState.new(rules, rng.randrange(1 << 32))
+    for _ in range(5000):
+        while not match.hand_over:
+            match = match.apply(rng.choice(match.legal_moves()))
+        sums = [0] * rules.sides
+        for outcome in match.outcomes:
+            for side, points in enumerate(outcome.side_points(rules.sides)):
+                sums[side] += points
+        if tuple(sums) != match.totals:
+            raise Finding(f"match totals {match.totals} are not the hands' sum {sums}")
+        if match.is_over:
+            return
+        match = match.next_hand()
+    raise Finding(f"{rules.to_text()}: the match did not end in 5000 deals")
+
+
+def trial_rules(rng: random.Random, tally: Tally, label: str) -> None:
+    fields = random_rules_fields(rng)
+    for _ in range(rng.randrange(3)):
+        key = rng.choice([*fields, "colour", "preset", "", "players", "teams", "set_max"])
+        fields[key] = random_value(rng)
+    way = rng.randrange(4)
+    if way == 0:
+        call: Callable[[], object] = lambda: Rules(**fields)  # noqa: E731
+    elif way == 1:
+        name = rng.choice([*PRESETS, "chess", random_value(rng)])
+        call = lambda: Rules.preset(name, **fields)  # noqa: E731
+    elif way == 2:
+        data = fields if rng.random() < 0.9 else random_value(rng)
+        call = lambda: Rules.from_dict(data)  # noqa: E731
+    else:
+        text = " ".join(f"{k}={v}" for k, v in fields.items())
+        text = mutate_text(rng, text) if rng.random() < 0.7 else random_value(rng)
+        call = lambda: Rules.from_text(text)  # noqa: E731
+    classify(tally, call, (RulesError,), label)
+
+
+def mutated_move(rng: random.Random, state: HandState) -> Any:
+    legal = state.legal_moves()
+    base = rng.choice(legal) if legal else Move("pass")
+    k = rng.randrange(6)
+    if k == 0:
+        return random_value(rng)
+    if k == 1:
+        return mutate_text(rng, str(base))
+    if k == 2:
+        return str(base)
+    if k == 3:
+        parts = list(base)
+        i = rng.randrange(len(parts))
+        parts[i] = rng.choice([None, 0, 1, -1, 99, True, 1.0, "x", Tile(0, 0), Tile(2, 99), "play"])
+        return Move(*parts)
+    if k == 4:
+        return base
+    return Move(
+        "play",
+        Tile.of(rng.randrange(8), rng.randrange(8)),
+        rng.randrange(5),
+        rng.randrange(8),
+        rng.choice(["lead", "inline", "cross", "upright", "x"]),
+    )
+
+
+def _snapshot(state: HandState) -> tuple[object, ...]:
+    return (state.history, state.hands, state.boneyard, state.to_move, state.outcome)
+
+
+def trial_apply(rng: random.Random, tally: Tally, label: str) -> None:
+    state = random_state(rng)
+    move = mutated_move(rng, state)
+    use_match = rng.random() < 0.2
+
+    def apply() -> None:
+        before = _snapshot(state)
+        try:
+            if use_match:
+                match = MatchState.new(state.rules, 1)
+                after_match = match.apply(move)
+                if after_match.hand.history[-1].move not in match.legal_moves():
+                    raise Finding(f"match accepted {move!r}, not a legal move")
+                return
+            after = state.apply(move)
+        except (IllegalMoveError, MoveParseError):
+            if _snapshot(state) != before:
+                raise Finding(f"refusing {move!r} changed the state") from None
+            raise
+        if after.history[-1].move not in state.legal_moves():
+            raise Finding(f"accepted {move!r}, which is not a legal move")
+        if after.n_actions != state.n_actions + 1 or _snapshot(state) != before:
+            raise Finding(f"applying {move!r} changed the old state or skipped a count")
+
+    classify(tally, apply, (IllegalMoveError, MoveParseError), label)
+
+
+def trial_view(rng: random.Random, tally: Tally, label: str) -> None:
+    state = random_state(rng)
+    n = state.rules.players
+    seat = rng.choice([rng.randrange(n), random_value(rng), n, -1, True])
+    scores = rng.choice(
+        [None, None, tuple(range(state.rules.sides)), random_value(rng), (0,) * (n + 1)]
+    )
+    which = rng.randrange(3)
+
+    def view() -> None:
+        if which == 0:
+            v = state.view(seat, scores)
+            if not isinstance(v, SeatView) or v.hand != state.hand(seat):
+                raise Finding(f"view({seat!r}) is not that seat's view")
+        elif which == 1:
+            MatchState.new(state.rules, 1).view(seat)
+        else:
+            state.hand(seat)
+
+    classify(tally, view, (ValueError,), label)
+
+
+def trial_record(rng: random.Random, tally: Tally, label: str) -> None:
+    state = random_state(rng)
+    text: Any = hand_record(state)
+    lines = text.splitlines()
+    k = rng.randrange(5)
+    if k == 0:
+        text = mutate_text(rng, text)
+    elif k == 1 and lines:
+        del lines[rng.randrange(len(lines))]
+        text = "\n".join(lines)
+    elif k == 2 and lines:
+        i = rng.randrange(len(lines))
+        lines[i] = mutate_text(rng, lines[i])
+        text = "\n".join(lines)
+    elif k == 3:
+        text = random_value(rng)
+
+    def parse() -> None:
+        record = parse_hand_record(text)
+        replayed = record.replay()
+        if parse_hand_record(hand_record(replayed)).replay() != replayed:
+            raise Finding("an accepted record does not round-trip")
+
+    classify(tally, parse, (ValueError,), label)
+
+
+def trial_public(rng: random.Random, tally: Tally, label: str) -> None:
+    state = random_state(rng)
+    rules = state.rules
+    seat = rng.randrange(rules.players)
+    hand: Any = [str(t) for t in state.hand(seat)]
+    history: Any = [(e.seat, str(e.move)) for e in state.history]
+    first = state.dealt_leader
+    scores: Any = None
+    intact = rng.random() < 0.2
+    for _ in range(0 if intact else 1 + rng.randrange(2)):
+        k = rng.randrange(9)
+        if k == 0 and history:
+            del history[rng.randrange(len(history))]
+        elif k == 1 and history:
+            i = rng.randrange(len(history))
+            history.insert(i, history[rng.randrange(len(history))])
+        elif k == 2 and history:
+            i = rng.randrange(len(history))
+            entry = history[i]
+            if isinstance(entry, tuple) and isinstance(entry[1], str):
+                history[i] = (entry[0], mutate_text(rng, entry[1]))
+        elif k == 3 and history:
+            i = rng.randrange(len(history))
+            history[i] = (
+                (random_value(rng), history[i][1])
+                if rng.random() < 0.5 and isinstance(history[i], tuple)
+                else random_value(rng)
+            )
+        elif k == 4 and isinstance(hand, list) and hand:
+            del hand[rng.randrange(len(hand))]
+        elif k == 5 and isinstance(hand, list):
+            hand = [*hand, str(Tile.of(rng.randrange(10), rng.randrange(10)))]
+        elif k == 6:
+            seat = random_value(rng)
+        elif k == 7:
+            first = rng.choice([random_value(rng), rng.randrange(rules.players)])
+        else:
+            scores = random_value(rng)
+            hand = random_value(rng) if rng.random() < 0.3 else hand
+
+    def rebuild() -> None:
+        view = public_view(rules, seat, hand, history, first, scores)
+        if intact and not state.is_over and view != state.view(seat):
+            raise Finding("the view rebuilt from the public history differs from the engine's")
+        if sorted(str(t) for t in view.hand) != sorted(str(Tile.parse(t)) for t in hand):
+            raise Finding("the rebuilt view holds another hand than was given")
+
+    classify(tally, rebuild, (HistoryError, RulesError), label)
+
+
+def mutated_message(rng: random.Random, message: dict[str, Any]) -> Any:
+    message = copy.deepcopy(message)
+    for _ in range(1 + rng.randrange(2)):
+        key = rng.choice(sorted(message))
+        k = rng.randrange(8)
+        value = message[key]
+        if k == 0:
+            message[key] = random_json(rng)
+        elif k == 1:
+            del message[key]
+            if not message:
+                break
+        elif k == 2:
+            message[rng.choice(["colour", "Seat", "moves"])] = random_json(rng)
+        elif k == 3 and isinstance(value, list) and value:
+            i = rng.randrange(len(value))
+            value[i] = (
+                random_json(rng)
+                if rng.random() < 0.5
+                else copy.deepcopy(value[rng.randrange(len(value))])
+            )
+        elif k == 4 and isinstance(value, list) and value:
+            del value[rng.randrange(len(value))]
+        elif k == 5 and key == "history" and value:
+            entry = value[rng.randrange(len(value))]
+            part = rng.choice(["seat", "move"])
+            entry[part] = (
+                mutate_text(rng, entry[part]) if isinstance(entry[part], str) else random_json(rng)
+            )
+        elif k == 6 and isinstance(value, int) and not isinstance(value, bool):
+            message[key] = rng.choice([value != 0, float(value), str(value), -value - 1])
+        elif k == 7 and isinstance(value, list):
+            message[key] = value * rng.choice([2, 1000, 30_000])
+    if rng.random() < 0.02:
+        return random_json(rng)
+    return message
+
+
+def trial_protocol(rng: random.Random, tally: Tally, label: str) -> None:
+    state = random_state(rng)
+    if rng.random() < 0.8:
+        seat = state.to_move
+        message = view_to_json(state.view(seat, tuple(range(state.rules.sides))))
+        mutated = mutated_message(rng, message)
+
+        def read() -> None:
+            view = view_from_json(mutated)
+            again = view_from_json(json.loads(json.dumps(view_to_json(view))))
+            if again != view:
+                raise Finding("an accepted view does not read back the same")
+
+        classify(tally, read, (ProtocolError,), label)
+        return
+    moves = state.legal_moves() or (Move("pass"),)
+    move_message = mutated_message(rng, move_to_json(rng.choice(moves)))
+
+    def read_move() -> None:
+        move = move_from_json(move_message)
+        if move_from_json(move_to_json(move)) != move:
+            raise Finding("an accepted move does not read back the same")
+
+    classify(tally, read_move, (ProtocolError,), label)
+
+
+class _PolicyFolder:
+    """A scratch copy of the shipped standard bot, broken anew for each trial."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="matador-fuzz-"))
+        self.folder = self.root / "bot"
+        shutil.copytree(BOTS_DIR / "standard", self.folder)
+        self.onnx = (self.folder / "policy.onnx").read_bytes()
+        self.sidecar = json.loads((self.folder / "policy.json").read_text())
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _mutate_bytes(rng: random.Random, data: bytes) -> bytes:
+    k = rng.randrange(5)
+    if k == 0:
+        return data[: rng.randrange(len(data) + 1)]
+    if k == 1:
+        out = bytearray(data)
+        for _ in range(1 + rng.randrange(20)):
+            out[rng.randrange(len(out))] = rng.randrange(256)
+        return bytes(out)
+    if k == 2:
+        i = rng.randrange(len(data))
+        return data[:i] + rng.randbytes(rng.randrange(1, 64)) + data[i:]
+    if k == 3:
+        return rng.randbytes(rng.randrange(2000))
+    return b""
+
+
+def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyFolder) -> None:
+    onnx, sidecar = scratch.onnx, json.dumps(scratch.sidecar).encode()
+    if rng.random() < 0.5:
+        onnx = _mutate_bytes(rng, onnx)
+    else:
+        data = mutated_message(rng, scratch.sidecar)
+        if isinstance(data, dict) and isinstance(data.get("rules"), dict) and rng.random() < 0.5:
+            data["rules"] = mutated_message(rng, data["rules"])
+        sidecar = json.dumps(data).encode()
+        if rng.random() < 0.3:
+            sidecar = _mutate_bytes(rng, sidecar)
+    (scratch.folder / "policy.onnx").write_bytes(onnx)
+    (scratch.folder / "policy.json").write_bytes(sidecar)
+    state = random_state(rng)
+
+    def load() -> None:
+        policy = load_policy(scratch.folder)
+        if policy.rules != state.rules:
+            return
+        view = state.view(state.to_move)
+        if view.legal_moves and policy.choose(view) not in view.legal_moves:
+            raise Finding("a loaded policy chose an illegal move")
+
+    classify(tally, load, (PolicyError,), label)
+
+
+def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> None:
+    bot = rng.choice(bots)
+    rules = bot.rules or Rules.preset(rng.choice(list(PRESETS)))
+    state = HandState.deal(rules, rng.randrange(1 << 32))
+    for _ in range(rng.randrange(30)):
+        if state.is_over:
+            break
+        after = state.apply(rng.choice(state.legal_moves()))
+        if after.is_over:
+            break
+        state = after
+    message: Any = view_to_json(state.view(state.to_move))
+    if rng.random() < 0.85:
+        message = mutated_message(rng, message)
+
+    def reply() -> None:
+        answer = bot.move_json(message, random.Random(0))
+        view = view_from_json(message)
+        if move_from_json(answer) not in view.legal_moves:
+            raise Finding(f"bot {bot.name} answered {answer['move']}, not a legal move")
+
+    classify(tally, reply, (ProtocolError, BotError), label)
+
+
+# -- running -------------------------------------------------------------------------------
+
+CAMPAIGNS = ("play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot")
+HTTP = "http"
+
+
+def _budget(seconds: float | None, count: int | None) -> Iterator[int]:
+    deadline = time.monotonic() + seconds if seconds is not None else None
+    i = 0
+    while (count is None or i < count) and (deadline is None or time.monotonic() < deadline):
+        yield i
+        i += 1
+
+
+def run_campaign(
+    name: str,
+    seed: int,
+    seconds: float | None = None,
+    count: int | None = None,
+    progress: bool = False,
+    trials: list[int] | None = None,
+) -> Tally:
+    """One campaign for ``seconds`` or ``count`` trials (``trials``: exactly those).
+
+    Trial ``i`` draws everything from ``random.Random(f"{seed}/{name}/{i}")``, so
+    a finding is reproduced by its seed, campaign and trial number alone.
+    """
+    tally = Tally()
+    extra: list[Any] = []
+    cleanup: Callable[[], None] = lambda: None  # noqa: E731
+    if name == "policy":
+        scratch = _PolicyFolder()
+        extra, cleanup = [scratch], scratch.close
+    elif name == "bot":
+        extra = [[load_bot("trained"), load_bot("random"), load_bot("greedy")]]
+    step = {
+        "play": trial_play,
+        "rules": trial_rules,
+        "apply": trial_apply,
+        "view": trial_view,
+        "record": trial_record,
+        "public": trial_public,
+        "protocol": trial_protocol,
+        "policy": trial_policy,
+        "bot": trial_bot,
+    }[name]
+    indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=count, desc=f"{name:8}", unit=" inputs", file=sys.stderr, leave=False)
+    try:
+        for i in indices:
+            rng = random.Random(f"{seed}/{name}/{i}")
+            step(rng, tally, f"trial {i}", *extra)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(found=tally.findings, refresh=False)
+    finally:
+        cleanup()
+        if bar is not None:
+            bar.close()
+    return tally
+
+
+def run_http(seconds: float, seed: int) -> Tally | str:
+    """The HTTP campaign of ``benchmarks/fuzz_http.py``, or why it did not run."""
+    try:
+        from benchmarks.fuzz_http import run_http_campaign
+    except ImportError as exc:
+        return f"not available ({exc})"
+    counts = run_http_campaign(seconds=seconds, seed=seed)
+    tally = Tally(
+        tried=int(counts.get("tried", 0)),
+        accepted=int(counts.get("accepted", 0)),
+        refused=int(counts.get("refused", 0)),
+        findings=int(counts.get("findings", 0)),
+    )
+    details = {
+        k: v for k, v in counts.items() if k not in ("tried", "accepted", "refused", "findings")
+    }
+    if details:
+        tally.errors = {k: int(v) for k, v in details.items()}
+    if tally.findings:
+        tally.examples.append(f"see benchmarks/fuzz_http.py --seed {seed}: {counts}")
+    return tally
+
+
+def format_table(results: dict[str, Tally | str], seconds: dict[str, float]) -> str:
+    head = f"{'campaign':10} {'tried':>9} {'accepted':>9} {'refused':>9} {'findings':>9} {'s':>6}"
+    lines = [head, "-" * len(head)]
+    total = Tally()
+    for name, result in results.items():
+        if isinstance(result, str):
+            lines.append(f"{name:10} {result}")
+            continue
+        total.add(result)
+        lines.append(
+            f"{name:10} {result.tried:9d} {result.accepted:9d} {result.refused:9d} "
+            f"{result.findings:9d} {seconds.get(name, 0):6.1f}"
+        )
+    lines.append("-" * len(head))
+    lines.append(
+        f"{'total':10} {total.tried:9d} {total.accepted:9d} {total.refused:9d} "
+        f"{total.findings:9d} {sum(seconds.values()):6.1f}"
+    )
+    refusals = [
+        f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(r.errors.items()))
+        for name, r in results.items()
+        if isinstance(r, Tally) and r.errors
+    ]
+    if refusals:
+        lines += ["", "refused with (documented errors; for http, its own counts):", *refusals]
+    found = [
+        f"  {name} {example}"
+        for name, r in results.items()
+        if isinstance(r, Tally)
+        for example in r.examples
+    ]
+    lines += ["", "found:" if found else "found: nothing", *found]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.fuzz", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--seconds", type=float, default=None, help="total time (default 60)")
+    parser.add_argument("--count", type=int, default=None, help="trials per campaign instead")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
+    )
+    parser.add_argument("--trial", type=int, nargs="+", help="rerun exactly these trials")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.count is not None and args.count < 1:
+        parser.error("--count must be >= 1")
+    if args.seconds is not None and args.seconds <= 0:
+        parser.error("--seconds must be > 0")
+    if args.seconds is None and args.count is None:
+        args.seconds = 60.0
+    share = args.seconds / len(args.campaign) if args.seconds is not None else None
+    results: dict[str, Tally | str] = {}
+    took: dict[str, float] = {}
+    for name in args.campaign:
+        start = time.monotonic()
+        if name == HTTP:
+            results[name] = run_http(share if share is not None else 5.0, args.seed)
+        else:
+            results[name] = run_campaign(
+                name, args.seed, share, args.count, not args.no_progress, args.trial
+            )
+        took[name] = time.monotonic() - start
+    print(
+        f"python -m benchmarks.fuzz --seed {args.seed}: "
+        + (f"{args.seconds:g} s" if args.count is None else f"{args.count} trials per campaign")
+    )
+    print(format_table(results, took))
+    found = sum(r.findings for r in results.values() if isinstance(r, Tally))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
