@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="where it all goes")
     parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
     args = parser.parse_args(argv)
-    curve = CURVE
+    curve: tuple[int, ...] = CURVE
     if args.quick:
         args.hands, args.eval_hands, curve = 40, 20, QUICK_CURVE
     started = time.perf_counter()

@@ -290,7 +290,7 @@ def summarize(
     summaries = []
     bt: list[tuple[int, int, float, int]] = []
     index = {a: i for i, a in enumerate(agents)}
-    secs: Counter[str] = Counter()
+    secs: defaultdict[str, float] = defaultdict(float)
     moves: Counter[str] = Counter()
     choices: Counter[str] = Counter()
     for i, pr in enumerate(pairings):

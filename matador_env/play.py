@@ -183,6 +183,7 @@ class _Placed:
     back: str
     """The tile written from its outer side back towards the lead."""
     sides: list[_Placed | None]
+    spinner: bool = False
 
 
 def _placed(rules: Rules, move: Move, spinner_done: bool) -> _Placed:
@@ -191,7 +192,7 @@ def _placed(rules: Rules, move: Move, spinner_done: bool) -> _Placed:
     lo, hi = tile
     if move.mode == "inline":
         if lo == hi and rules.spinner == "first_double" and not spinner_done:
-            return _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None, None, None])
+            return _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None, None, None], spinner=True)
         shows = move.shows
         assert shows is not None
         touching = lo + hi - shows
@@ -235,7 +236,7 @@ def draw_layout(hand: HandState, width: int = 78) -> str:
         assert move.end is not None
         node, side = slots[move.end]
         child = _placed(rules, move, spinner_done)
-        spinner_done = spinner_done or "+" in child.text
+        spinner_done = spinner_done or child.spinner
         node.sides[side] = child
         slots[move.end : move.end + 1] = [(child, k) for k in range(len(child.sides))]
     assert root is not None and len(slots) == len(ends)
