@@ -178,6 +178,7 @@ def test_view_refuses_scores_that_are_not_one_total_per_side(scores: Any) -> Non
         (lambda: HandState.deal("standard", 1), RulesError),
         (lambda: HandState.deal(STANDARD, 1, leader=True), ValueError),
         (lambda: HandState.from_deal(STANDARD, [["1-1"], 5]), ValueError),
+        (lambda: HandState.from_deal(["standard"], [[], []]), RulesError),
         (lambda: HandState.from_deal(STANDARD, "ab"), ValueError),
         (lambda: HandState.from_deal(STANDARD, [[Tile(-1, 2)], []]), ValueError),
         (lambda: HandState.from_view("view", [], []), ValueError),
@@ -266,3 +267,14 @@ def test_a_move_with_fields_of_the_wrong_type_gets_its_message() -> None:
         assert "legal moves" in str(info.value)
     with pytest.raises(IllegalMoveError, match="not a kind of move"):
         led.apply(Move("fly"))
+
+
+def test_a_stream_of_distinct_rules_does_not_grow_the_table_cache() -> None:
+    """Rules arrive from the JSON protocol and the HTTP server: one lookup table per
+    configuration ever seen would grow for as long as the process lives."""
+    from matador_env.engine import state as state_module
+
+    for target in range(1, 3 * state_module._TABLES_KEPT):
+        HandState.deal(Rules(target_score=target), target)
+    assert len(state_module._TABLES) <= state_module._TABLES_KEPT
+    assert HandState.deal(Rules(target_score=1), 1) == HandState.deal(Rules(target_score=1), 1)

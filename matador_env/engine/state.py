@@ -232,10 +232,10 @@ _TABLES_KEPT = 64
 
 
 def _tables(rules: Rules) -> _Tables:
+    if not isinstance(rules, Rules):
+        raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
     t = _TABLES.get(rules)
     if t is None:
-        if not isinstance(rules, Rules):
-            raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
         if len(_TABLES) >= _TABLES_KEPT:
             del _TABLES[next(iter(_TABLES))]
         t = _TABLES[rules] = _Tables(rules)
