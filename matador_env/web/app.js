@@ -31,6 +31,13 @@ async function call(method, path, body) {
   return data;
 }
 
+// The page's own busy flag, mirrored on <body> at once so that a test (or a
+// style) never sees a stale "idle" between a click and the server's answer.
+function setBusy(value) {
+  busy = value;
+  document.body.dataset.busy = value ? "1" : "0";
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // -- moves in their text form ------------------------------------------------------------
@@ -113,15 +120,25 @@ const left = ([dx, dy]) => [dy, -dx]; // screen y grows downwards
 const right = ([dx, dy]) => [-dy, dx];
 const add = (p, d, k) => [p[0] + d[0] * k, p[1] + d[1] * k];
 
-// How far an arm runs before it turns left, so that a long layout coils up
-// instead of stretching: a pinwheel, so no two arms turn into each other.
-const LEG = { horizontal: 10, vertical: 5 };
+const neg = ([dx, dy]) => [-dx, -dy];
+const dot = (p, d) => p[0] * d[0] + p[1] * d[1];
+const same = (d, e) => d[0] === e[0] && d[1] === e[1];
+
+// A long arm coils up instead of stretching the table: it runs out to "far"
+// (along its first heading), steps one tile to its left, runs back in to "near",
+// steps left again, and so on. Every arm of the lead coils to its own left, a
+// pinwheel, so each fills a quarter of the table of its own and none runs into
+// another.
+const REACH = { horizontal: { far: 13, near: 2 }, vertical: { far: 5, near: 2 } };
 
 function layoutGeometry(table) {
   // Branches leave the arms sideways, where a coiled arm would run into them.
-  const coil = !table.pieces.some((p) => p.port === "left" || p.port === "right");
+  const sideways = (p) => p.port === "left" || p.port === "right";
+  const coil = !table.pieces.some(sideways) && !table.ends.some(sideways);
   const placed = [];
-  const sockets = new Map(); // "piece/port" -> {at, dir, run, turns}
+  // "piece/port" -> {at, dir, arm, step}: where the next tile goes and which way;
+  // arm: the coiling frame (null: run straight); step: the heading after a step.
+  const sockets = new Map();
   for (const [i, piece] of table.pieces.entries()) {
     if (piece.parent === null) {
       const spinner = piece.lie === "spinner";
@@ -129,23 +146,31 @@ function layoutGeometry(table) {
       const h1 = spinner ? [0, -0.5, piece.a] : [-0.5, 0, piece.a];
       const h2 = spinner ? [0, 0.5, piece.b] : [0.5, 0, piece.b];
       placed.push({ piece, h1, h2 });
-      const turns = coil ? (spinner ? 1 : 2) : 0;
       const half = spinner ? { west: 0.5, east: 0.5, north: 1, south: 1 } : { west: 1, east: 1 };
       for (const [port, d] of Object.entries(half)) {
-        sockets.set(`${i}/${port}`, { at: add([0, 0], HEADINGS[port], d), dir: HEADINGS[port], run: d, turns });
+        const dir = HEADINGS[port];
+        const reach = dir[0] !== 0 ? REACH.horizontal : REACH.vertical;
+        const arm = coil ? { out: dir, side: left(dir), ...reach } : null;
+        sockets.set(`${i}/${port}`, { at: add([0, 0], dir, d), dir, arm, step: null });
       }
       continue;
     }
     const s = sockets.get(`${piece.parent}/${piece.port}`);
-    let { at, dir, run, turns } = s;
+    let { at, dir, step } = s;
+    const arm = s.arm;
     const across = piece.lie !== "inline";
-    const limit = dir[0] !== 0 ? LEG.horizontal : LEG.vertical;
-    if (!across && turns > 0 && run >= limit) {
-      const turned = left(dir);
-      at = add(add(at, dir, 0.5), turned, -0.5);
-      dir = turned;
-      run = 0;
-      turns -= 1;
+    if (arm && !across) {
+      const u = dot(at, arm.out);
+      let turn = null;
+      if (step) turn = step;
+      else if (same(dir, arm.out) && u + 2 > arm.far) turn = arm.side;
+      else if (same(dir, neg(arm.out)) && u - 2 < arm.near) turn = arm.side;
+      if (turn) {
+        step = same(turn, arm.side) ? neg(dir) : null;
+        // The turning tile lies beside the end of the last one, not over it.
+        at = add(add(at, dir, 0.5), turn, -0.5);
+        dir = turn;
+      }
     }
     if (across) {
       const centre = add(at, dir, 0.5);
@@ -153,16 +178,16 @@ function layoutGeometry(table) {
       const h2 = [...add(centre, right(dir), 0.5), piece.b];
       placed.push({ piece, h1, h2 });
       const exits = {
-        straight: { at: add(at, dir, 1), dir, run: run + 1, turns },
-        left: { at: add(centre, left(dir), 1), dir: left(dir), run: 1, turns: 0 },
-        right: { at: add(centre, right(dir), 1), dir: right(dir), run: 1, turns: 0 },
+        straight: { at: add(at, dir, 1), dir, arm, step },
+        left: { at: add(centre, left(dir), 1), dir: left(dir), arm: null, step: null },
+        right: { at: add(centre, right(dir), 1), dir: right(dir), arm: null, step: null },
       };
       for (const [port, socket] of Object.entries(exits)) sockets.set(`${i}/${port}`, socket);
     } else {
       const h1 = [...add(at, dir, 0.5), piece.a];
       const h2 = [...add(at, dir, 1.5), piece.b];
       placed.push({ piece, h1, h2 });
-      sockets.set(`${i}/straight`, { at: add(at, dir, 2), dir, run: run + 2, turns });
+      sockets.set(`${i}/straight`, { at: add(at, dir, 2), dir, arm, step });
     }
   }
   const ends = table.ends.map((end) => {
@@ -340,7 +365,7 @@ function fail(error) {
 
 async function send(move) {
   if (busy) return;
-  busy = true;
+  setBusy(true);
   selected = null;
   $("chooser").hidden = true;
   $("event").classList.remove("error");
@@ -353,7 +378,7 @@ async function send(move) {
   } catch (error) {
     fail(error);
   } finally {
-    busy = false;
+    setBusy(false);
     render();
   }
 }
@@ -432,7 +457,7 @@ function endClicked(index, centre) {
 async function deal(event) {
   if (event) event.preventDefault();
   if (busy) return;
-  busy = true;
+  setBusy(true);
   selected = null;
   $("event").classList.remove("error");
   const settings = {
@@ -454,14 +479,14 @@ async function deal(event) {
   } catch (error) {
     fail(error);
   } finally {
-    busy = false;
+    setBusy(false);
     render();
   }
 }
 
 async function nextHand() {
   if (busy || !game) return;
-  busy = true;
+  setBusy(true);
   try {
     game = await call("POST", `/games/${game.id}/next`);
     say(`Hand ${game.hand_no} dealt.`);
@@ -470,7 +495,7 @@ async function nextHand() {
   } catch (error) {
     fail(error);
   } finally {
-    busy = false;
+    setBusy(false);
     render();
   }
 }

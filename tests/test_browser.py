@@ -1,0 +1,187 @@
+"""The browser page in a real browser: headless Chromium driven by Playwright.
+
+The real server (``python -m matador_env.serve --port 0``) runs in a subprocess;
+the test opens its page, deals a hand on ``standard`` and on ``leiden``, and
+plays it to the end by clicking tiles, open ends and the placement chooser, the
+way a person would. After each of its moves it asks the server for the game
+(``GET /games/{id}``) and checks that the page shows the same hand, open ends,
+tile counts and scores; at the end, the same result. A screenshot of each
+finished hand is saved under ``reports/browser/`` and in ``tmp_path``.
+
+Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright``
+package (``make test`` installs both); without them the test is skipped.
+Playwright's own browser download is not used.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "reports" / "browser"
+STARTUP_S = 60.0
+
+if not CHROMIUM.exists():
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "matador_env.serve", "--port", "0", "--no-access-log"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().decode()
+        match = re.search(r"serving on (http://\S+)", first)
+        assert match, f"the server did not start: {first!r}\n{log.read_text()}"
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def server_game(url: str, game_id: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{url}/games/{game_id}", timeout=30) as reply:
+        game: dict[str, Any] = json.load(reply)
+        return game
+
+
+def attributes(page: Any, selector: str, name: str) -> list[str]:
+    items = page.locator(selector)
+    return [items.nth(i).get_attribute(name) for i in range(items.count())]
+
+
+def wait_idle(page: Any) -> str:
+    """Wait until the page waits for the person (or the game is over); its status."""
+    page.wait_for_selector("body[data-busy='0'][data-status]:not([data-status=''])")
+    status: str = page.get_attribute("body", "data-status")
+    return status
+
+
+def assert_page_shows(page: Any, game: dict[str, Any]) -> None:
+    view = game["view"]
+    assert attributes(page, "#hand .tile", "data-tile") == view["hand"]
+    assert attributes(page, "#board .end", "data-text") == view["open_ends"]
+    assert attributes(page, "#board .domino", "data-tile") == view["layout"]
+    shown = [int(n) for n in attributes(page, "#seats .seat[data-seat]", "data-tiles")]
+    assert shown == view["hand_sizes"]
+    assert int(page.get_attribute("#seats .yard", "data-boneyard")) == view["boneyard_size"]
+    totals = page.locator("#totals td.total").all_inner_texts()
+    assert [int(t) for t in totals] == game["totals"]
+    playable = set(attributes(page, "#hand .tile.playable", "data-tile"))
+    assert playable == {m.split("@")[0] for m in view["legal_moves"] if "-" in m}
+
+
+def assert_no_tiles_overlap(page: Any) -> None:
+    boxes = [box for box in (d.bounding_box() for d in page.locator("#board .domino").all()) if box]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            dx = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+            dy = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+            assert dx < 1 or dy < 1, f"two dominoes drawn over each other: {a} {b}"
+
+
+def click_move(page: Any, move: str, legal: list[str]) -> None:
+    """Make ``move`` by clicking: its tile, then (when the tile goes several ways)
+    its end, then (when it goes several ways there) the chooser's button."""
+    if move in ("draw", "pass"):
+        page.click(f"#{move}")
+        return
+    tile = move.split("@")[0]
+    page.click(f"#hand .tile[data-tile='{tile}']")
+    ways = [m for m in legal if m.split("@")[0] == tile]
+    if len(ways) == 1:
+        return
+    end = re.match(r"[\d-]+@(\d+)", move)
+    assert end, move
+    page.click(f"#board .end.target[data-end='{end.group(1)}']")
+    if len([m for m in ways if re.match(rf"[\d-]+@{end.group(1)}\D", m + " ")]) > 1:
+        page.click(f"#chooser button[data-move='{move}']")
+
+
+@pytest.mark.parametrize(
+    "preset, level, seed", [("standard", "trained", 4), ("leiden", "greedy", 8)]
+)
+def test_a_full_hand_in_the_browser(
+    server: str, browser: Any, tmp_path: Path, preset: str, level: str, seed: int
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_default_timeout(20_000)
+    page.goto(f"{server}/?pause=40&seed={seed}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#preset", preset)
+    page.select_option("#level", level)
+    page.click("#deal")
+
+    rnd = random.Random(seed)
+    moves = 0
+    while wait_idle(page) == "your_turn":
+        game_id = page.get_attribute("body", "data-game")
+        game = server_game(server, game_id)
+        assert game["status"] == "your_turn"
+        assert game["settings"]["preset"] == preset and game["settings"]["level"] == level
+        assert_page_shows(page, game)
+        legal = game["view"]["legal_moves"]
+        plays = [m for m in legal if m not in ("draw", "pass")]
+        move = rnd.choice(plays) if plays else rnd.choice(legal)
+        done = len(game["view"]["history"])
+        click_move(page, move, legal)
+        wait_idle(page)
+        after = server_game(server, game_id)["view"]["history"]
+        assert after[done] == {"seat": 0, "move": move}, (move, after[done:])
+        moves += 1
+        assert moves < 60, "the hand does not end"
+
+    game = server_game(server, page.get_attribute("body", "data-game"))
+    assert game["status"] == "finished" and moves > 0
+    assert_page_shows(page, game)
+    assert_no_tiles_overlap(page)
+    assert page.inner_text("#status") == game["outcome"]["text"]
+    assert page.locator("#log li").count() == len(game["view"]["history"])
+    assert not errors, errors
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = tmp_path / f"{preset}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    shutil.copyfile(shot, SHOTS / f"{preset}.png")
+    assert shot.stat().st_size > 10_000
+    page.close()
