@@ -293,3 +293,18 @@ def test_command_line_refuses_limits_below_one(flag: str) -> None:
 def test_connection_limits_refuse_non_positive_integers(field: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f"{field} must be a positive integer"):
         ConnectionLimits(**{field: value})
+
+
+# -- the campaign ---------------------------------------------------------------------
+
+
+def test_the_http_campaign_runs_every_phase_and_finds_nothing() -> None:
+    from benchmarks.fuzz_http import run_http_campaign
+
+    counts = run_http_campaign(seconds=3, seed=0)
+    assert counts["findings"] == 0, counts
+    # Each phase did its part: moves served, refusals, timeouts, the limit, hang-ups.
+    for key in ("accepted", "status_4xx", "answered_408", "timeout_closes", "busy_503"):
+        assert counts[key] > 0, (key, counts)
+    assert counts["burst_closed"] > 0 and counts["hangup_lines"] > 0, counts
+    assert counts["descriptors_after"] <= counts["descriptors_before"], counts
