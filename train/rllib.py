@@ -1,0 +1,344 @@
+"""PPO self-play on Ray RLlib: ``python -m train.rllib --preset standard ...``.
+
+Every seat plays one shared policy (:class:`matador_env.rllib.MaskedActorCritic`)
+on the PettingZoo environment through Ray's PettingZoo wrapper. It runs on a local
+Ray by default (``--num-cpus`` bounds it) and on a Ray cluster with ``--address``
+(``auto`` on a node of the cluster), sampling with ``--num-env-runners`` processes
+spread over the cluster's nodes. See ``docs/rl_libraries.md``.
+
+A run writes into its folder (``runs/{exp}__{preset}__{seed}__{time}`` unless
+``--out`` names it)::
+
+    args.json          the arguments
+    progress.jsonl     one line per training iteration (steps, player_0's mean return,
+                       illegal actions: counted by matador_env.rllib.MoveChecks)
+    final/             policy.onnx + policy.json: the trained policy, exported to the
+                       project's format (obs -> logits; matador_env.policy plays it),
+                       so ``load_bot("runs/.../final")``, the arena (agent
+                       ``policy:runs/.../final``) and the bot server use it unchanged
+
+A bad argument ends the command with one line naming the flag and what is allowed
+(exit status 2), before Ray starts or anything is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from matador_env.encoding import ENCODING_VERSION, encoding_for
+from matador_env.engine import Rules, RulesError
+from matador_env.matador_v0 import REWARD_KINDS
+from matador_env.policy import PolicyInfo
+
+from .args import parse
+from .files import atomic_write, atomic_write_json, atomic_write_text
+
+
+@dataclass
+class RllibArgs:
+    """Self-play PPO for Matador on Ray RLlib (local Ray, or a Ray cluster)."""
+
+    exp_name: str = "rllib_ppo"
+    """Experiment name: the first part of the run folder's name."""
+    preset: str = "standard"
+    """Rules preset to train on (see matador_env.engine.PRESETS)."""
+    players: int | None = None
+    """Players at the table, overriding the preset's."""
+    teams: bool | None = None
+    """Partnerships of two (--teams) or every seat for itself (--no-teams)."""
+    rules: list[str] = field(default_factory=list)
+    """KEY=VALUE overrides of the preset's rules (fields of matador_env.engine.Rules,
+    e.g. --rules target_score=150), as python -m train takes them."""
+    seed: int = 1
+    """Seed of RLlib (networks, environments, sampling)."""
+    timesteps: int = 200_000
+    """Environment steps to sample in all (every seat's moves count); training stops at
+    the first iteration past it."""
+    out: str | None = None
+    """Run folder; default runs/{exp_name}__{preset}__{seed}__{unix time}."""
+    address: str | None = None
+    """Ray cluster to join: "auto" (on a node started with `ray start`), host:port or
+    ray://host:10001. Default: start a local Ray."""
+    num_cpus: int | None = None
+    """CPUs of the local Ray (default: all of this machine's); not used with --address."""
+    num_env_runners: int = 1
+    """Sampling processes (0: sample in the driver). On a cluster, Ray spreads them over
+    the nodes."""
+    num_envs_per_env_runner: int = 1
+    """Environments each env runner steps together."""
+    train_batch_size: int = 4000
+    """Environment steps per PPO update."""
+    minibatch_size: int = 256
+    """Minibatch size of the PPO update."""
+    num_epochs: int = 6
+    """Passes over each batch."""
+    lr: float = 1e-4
+    """Adam step size."""
+    gamma: float = 0.995
+    """Discount."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_param: float = 0.2
+    """PPO clip range."""
+    entropy_coeff: float = 0.003
+    """Entropy bonus."""
+    hidden: str = "256,256"
+    """Hidden layer sizes of the policy and value networks."""
+    reward: str = "normalised"
+    """Environment reward: score, win or normalised (points / pips of the set, in
+    [-1, 1], a scale PPO's value network takes without tuning)."""
+    torch_threads: int = 1
+    """Torch threads per process; more than one thrashes on a small machine."""
+
+
+class ArgsError(ValueError):
+    """A command-line argument that is not allowed (the message names the flag)."""
+
+
+def resolve_rules(args: RllibArgs) -> Rules:
+    """The rules of --preset with --players, --teams and --rules applied."""
+    overrides: dict[str, Any] = {}
+    if args.players is not None:
+        overrides["players"] = args.players
+    if args.teams is not None:
+        overrides["teams"] = args.teams
+    try:
+        if not args.rules:
+            return Rules.preset(args.preset, **overrides)
+        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
+        pairs = [*args.rules, *(f"{k}={v}" for k, v in overrides.items())]
+        return Rules.from_text(" ".join([Rules.preset(args.preset).to_text(), *pairs]))
+    except RulesError as e:
+        flag = "--preset" if e.field == "preset" else "--rules" if args.rules else "--players"
+        if e.field == "teams" and not args.rules:
+            flag = "--teams"
+        raise ArgsError(f"{flag}: {e}") from None
+
+
+def parse_hidden(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ArgsError(
+            f"--hidden: {text!r} is not allowed; allowed: positive integers separated by "
+            "commas, e.g. 256,256"
+        )
+    return sizes
+
+
+def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
+    """The rules and hidden sizes; :class:`ArgsError` for the first bad argument."""
+    rules = resolve_rules(args)
+    hidden = parse_hidden(args.hidden)
+    if args.reward not in REWARD_KINDS:
+        raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
+    for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):
+        if getattr(args, flag) < 1:
+            raise ArgsError(f"--{flag.replace('_', '-')}: must be a positive integer")
+    for flag in ("num_env_runners", "num_envs_per_env_runner", "torch_threads"):
+        minimum = 0 if flag == "num_env_runners" else 1
+        if getattr(args, flag) < minimum:
+            raise ArgsError(f"--{flag.replace('_', '-')}: must be an integer >= {minimum}")
+    if args.minibatch_size > args.train_batch_size:
+        raise ArgsError("--minibatch-size: must not exceed --train-batch-size")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ArgsError("--num-cpus: must be a positive integer")
+    return rules, hidden
+
+
+def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
+    """The RLlib ``PPOConfig`` of a run (Ray must be initialised to build it)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from matador_env.rllib import ENV_NAME, MoveChecks, shared_policy, shared_policy_spec
+
+    runners = args.num_env_runners
+    fragment = max(
+        1, math.ceil(args.train_batch_size / max(1, runners) / args.num_envs_per_env_runner)
+    )
+    return (
+        PPOConfig()
+        .environment(ENV_NAME, env_config={"rules": rules, "reward": args.reward})
+        .multi_agent(**shared_policy())
+        .rl_module(rl_module_spec=shared_policy_spec(hidden))
+        .env_runners(
+            num_env_runners=runners,
+            num_envs_per_env_runner=args.num_envs_per_env_runner,
+            num_cpus_per_env_runner=1,
+            rollout_fragment_length=fragment,
+        )
+        .learners(num_learners=0)
+        .training(
+            train_batch_size_per_learner=args.train_batch_size,
+            minibatch_size=args.minibatch_size,
+            num_epochs=args.num_epochs,
+            lr=args.lr,
+            gamma=args.gamma,
+            lambda_=args.gae_lambda,
+            clip_param=args.clip_param,
+            entropy_coeff=args.entropy_coeff,
+        )
+        .callbacks(MoveChecks)
+        .debugging(seed=args.seed, log_level="WARN")
+    )
+
+
+def start_ray(args: RllibArgs) -> bool:
+    """Join the cluster of --address, or start a local Ray of --num-cpus; False when
+    this process had a Ray session already (it is used as it is)."""
+    import ray
+
+    import matador_env
+    from matador_env.rllib import register_env
+
+    register_env()
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "include_dashboard": False}
+    if args.address is not None:
+        # Ship this checkout's matador_env to the workers, so that every node plays
+        # the same rules and encoding as the driver.
+        options["runtime_env"] = {"py_modules": [matador_env]}
+        ray.init(address=args.address, **options)
+    else:
+        ray.init(num_cpus=args.num_cpus, **options)
+    return True
+
+
+def iteration_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures of one ``Algorithm.train()`` result that progress.jsonl keeps."""
+    runners = result.get("env_runners", {})
+
+    def number(value: Any) -> float | None:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
+        return value if math.isfinite(value) else None
+
+    return {
+        "iteration": int(result.get("training_iteration", 0)),
+        "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
+        "episodes": int(runners.get("num_episodes_lifetime", 0)),
+        # The game is zero-sum, so the episode return (all seats summed) is 0 with the
+        # "score" and "normalised" rewards; one seat's return says more.
+        "player_0_return_mean": number(
+            (runners.get("agent_episode_returns_mean") or {}).get("player_0")
+        ),
+        "episode_len_mean": number(runners.get("episode_len_mean")),
+        "illegal_actions": int(runners.get("illegal_actions_lifetime", 0)),
+        "checked_actions": int(runners.get("checked_actions_lifetime", 0)),
+    }
+
+
+def export_network(
+    net: torch.nn.Module, rules: Rules, out: Path, provenance: dict[str, Any]
+) -> Path:
+    """Write ``out/policy.onnx`` (obs -> logits) and its sidecar, each atomically."""
+    enc = encoding_for(rules)
+    onnx_path = out / "policy.onnx"
+    net = net.eval()
+    dummy = torch.zeros(1, enc.obs_size, dtype=torch.float32)
+
+    def write(tmp: Path) -> None:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                net,
+                (dummy,),
+                str(tmp),
+                input_names=["obs"],
+                output_names=["logits"],
+                dynamic_axes={"obs": {0: "batch"}, "logits": {0: "batch"}},
+                dynamo=False,
+            )
+
+    atomic_write(onnx_path, write)
+    info = PolicyInfo(
+        rules=rules,
+        encoding_version=ENCODING_VERSION,
+        obs_size=enc.obs_size,
+        num_actions=enc.num_actions,
+        provenance=provenance,
+    )
+    atomic_write_json(onnx_path.with_suffix(".json"), info.to_json())
+    return onnx_path
+
+
+def run_name(args: RllibArgs) -> str:
+    return f"{args.exp_name}__{args.preset}__{args.seed}__{int(time.time())}"
+
+
+def train(args: RllibArgs) -> Path:
+    """Run PPO until --timesteps and export the policy; returns the run folder."""
+    rules, hidden = check_args(args)
+    torch.set_num_threads(args.torch_threads)
+    run_dir = Path(args.out or Path("runs") / run_name(args))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
+    import ray
+
+    from matador_env.rllib import POLICY_ID, policy_logits
+
+    started = start_ray(args)
+    algo = None
+    lines: list[str] = []
+    try:
+        algo = build_config(args, rules, hidden).build_algo()
+        started = time.perf_counter()
+        summary: dict[str, Any] = {"env_steps": 0}
+        while summary["env_steps"] < args.timesteps:
+            summary = iteration_summary(algo.train())
+            summary["seconds"] = round(time.perf_counter() - started, 1)
+            lines.append(json.dumps(summary))
+            atomic_write_text(run_dir / "progress.jsonl", "\n".join(lines) + "\n")
+            print(
+                f"iter {summary['iteration']:4d}  steps {summary['env_steps']:9d}  "
+                f"player_0 return {summary['player_0_return_mean']}  "
+                f"illegal {summary['illegal_actions']}  {summary['seconds']} s",
+                flush=True,
+            )
+        module = algo.get_module(POLICY_ID)
+        provenance = {
+            "trainer": "train.rllib (Ray RLlib PPO, shared-policy self-play)",
+            "run": run_dir.name,
+            "env_steps": summary["env_steps"],
+            "reward": args.reward,
+            "hidden": hidden,
+            "command": " ".join(["python -m train.rllib", *sys.argv[1:]]),
+        }
+        export_network(policy_logits(module), rules, run_dir / "final", provenance)
+    finally:
+        if algo is not None:
+            algo.stop()
+        if started:
+            ray.shutdown()
+    print(f"exported {run_dir / 'final' / 'policy.onnx'}")
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> Path:
+    args = parse(RllibArgs, argv, prog="python -m train.rllib")
+    try:
+        check_args(args)
+    except ArgsError as e:
+        print(f"python -m train.rllib: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return train(args)
+
+
+if __name__ == "__main__":
+    main()
