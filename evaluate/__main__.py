@@ -22,7 +22,7 @@ from pathlib import Path
 
 from matador_env.engine import PRESETS, Rules, RulesError
 
-from .arena import Pairing, RunPlan, run, seat_patterns
+from .arena import Pairing, RunPlan, rules_mismatch, run, seat_patterns
 from .report import summarize
 
 __all__ = ["Args", "main", "parse_args"]
@@ -107,11 +107,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     specs = [*args.agents, *([args.vs] if args.vs else [])]
     for spec in specs:
         try:
-            make_agent(spec)
+            plays = make_agent(spec).rules
         except AgentSpecError as e:
             parser.error(str(e))
         except ValueError as e:
             parser.error(f"agent spec {spec!r}: {e}; known specs: {', '.join(known_specs())}")
+        if plays is not None and plays != rules:
+            parser.error(rules_mismatch(spec, plays, rules))
     if len(set(args.agents)) != len(args.agents):
         dup = next(a for a in args.agents if args.agents.count(a) > 1)
         parser.error(f"agent {dup!r} is listed twice in --agents")

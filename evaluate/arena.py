@@ -23,6 +23,10 @@ Every result is from A's side of the pairing: ``score`` is 1 when a seat of A
 wins, 0 when a seat of B wins, 1/2 when nobody does (a void or redeal tie);
 ``diff`` is the points A's seats scored minus the points B's seats scored.
 
+Agents that play only some rules (an exported policy, a trained bot level: their
+``rules``) are checked against the run's rules before any worker starts
+(:func:`check_agents`).
+
 Reproducibility: deal, match and agent seeds all derive from one printed master
 seed by SHA-256 (:func:`derive`), and agent budgets are counts, not seconds, so
 a run gives the same numbers on any machine and with any number of workers.
@@ -40,12 +44,14 @@ from dataclasses import dataclass, field
 from matador_env.engine import HandState, MatchState, Rules
 
 __all__ = [
+    "AgentRulesError",
     "GameResult",
     "Pairing",
     "derive",
     "deal_seed",
     "match_seed",
     "seat_patterns",
+    "check_agents",
     "play_hand",
     "play_match",
     "run",
@@ -264,6 +270,43 @@ class Work:
     keep_deals: bool = False
 
 
+class AgentRulesError(ValueError):
+    """An agent that cannot play the run's rules (a policy or bot made for others)."""
+
+
+def describe_rules(rules: Rules) -> str:
+    """The preset's name, or the fields that differ from the defaults."""
+    name = rules.preset_name()
+    if name is not None:
+        return name
+    changes = rules.changes()
+    return "custom rules (" + (" ".join(f"{k}={v}" for k, v in changes.items()) or "defaults") + ")"
+
+
+def rules_mismatch(spec: str, plays: Rules, chosen: Rules) -> str:
+    """The message for agent ``spec``, which plays ``plays`` only, asked to play ``chosen``."""
+    diffs = [
+        f"{k}: {v} vs {getattr(chosen, k)}"
+        for k, v in plays.to_dict().items()
+        if getattr(chosen, k) != v
+    ]
+    return (
+        f"agent {spec!r} plays {describe_rules(plays)} only, not the chosen rules "
+        f"{describe_rules(chosen)} (its rules vs the chosen: {'; '.join(diffs)})"
+    )
+
+
+def check_agents(rules: Rules, specs: Sequence[str]) -> None:
+    """Build each agent once and refuse, with :class:`AgentRulesError`, one that plays
+    other rules only; a bad spec raises the agents' own error (a ValueError)."""
+    from agents import make_agent
+
+    for spec in dict.fromkeys(specs):
+        plays = make_agent(spec).rules
+        if plays is not None and plays != rules:
+            raise AgentRulesError(rules_mismatch(spec, plays, rules))
+
+
 # Agents built in a worker, by spec: agents keep no state between moves, so one
 # instance serves every game of the process.
 _AGENTS: dict[str, object] = {}
@@ -340,7 +383,12 @@ def run(
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> list[GameResult]:
-    """Play every unit of ``plan``; results sorted by (pairing, kind, deal, pattern)."""
+    """Play every unit of ``plan``; results sorted by (pairing, kind, deal, pattern).
+
+    Raises :class:`AgentRulesError` before any game when an agent cannot play the
+    plan's rules.
+    """
+    check_agents(plan.rules, [spec for p in plan.pairings for spec in (p.a, p.b)])
     units = plan.build()
     results: list[GameResult] = []
     for batch in _results(units, workers):

@@ -14,6 +14,7 @@ import pytest
 from agents import make_agent
 from evaluate.__main__ import parse_args
 from evaluate.arena import (
+    AgentRulesError,
     GameResult,
     Pairing,
     RunPlan,
@@ -274,6 +275,48 @@ def test_cli_pairings_and_rules() -> None:
         Pairing("greedy", "expert"),
         Pairing("random", "expert"),
     ]
+
+
+SHIPPED_BOT = "policy:matador_env/bots/standard"
+
+
+@pytest.mark.parametrize("spec", [SHIPPED_BOT, "bot:trained"])
+def test_cli_refuses_an_agent_for_other_rules(spec: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as info:
+        parse_args(["--vs", spec, "--agents", "random", "--preset", "leiden"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"agent {spec!r} plays standard only, not the chosen rules leiden" in err
+    # The same agent on its own rules, with an override that changes nothing, is fine.
+    parse_args(["--vs", spec, "--agents", "random", "--rules", "players=2"])
+
+
+def test_run_refuses_an_agent_for_other_rules_before_any_game() -> None:
+    leiden = Rules.preset("leiden")
+    plan = RunPlan(leiden, [Pairing("random", SHIPPED_BOT)], deals=2, matches=0, seed=1)
+    with pytest.raises(AgentRulesError, match="plays standard only, not the chosen rules leiden"):
+        run(plan, workers=2)
+    assert plan.units == []  # refused before the work was cut into units
+    # Custom rules are named by their differences from the defaults.
+    custom = Rules.preset("standard", target_score=150)
+    plan = RunPlan(custom, [Pairing(SHIPPED_BOT, "random")], deals=2, matches=0, seed=1)
+    with pytest.raises(AgentRulesError, match=r"custom rules \(target_score=150\)"):
+        run(plan)
+
+
+def test_cli_refusal_is_one_error_not_a_worker_traceback(tmp_path: Path) -> None:
+    argv = ["--vs", SHIPPED_BOT, "--agents", "random", "--preset", "leiden", "--hands", "4"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "evaluate", *argv, "--workers", "2", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("python -m evaluate: error: agent")
+    assert not (tmp_path / "report.json").exists()
 
 
 def test_cli_end_to_end(tmp_path: Path) -> None:
