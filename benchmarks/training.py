@@ -22,24 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
-import numpy as np
-
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
-from evaluate.arena import Pairing, RunPlan, run
+from evaluate.arena import GameResult, Pairing, RunPlan, run
+from evaluate.stats import paired
 from matador_env.engine import Rules
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
-
-
-def _interval(values: list[float]) -> tuple[float, float]:
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        return float(x.mean()), float("nan")
-    return float(x.mean()), float(1.96 * x.std(ddof=1) / math.sqrt(len(x)))
 
 
 def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) -> dict[str, float]:
@@ -48,21 +39,22 @@ def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) ->
     results = run(plan, workers=2)
     out: dict[str, float] = {"opponent": opponent}  # type: ignore[dict-item]
     for kind, count in (("hand", hands), ("match", matches)):
-        per_deal: dict[int, list[tuple[float, float]]] = {}
+        per_deal: dict[int, list[GameResult]] = {}
         for r in results:
             if r.kind == kind:
-                per_deal.setdefault(r.deal, []).append((r.score, r.diff))
+                per_deal.setdefault(r.deal, []).append(r)
         if not per_deal:
             continue
-        scores = [float(np.mean([s for s, _ in g])) for g in per_deal.values()]
-        diffs = [float(np.mean([d for _, d in g])) for g in per_deal.values()]
-        win, win_ci = _interval(scores)
-        pts, pts_ci = _interval(diffs)
+        # The arena report's intervals: over deals, each deal's replays averaged first.
+        win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
+        pts = paired([[g.diff for g in d] for d in per_deal.values()])
         out[f"{kind}_deals"] = count
-        out[f"{kind}_win_rate"] = round(win, 4)
-        out[f"{kind}_win_rate_ci95"] = round(win_ci, 4)
-        out[f"{kind}_points"] = round(pts, 3)
-        out[f"{kind}_points_ci95"] = round(pts_ci, 3)
+        out[f"{kind}_win_rate"] = round(win.mean, 4)
+        out[f"{kind}_win_rate_ci95"] = round(win.half_width, 4)
+        out[f"{kind}_win_rate_lo95"] = round(win.lo, 4)
+        out[f"{kind}_points"] = round(pts.mean, 3)
+        out[f"{kind}_points_ci95"] = round(pts.half_width, 3)
+        out[f"{kind}_points_lo95"] = round(pts.lo, 3)
     return out
 
 
@@ -94,8 +86,8 @@ def main() -> None:
         print(json.dumps({"policy": policy, **f}), flush=True)
     e, r = figures
     # Lower ends of the 95% intervals of the points per hand.
-    expert_low = e["hand_points"] - e["hand_points_ci95"]
-    random_low = r["hand_points"] - r["hand_points_ci95"]
+    expert_low = e["hand_points_lo95"]
+    random_low = r["hand_points_lo95"]
     verdict = {
         "matches_vs_expert_at_least_55%": e.get("match_win_rate", 0) >= 0.55,
         "points_vs_expert_significantly_positive": expert_low > 0,
