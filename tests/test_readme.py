@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from matador_env.engine import PRESETS, Rules
+from matador_env.engine import PRESETS, HandState, Rules, Tile
+from matador_env.play import draw_layout
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -123,3 +124,54 @@ def test_the_rules_document_has_every_option_preset_and_source() -> None:
         assert f"**{source}**" in text
     for heading in ("## Notation", "## Worked examples", "## Scoring"):
         assert heading in text
+
+
+def _deal(preset: str, hands: list[str]) -> HandState:
+    """A two-player hand of ``preset`` with these hands; P0 leads, the rest in the boneyard."""
+    rules = Rules.preset(preset)
+    held = [[Tile.parse(t) for t in h.split()] for h in hands]
+    taken = {t for h in held for t in h}
+    n = rules.set_max
+    boneyard = [Tile(a, b) for a in range(n + 1) for b in range(a, n + 1)]
+    return HandState.from_deal(rules, held, [t for t in boneyard if t not in taken])
+
+
+# The worked examples of docs/rules.md: (preset, P0's hand, P1's hand, moves) and what the
+# document shows after the moves (a layout drawing) and as the legal moves then.
+EXAMPLES = [
+    ("standard", "2-4 1-1 0-5 3-3 4-4 0-6 5-5", "3-5 3-6 1-5 2-5 0-0 1-2 4-6", ["2-4"]),
+    ("standard", "2-4 1-1 0-5 3-3 4-4 0-6 5-5", "3-5 3-6 1-5 2-5 0-0 1-2 4-6", ["2-4", "3-6@1>6"]),
+    ("polish", "5-5 1-1 0-3 3-3 4-4 0-6 1-3", "2-5 3-6 1-5 0-2 1-2 4-6 2-6", ["5-5", "2-5@0^"]),
+    ("kardinal", "6-6 1-1 0-5 3-3 1-6 1-3 4-6", "3-4 0-2 2-2 0-3 2-3 4-4 0-4", ["6-6", "3-4@0x"]),
+    ("leiden", "3-3 1-1 0-5 2-2 4-4 1-6", "3-4 3-6 1-5 0-2 1-2 4-6", ["3-3"]),
+    ("leiden", "3-3 1-1 0-5 2-2 4-4 1-6", "3-4 3-6 1-5 0-2 1-2 4-6", ["3-3", "4-6@0>6"]),
+]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"{e[0]}:{' '.join(e[3])}")
+def test_the_worked_examples_are_what_the_engine_draws(
+    example: tuple[str, str, str, list[str]],
+) -> None:
+    preset, p0, p1, moves = example
+    state = _deal(preset, [p0, p1])
+    for move in moves:
+        state = state.apply(move)
+    drawn = draw_layout(state)
+    blocks = re.findall(r"```text\n(.*?)```", RULES_DOC.read_text(), re.S)
+    assert drawn + "\n" in blocks, f"docs/rules.md should show:\n{drawn}"
+
+
+def test_the_worked_examples_name_the_legal_moves() -> None:
+    text = RULES_DOC.read_text()
+    state = _deal("standard", [EXAMPLES[0][1], EXAMPLES[0][2]]).apply("2-4")
+    listed = re.search(r"His ten legal moves:\n\n```text\n(.*?)```", text, re.S)
+    assert listed is not None
+    assert listed.group(1).split() == [str(m) for m in state.legal_moves()]
+    polish = _deal("polish", [EXAMPLES[2][1], EXAMPLES[2][2]]).apply("5-5").apply("2-5@0^")
+    assert [str(m) for m in polish.legal_moves()] == ["0-3@0>3", "0-6@0>6"]
+    assert "his moves are `0-3@0>3` and\n`0-6@0>6`" in text
+    kardinal = _deal("kardinal", [EXAMPLES[3][1], EXAMPLES[3][2]]).apply("6-6").apply("3-4@0x")
+    for move in kardinal.legal_moves():
+        assert f"`{move}`" in text
+    leiden = _deal("leiden", [EXAMPLES[4][1], EXAMPLES[4][2]]).apply("3-3").apply("4-6@0>6")
+    assert {m.end for m in leiden.legal_moves()} == {1, 2, 3, None}
