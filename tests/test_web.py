@@ -252,6 +252,20 @@ def test_a_full_hand_by_legal_moves(
     assert game["view"]["hand"] == [str(t) for t in state.hand.hand(0)]
     assert game["totals"] == list(state.totals)
     assert outcome["text"]
+    # Each sentence tells the end as it was when the move was made: an ordinary tile
+    # laid in line touches it with the half that sums to S with what it showed.
+    for line, event in zip(game["log"], state.hand.history, strict=True):
+        move = event.move
+        if move.mode != "inline" or move.tile.pips in (0, rules.link_sum):
+            continue
+        touching = move.tile.pips - move.shows
+        if "needs a blank" in line:
+            assert touching == 0, line
+            continue
+        shown = re.search(r"showing (\d+)\)|linking to (\d+) or (\d+)\)", line)
+        assert shown, line
+        values = [int(v) for v in shown.groups() if v is not None]
+        assert rules.link_sum - touching in values, line
 
 
 def test_a_match_to_a_low_target_runs_hand_after_hand(client: Client) -> None:

@@ -233,7 +233,18 @@ function drawBoard() {
     const label = el("text", { x: centre[0], y: centre[1] + 0.02, class: "label" }, g);
     label.textContent = end.text;
     el("title", {}, g).textContent = `end ${end.index}: ${end.text}`;
-    g.addEventListener("click", () => endClicked(end.index, centre));
+    g.addEventListener("click", () => endClicked(end.index));
+    if (targets.has(end.index)) {
+      // Reachable from the keyboard too: Tab to an end, Enter or Space to play there.
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+      g.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          endClicked(end.index);
+        }
+      });
+    }
   }
 }
 
@@ -327,7 +338,7 @@ function drawLog() {
 function statusText() {
   if (!game) return "";
   if (game.status === "finished") return game.result || (game.outcome ? game.outcome.text : "The game is over.");
-  if (game.status === "hand_over") return `${game.outcome.text} ${game.settings.match ? "" : ""}`.trim();
+  if (game.status === "hand_over") return game.outcome.text;
   if (game.status === "bot_turn") {
     const seat = game.seats.find((s) => s.to_move);
     return `${seat ? seat.name : "A bot"} is to play…`;
@@ -426,7 +437,7 @@ function tileClicked(tile) {
   render();
 }
 
-function endClicked(index, centre) {
+function endClicked(index) {
   if (busy || !selected) return;
   const moves = legalMoves().filter((m) => m.tile === selected && m.end === index);
   if (!moves.length) {
