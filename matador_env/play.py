@@ -436,8 +436,8 @@ class TerminalGame:
             self.say(f"  {i:>2}) {str(move):<9} {text}")
 
     def score_line(self, totals: Sequence[int]) -> str:
-        """The match score: ``Score after 2 hands: You (P0) 34, P1 12 (first to 100
-        wins; you need 66)``."""
+        """The match score: ``Score after hand 2: You (P0) 34, P1 12 (first to 100 wins;
+        you need 66)`` (``before hand 3`` while the next hand is played)."""
         parts = ", ".join(f"{self.side_name(s)} {t}" for s, t in enumerate(totals))
         target = self.rules.target_score
         mine = totals[self.seat % 2 if self.rules.teams else self.seat]
@@ -447,8 +447,8 @@ class TerminalGame:
             end = f"target {target}; once passed, play on until all have led equally often"
         if mine < target:
             end += f"; you need {target - mine}"
-        played = self.hand_no - (0 if self.state.hand_over else 1)
-        return f"Score after {played} hand{'s' if played != 1 else ''}: {parts} ({end})"
+        when = "after" if self.state.hand_over else "before"
+        return f"Score {when} hand {self.hand_no}: {parts} ({end})"
 
     # -- the person's turn
 

@@ -148,10 +148,10 @@ def test_a_match_plays_hands_to_a_small_target() -> None:
     )
     assert code == 0
     assert "match hand 1 over" in out and "match hand 2 over" in out
-    assert re.search(r"Score after 1 hand: You \(P0\) \d+, P1 \d+ \(first to 30 wins", out)
+    assert re.search(r"Score after hand 1: You \(P0\) \d+, P1 \d+ \(first to 30 wins", out)
     assert "Press Enter for the next hand" in out
     assert "Match over: " in out
-    totals = re.findall(r"Score after \d+ hands?: You \(P0\) (\d+), P1 (\d+)", out)[-1]
+    totals = re.findall(r"Score after hand \d+: You \(P0\) (\d+), P1 (\d+)", out)[-1]
     assert max(int(t) for t in totals) >= 30
 
 
@@ -341,14 +341,17 @@ def test_the_match_score_line_counts_hands_and_what_is_needed() -> None:
         ["--level", "random", "--match", "--target", "60", "--seed", "3"], ["1"] * 3000
     )
     lines = re.findall(
-        r"^Score after (\d+) hands?: You \(P0\) (\d+), P1 (\d+) \((.*)\)$", out, re.M
+        r"^Score (before|after) hand (\d+): You \(P0\) (\d+), P1 (\d+) \((.*)\)$", out, re.M
     )
-    assert lines
-    for _hands, mine, _theirs, rest in lines:
+    assert {when for when, *_ in lines} == {"before", "after"}
+    for _when, _hand, mine, _theirs, rest in lines:
         assert rest.startswith("first to 60 wins")
         if int(mine) < 60:
             assert rest.endswith(f"you need {60 - int(mine)}")
-    assert [int(h) for h, *_ in lines if True] == sorted(int(h) for h, *_ in lines)
+    hands = [int(hand) for _, hand, *_ in lines]
+    assert hands == sorted(hands) and hands[0] == 1 and max(hands) >= 2
+    # each hand's table shows the score it started from; the hand's end shows the new one
+    assert out.count("Score after hand 1:") == 1
 
 
 def test_list_and_help_name_every_preset_with_its_bot_levels() -> None:
