@@ -657,7 +657,7 @@ def _http_error(request: Request, exc: Exception) -> Response:
     kind = _HTTP_KINDS.get(exc.status_code, "error")
     message = f"{exc.detail}: {request.method} {request.url.path}"
     if exc.status_code == 404:
-        message += " (the paths are GET /health, GET /bots, POST /move)"
+        message += " (the bot endpoints are GET /health, GET /bots and POST /move)"
     elif exc.status_code == 405 and exc.headers:
         message += f" (allowed: {exc.headers.get('Allow', '')})"
     return error_response(exc.status_code, kind, message, None, exc.headers)

@@ -394,7 +394,7 @@ MALFORMED: list[tuple[str, str, str, Any, dict[str, str], int, str, str | None]]
     ("post /health", "POST", "/health", VIEW, JSON, 405, "method_not_allowed", None),
     ("delete /bots", "DELETE", "/bots", None, {}, 405, "method_not_allowed", None),
     ("unknown path", "GET", "/moves", None, {}, 404, "not_found", None),
-    ("root", "GET", "/", None, {}, 404, "not_found", None),
+    ("no such page", "GET", "/index.php", None, {}, 404, "not_found", None),
 ]
 
 
