@@ -40,7 +40,7 @@ def test_long_campaigns_find_nothing(campaign: str, long_run: bool) -> None:
 
 
 def test_the_http_campaign_finds_nothing(long_run: bool) -> None:
-    result = run_http(seconds=60 if long_run else 3, seed=14)
+    result = run_http(seconds=60 if long_run else 2, seed=14)
     if isinstance(result, str):
         pytest.skip(f"benchmarks/fuzz_http.py: {result}")
     assert result.tried > 0 and result.findings == 0, _report(result)
