@@ -824,10 +824,13 @@ def main(argv: list[str] | None = None) -> int:
                 name, args.seed, share, args.count, not args.no_progress, args.trial
             )
         took[name] = time.monotonic() - start
-    print(
-        f"python -m benchmarks.fuzz --seed {args.seed}: "
-        + (f"{args.seconds:g} s" if args.count is None else f"{args.count} trials per campaign")
-    )
+    if args.trial:
+        budget = "trials " + " ".join(map(str, args.trial))
+    elif args.count is not None:
+        budget = f"{args.count} trials per campaign"
+    else:
+        budget = f"{args.seconds:g} s"
+    print(f"python -m benchmarks.fuzz --seed {args.seed}: {budget}")
     print(format_table(results, took))
     found = sum(r.findings for r in results.values() if isinstance(r, Tally))
     return 1 if found else 0
