@@ -55,6 +55,17 @@ def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]
     )
 
 
+def _resume(run: Path) -> subprocess.CompletedProcess[str]:
+    """``--resume`` alone: the run's own arguments (TINY could differ from them)."""
+    return subprocess.run(
+        [sys.executable, "-m", "train", "--resume", str(run), "--no-progress"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
     run = tmp_path / "run"
     done = _train(
@@ -143,7 +154,7 @@ def test_a_run_stopped_in_its_warm_start_resumes_with_the_data_it_had(tmp_path: 
     for name in ("checkpoint", "best", "final"):
         shutil.rmtree(run / name)
     (run / "summary.json").unlink()
-    done = _train("--resume", str(run))
+    done = _resume(run)
     assert done.returncode == 0, done.stderr
     assert chunk.stat().st_mtime_ns == stamp  # the collected decisions were reused
     assert json.loads((run / "summary.json").read_text())["steps"] == 256
@@ -151,8 +162,25 @@ def test_a_run_stopped_in_its_warm_start_resumes_with_the_data_it_had(tmp_path: 
 
 def test_resume_of_a_folder_without_a_run_is_refused(tmp_path: Path) -> None:
     done = _train("--resume", str(tmp_path))
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert "no args.json" in done.stderr
+
+
+def test_training_evaluations_use_the_arena_reports_intervals() -> None:
+    """One place for the 95% intervals: train's summary equals the arena report's."""
+    from evaluate.arena import Pairing, RunPlan, run
+    from evaluate.report import summarize
+    from train.loop import summarise
+
+    plan = RunPlan(Rules.preset("standard"), [Pairing("greedy", "random")], 12, 0, seed=3)
+    results = run(plan)
+    ours = summarise(results)
+    theirs = summarize(results, plan.pairings, ["greedy", "random"], {}).pairings[0]
+    assert theirs.win is not None and theirs.points is not None
+    assert ours["deals"] == theirs.deals == 12
+    for key, est in (("win_rate", theirs.win), ("points", theirs.points)):
+        assert (ours[key], ours[f"{key}_lo"], ours[f"{key}_hi"]) == (est.mean, est.lo, est.hi)
+        assert ours[f"{key}_ci"] == est.half_width
 
 
 def test_cloned_decisions_are_reproducible_and_reused(tmp_path: Path) -> None:
@@ -160,7 +188,7 @@ def test_cloned_decisions_are_reproducible_and_reused(tmp_path: Path) -> None:
 
     def get() -> dict[str, np.ndarray]:
         return collect(
-            tmp_path / "pre", "standard", "expert", "random", 300, seed=4, gamma=0.99,
+            tmp_path / "pre", Rules.preset("standard"), "expert", "random", 300, seed=4, gamma=0.99,
             reward_scale=0.05, workers=1, progress=False,
         )  # fmt: skip
 
@@ -184,7 +212,7 @@ def test_cloning_fit_learns_the_teachers_moves(tmp_path: Path) -> None:
     from train.pretrain import collect, fit
 
     data = collect(
-        tmp_path / "pre", "standard", "expert", "random", 4000, seed=2, gamma=0.99,
+        tmp_path / "pre", Rules.preset("standard"), "expert", "random", 4000, seed=2, gamma=0.99,
         reward_scale=0.05, workers=1, progress=False,
     )  # fmt: skip
     env = MatadorSingleEnv(preset="standard")

@@ -45,14 +45,30 @@ def parser_for(
         kind = hints[f.name]
         default = f.default if f.default is not dataclasses.MISSING else None
         help_text = docs.get(f.name, "")
-        if kind is bool:
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        if kind is bool or _optional(kind) is bool:
             parser.add_argument(
                 flag, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
+            continue
+        if getattr(kind, "__origin__", None) is list:
+            (item,) = kind.__args__
+            parser.add_argument(
+                flag, nargs="*", type=item, default=default, metavar="VALUE", help=help_text
             )
             continue
         convert = _converter(kind)
         parser.add_argument(flag, type=convert, default=default, help=help_text)
     return parser
+
+
+def _optional(kind: Any) -> Any:
+    """``X`` for ``X | None``, else None."""
+    args = getattr(kind, "__args__", ())
+    if len(args) == 2 and type(None) in args:
+        return next(a for a in args if a is not type(None))
+    return None
 
 
 def _converter(kind: Any) -> Any:
@@ -69,3 +85,11 @@ def _converter(kind: Any) -> Any:
 def parse(cls: type[T], argv: list[str] | None = None, prog: str | None = None) -> T:
     namespace = parser_for(cls, prog=prog).parse_args(argv)
     return cls(**vars(namespace))
+
+
+def given_fields(cls: type, argv: list[str] | None = None, prog: str | None = None) -> set[str]:
+    """The fields whose flags ``argv`` gives (whatever their values)."""
+    parser = parser_for(cls, prog=prog)
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))

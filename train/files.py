@@ -37,3 +37,53 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+class RunFolderError(ValueError):
+    """A file of a run folder that cannot be used; the message names it and what to do."""
+
+
+class FolderBusyError(ValueError):
+    """Another process holds the lock of a folder; the message names it and its pid."""
+
+
+class FolderLock:
+    """An exclusive lock on a folder while one process works in it.
+
+    ``fcntl.flock`` on ``<folder>/<name>``, which holds the holder's pid. The kernel
+    drops the lock when its process ends, however it ends, so a lock file left by
+    a dead process does not block anyone.
+    """
+
+    def __init__(self, folder: str | Path, name: str = "train.lock") -> None:
+        self.path = Path(folder) / name
+        self._fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise FolderBusyError(
+                f"{self.path.parent} is in use by another trainer (pid {holder}); "
+                "wait for it to end or stop it, or give another folder"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor releases the flock
+            self._fd = None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +18,19 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import configure_logger
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-from evaluate.arena import Pairing, RunPlan, run
+from evaluate.arena import GameResult, Pairing, RunPlan, run
+from evaluate.stats import paired
 from matador_env.engine import Rules
+from matador_env.policy import PolicyError, load_policy
 
+from . import checkpoint
+from .checkpoint import Checkpoint, CheckpointError
 from .export import export_policy
 from .files import atomic_write, atomic_write_json, atomic_write_text
-from .run import TrainArgs, copy_dir_atomic
-from .selfplay import OpponentPool, SelfPlayEnv
+from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
+from .selfplay import OpponentPool, SelfPlayEnv, snapshot_dirs
 
 EVAL_OPPONENTS = ("random", "expert")
-
-
-def parse_weights(text: str) -> dict[str, float]:
-    """``"expert:0.6,greedy:0.2"`` -> ``{"expert": 0.6, "greedy": 0.2}``."""
-    out: dict[str, float] = {}
-    for part in text.split(","):
-        name, sep, weight = part.partition(":")
-        try:
-            out[name.strip()] = float(weight) if sep else 1.0
-        except ValueError:
-            raise ValueError(f"--baselines: {part!r} is not name:weight") from None
-    return out
 
 
 class ScaledSelfPlayEnv(SelfPlayEnv):
@@ -52,7 +46,7 @@ class ScaledSelfPlayEnv(SelfPlayEnv):
         return obs, reward * self.reward_scale, terminated, truncated, info
 
 
-def _env_factory(args: TrainArgs, pool_dir: Path, rank: int) -> Any:
+def _env_factory(args: TrainArgs, rules: Rules, pool_dir: Path, rank: int) -> Any:
     def make() -> ScaledSelfPlayEnv:
         pool = OpponentPool(
             pool_dir,
@@ -62,7 +56,7 @@ def _env_factory(args: TrainArgs, pool_dir: Path, rank: int) -> Any:
             pool_size=args.pool_size,
         )
         env = ScaledSelfPlayEnv(
-            reward_scale=args.reward_scale, pool=pool, preset=args.preset, reward=args.reward
+            reward_scale=args.reward_scale, pool=pool, rules=rules, reward=args.reward
         )
         env.reset(seed=args.seed * 1000 + rank)
         return env
@@ -70,27 +64,28 @@ def _env_factory(args: TrainArgs, pool_dir: Path, rank: int) -> Any:
     return make
 
 
-def summarise(results: list[Any]) -> dict[str, float]:
+def summarise(results: Sequence[GameResult]) -> dict[str, float]:
     """Hand win rate and points differential of agent A, with 95% intervals.
 
-    Duplicate games of one deal are averaged first, so the interval is over deals.
+    The intervals are those of the arena's report (:func:`evaluate.stats.paired`):
+    the games of one deal are averaged first, so the interval is over deals.
+    ``*_ci`` is the half width, ``*_lo``/``*_hi`` the ends (a rate is clamped to [0, 1]).
     """
-    per_deal: dict[int, list[tuple[float, float]]] = {}
+    per_deal: dict[int, list[GameResult]] = {}
     for r in results:
-        per_deal.setdefault(r.deal, []).append((r.score, r.diff))
-    scores = np.array([np.mean([s for s, _ in g]) for g in per_deal.values()])
-    diffs = np.array([np.mean([d for _, d in g]) for g in per_deal.values()])
-    n = len(per_deal)
-
-    def half_width(x: np.ndarray) -> float:
-        return float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan")
-
+        per_deal.setdefault(r.deal, []).append(r)
+    win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
+    points = paired([[g.diff for g in d] for d in per_deal.values()])
     return {
-        "deals": n,
-        "win_rate": float(scores.mean()),
-        "win_rate_ci": half_width(scores),
-        "points": float(diffs.mean()),
-        "points_ci": half_width(diffs),
+        "deals": len(per_deal),
+        "win_rate": win.mean,
+        "win_rate_ci": win.half_width,
+        "win_rate_lo": win.lo,
+        "win_rate_hi": win.hi,
+        "points": points.mean,
+        "points_ci": points.half_width,
+        "points_lo": points.lo,
+        "points_hi": points.hi,
     }
 
 
@@ -113,14 +108,6 @@ def evaluate_policy(
     }
 
 
-def save_sb3(model: MaskablePPO, target: Path) -> None:
-    """``model.save`` to a temporary zip beside ``target``, then rename (atomic)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.stem}.tmp.zip")
-    model.save(tmp)
-    tmp.replace(target)
-
-
 class _Callback(BaseCallback):
     def __init__(self, trainer: Trainer) -> None:
         super().__init__()
@@ -130,56 +117,67 @@ class _Callback(BaseCallback):
         self.trainer.on_step(self.locals.get("infos", ()))
         return True
 
+    def _on_rollout_start(self) -> None:
+        # The last PPO update is done and the next rollout not begun: a boundary.
+        self.trainer.on_update_boundary()
+
 
 class Trainer:
     """Owns the model, the environments and the run folder of one training run."""
 
-    def __init__(self, args: TrainArgs, run_dir: Path) -> None:
+    def __init__(self, args: TrainArgs, run_dir: Path, rules: Rules) -> None:
         self.args = args
         self.run_dir = run_dir
         torch.set_num_threads(max(1, args.torch_threads))
-        self.rules = Rules.preset(args.preset)
+        self.rules = rules
         self.pool_dir = run_dir / "pool"
         self.ckpt_dir = run_dir / "checkpoint"
-        factories = [_env_factory(args, self.pool_dir, i) for i in range(args.n_envs)]
+        state: dict[str, Any] = {}
+        resuming = bool(args.resume) and (
+            (self.ckpt_dir / checkpoint.STATE).is_file() or (self.ckpt_dir / "model.zip").is_file()
+        )
+        if resuming:
+            # Every file is checked before the environments start.
+            state = checkpoint.read_state(self.ckpt_dir, rules)
+            self._check_pool(state)
+        factories = [_env_factory(args, rules, self.pool_dir, i) for i in range(args.n_envs)]
         venv: VecEnv = (
             SubprocVecEnv(factories, start_method="spawn")
             if args.n_envs > 1
             else DummyVecEnv(factories)
         )
         self.venv = VecMonitor(venv)
-        tb = str(run_dir / "tb")
-        state_file = self.ckpt_dir / "state.json"
-        if args.resume and (self.ckpt_dir / "model.zip").is_file():
-            self.model = MaskablePPO.load(self.ckpt_dir / "model.zip", env=self.venv, device="cpu")
-            state = json.loads(state_file.read_text()) if state_file.is_file() else {}
-            self.resumed_from = self.model.num_timesteps
-            self.warm = True
-        else:
-            arch = [int(x) for x in args.net_arch.split(",") if x.strip()]
-            self.model = MaskablePPO(
-                "MlpPolicy",
-                self.venv,
-                learning_rate=args.learning_rate,
-                n_steps=args.n_steps,
-                batch_size=args.batch_size,
-                n_epochs=args.n_epochs,
-                gamma=args.gamma,
-                gae_lambda=args.gae_lambda,
-                clip_range=args.clip_range,
-                ent_coef=args.ent_coef,
-                policy_kwargs={"net_arch": arch},
-                seed=args.seed,
-                device="cpu",
-                verbose=0,
-            )
-            state = {}
-            self.resumed_from = 0
-            # A fresh model starts with the warm start (when asked for); until it is
-            # done there is nothing worth a checkpoint.
-            self.warm = False
+        self.model = MaskablePPO(
+            "MlpPolicy",
+            self.venv,
+            learning_rate=args.learning_rate,
+            n_steps=args.n_steps,
+            batch_size=args.batch_size,
+            n_epochs=args.n_epochs,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            clip_range=args.clip_range,
+            ent_coef=args.ent_coef,
+            policy_kwargs={"net_arch": parse_net_arch(args.net_arch)},
+            seed=args.seed,
+            device="cpu",
+            verbose=0,
+        )
+        if resuming:
+            try:
+                checkpoint.restore(self.model, self.ckpt_dir, state)
+            except CheckpointError:
+                self.venv.close()
+                raise
+            # New deals for the environments, not those the run started with.
+            self.venv.seed(args.seed * 1_000_003 + self.steps)
+        self.resumed_from = self.steps if resuming else 0
+        # A fresh model starts with the warm start (when asked for); until it is done
+        # there is nothing worth a checkpoint.
+        self.warm = resuming
         # The logger SB3 would make when learning starts (tb/ppo_0, continued by a resumed
         # run), made now: the evaluation after the warm start comes before learning.
+        tb = str(run_dir / "tb")
         self.model.set_logger(configure_logger(0, tb, "ppo", reset_num_timesteps=False))
         self.best: float | None = state.get("best")
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
@@ -187,6 +185,7 @@ class Trainer:
         self.started = time.time()
         self._bar: Any = None
         self._episode_rewards: list[float] = []
+        self._boundary: Checkpoint | None = None
         self._next = {
             "checkpoint": self._after(args.checkpoint_every),
             "snapshot": self._after(args.snapshot_every),
@@ -197,10 +196,40 @@ class Trainer:
     def steps(self) -> int:
         return int(self.model.num_timesteps)
 
+    @property
+    def n_updates(self) -> int:
+        return int(self.model._n_updates)
+
     def _after(self, every: int) -> float:
         if every <= 0:
             return math.inf
         return (self.steps // every + 1) * every
+
+    def _check_pool(self, state: dict[str, Any]) -> None:
+        """Every snapshot of the checkpoint's pool loads for the run's rules; snapshots
+        written after the checkpoint are removed (the resumed run writes them again at
+        the same steps, from its own weights)."""
+        names = state.get("pool", [])
+        where = self.ckpt_dir / checkpoint.STATE
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise CheckpointError(f"{where}: 'pool' is not a list of snapshot folder names")
+        for folder in snapshot_dirs(self.pool_dir):
+            if int(folder.name.removeprefix("step_")) > state["steps"]:
+                shutil.rmtree(folder)
+        for name in names[-self.args.pool_size :]:
+            folder = self.pool_dir / name
+            if not folder.is_dir():
+                raise CheckpointError(
+                    f"{folder}, a snapshot of the pool in {where}, is missing; restore it, or "
+                    f"remove {name!r} from the 'pool' list of {where}"
+                )
+            try:
+                load_policy(folder, rules=self.rules)
+            except PolicyError as e:
+                raise CheckpointError(
+                    f"{folder}: {e}; delete that snapshot folder and remove {name!r} from "
+                    f"the 'pool' list of {where} (the run goes on without it), or restore it"
+                ) from None
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -224,7 +253,8 @@ class Trainer:
             callback=_Callback(self),
             reset_num_timesteps=False,
         )
-        self.save_checkpoint()
+        # learn() returns after its last update: the final boundary.
+        self.on_update_boundary(checkpoint_now=True)
 
     def warm_start(self) -> None:
         """Behaviour cloning of the teacher (train/pretrain.py), then a checkpoint and an
@@ -237,7 +267,7 @@ class Trainer:
 
         data = collect(
             self.run_dir / "pretrain",
-            preset=args.preset,
+            rules=self.rules,
             teacher=args.bc_teacher,
             opponent=args.bc_opponent,
             decisions=args.bc_decisions,
@@ -262,9 +292,11 @@ class Trainer:
         # Only now is the model worth a checkpoint: one interrupted before this point
         # restarts the warm start (reusing the collected decisions).
         self.warm = True
+        self._boundary = checkpoint.capture(self.model, self._plain_state())
         self.save_checkpoint()
         if args.eval_every > 0:
             self.periodic_evaluation()
+            self._boundary = checkpoint.capture(self.model, self._plain_state())
             self.save_checkpoint()
 
     def on_step(self, infos: Any) -> None:
@@ -278,16 +310,21 @@ class Trainer:
                 recent = self._episode_rewards[-200:]
                 self._bar.set_postfix(points=f"{np.mean(recent):+.2f}", best=self.best)
             self._bar.refresh()
+
+    def on_update_boundary(self, checkpoint_now: bool = False) -> None:
+        """Between two PPO updates: snapshot and evaluate when due, then take the
+        checkpoint in memory, and write it when due (or ``checkpoint_now``)."""
         steps = self.steps
         if steps >= self._next["snapshot"]:
             self._next["snapshot"] = self._after(self.args.snapshot_every)
             self.snapshot()
-        if steps >= self._next["checkpoint"]:
-            self._next["checkpoint"] = self._after(self.args.checkpoint_every)
-            self.save_checkpoint()
         if steps >= self._next["eval"]:
             self._next["eval"] = self._after(self.args.eval_every)
             self.periodic_evaluation()
+        self._boundary = checkpoint.capture(self.model, self._plain_state())
+        if checkpoint_now or steps >= self._next["checkpoint"]:
+            self._next["checkpoint"] = self._after(self.args.checkpoint_every)
+            self.save_checkpoint()
 
     # -- files --------------------------------------------------------------------------
 
@@ -296,31 +333,32 @@ class Trainer:
             "run": self.run_dir.name,
             "steps": self.steps,
             "preset": self.args.preset,
+            "rules": self.rules.to_text(),
             "command": f"python -m train {_command_line(self.args)}",
         }
 
     def save_model(self, folder: Path) -> None:
-        """model.zip (torch, for resuming) and the exported policy, written atomically."""
+        """weights.pt (the policy's tensors) and the exported policy, written atomically."""
         folder.mkdir(parents=True, exist_ok=True)
-        save_sb3(self.model, folder / "model.zip")
+        weights = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
+        atomic_write(folder / "weights.pt", lambda tmp: torch.save(weights, tmp))
         export_policy(self.model.policy, self.rules, folder, self.provenance())
 
-    def save_checkpoint(self) -> bool:
-        """Write the checkpoint (model and state); False (nothing written) while the
-        warm start is unfinished."""
-        if not self.warm:
-            return False
-        save_sb3(self.model, self.ckpt_dir / "model.zip")
-        atomic_write_json(
-            self.ckpt_dir / "state.json",
-            {
-                "steps": self.steps,
-                "best": self.best,
-                "evaluations": self.evaluations,
-                "pretrain": self.pretrain,
-            },
-        )
-        return True
+    def _plain_state(self) -> dict[str, Any]:
+        return {
+            "best": self.best,
+            "evaluations": self.evaluations,
+            "pretrain": self.pretrain,
+            "pool": [d.name for d in snapshot_dirs(self.pool_dir)],
+        }
+
+    def save_checkpoint(self) -> int | None:
+        """Write the checkpoint of the last update boundary; returns its step, or None
+        (nothing written) while the warm start is unfinished."""
+        if not self.warm or self._boundary is None:
+            return None
+        checkpoint.write(self.ckpt_dir, self._boundary, self.rules)
+        return self._boundary.steps
 
     def snapshot(self) -> None:
         export_policy(
@@ -369,8 +407,6 @@ class Trainer:
         for tmp in ("best_tmp", "eval_current"):
             path = self.run_dir / tmp
             if path.is_dir():
-                import shutil
-
                 shutil.rmtree(path)
         figures = evaluate_policy(
             self.run_dir / "best",
@@ -382,6 +418,7 @@ class Trainer:
         summary = {
             "run": self.run_dir.name,
             "steps": self.steps,
+            "n_updates": self.n_updates,
             "minutes": round((time.time() - self.started) / 60, 1),
             "best_policy": str(self.run_dir / "best"),
             "final_evaluation": figures,
@@ -415,7 +452,13 @@ def _command_line(args: TrainArgs) -> str:
         value = getattr(args, f.name)
         if f.name in ("out", "resume", "progress") or value == getattr(default, f.name):
             continue
-        parts.append(f"--{f.name.replace('_', '-')} {value}")
+        flag = f"--{f.name.replace('_', '-')}"
+        if isinstance(value, bool):
+            parts.append(flag if value else f"--no-{flag[2:]}")
+        elif isinstance(value, list):
+            parts.append(" ".join([flag, *map(str, value)]))
+        else:
+            parts.append(f"{flag} {value}")
     return " ".join(parts)
 
 

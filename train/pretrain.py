@@ -34,7 +34,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .files import atomic_write
+from matador_env.engine import Rules
+
+from .files import RunFolderError, atomic_write
 
 CHUNK = 10_000
 """Decisions per collection chunk (one file, one seed, one unit of the progress bar)."""
@@ -42,7 +44,8 @@ CHUNK = 10_000
 
 @dataclass(frozen=True)
 class ChunkJob:
-    preset: str
+    rules: dict[str, Any]
+    """The rules (:meth:`Rules.to_dict`; plain data for the worker processes)."""
     teacher: str
     opponent: str
     decisions: int
@@ -66,12 +69,13 @@ def _collect_chunk(job: ChunkJob) -> str:
     """Play whole hands until ``job.decisions`` decisions of the learner's seat are
     recorded; the last hand's surplus decisions are dropped."""
     from agents import make_agent
+    from matador_env.engine import Rules
     from matador_env.gym_env import MatadorSingleEnv
 
     torch.set_num_threads(1)
     teacher = make_agent(job.teacher)
     opponent = make_agent(job.opponent)
-    env = MatadorSingleEnv(preset=job.preset, opponents=opponent)
+    env = MatadorSingleEnv(rules=Rules.from_dict(job.rules), opponents=opponent)
     rng = random.Random(job.seed)
     obs_rows: list[np.ndarray] = []
     masks: list[np.ndarray] = []
@@ -109,7 +113,7 @@ def _collect_chunk(job: ChunkJob) -> str:
 
 def collect(
     folder: Path,
-    preset: str,
+    rules: Rules,
     teacher: str,
     opponent: str,
     decisions: int,
@@ -128,7 +132,14 @@ def collect(
         path = folder / f"chunk_{i:04d}_{size}.npz"
         jobs.append(
             ChunkJob(
-                preset, teacher, opponent, size, seed * 10_007 + i, gamma, reward_scale, str(path)
+                rules.to_dict(),
+                teacher,
+                opponent,
+                size,
+                seed * 10_007 + i,
+                gamma,
+                reward_scale,
+                str(path),
             )
         )
     todo = [j for j in jobs if not Path(j.path).is_file()]
@@ -146,8 +157,28 @@ def collect(
                     bar.update(1)
     if bar is not None:
         bar.close()
-    parts = [np.load(j.path) for j in jobs]
-    return {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "action", "ret")}
+    parts = [_load_chunk(Path(j.path)) for j in jobs]
+    return {k: np.concatenate([p[k] for p in parts]) for k in _KEYS}
+
+
+_KEYS = ("obs", "mask", "action", "ret")
+
+
+def _load_chunk(path: Path) -> dict[str, np.ndarray]:
+    """One chunk's arrays (plain arrays only: never a pickle)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in _KEYS}
+    except Exception as e:  # numpy reports a damaged file in several types
+        raise RunFolderError(
+            f"{path} cannot be read ({type(e).__name__}: {e}); delete it and the run "
+            "collects that chunk again"
+        ) from None
+    if len({len(a) for a in arrays.values()}) != 1:
+        raise RunFolderError(
+            f"{path}: its arrays differ in length; delete it and the run collects it again"
+        )
+    return arrays
 
 
 def fit(

@@ -6,32 +6,43 @@ unless ``--out`` names it)::
     args.json            the arguments (also a table in TensorBoard)
     pretrain/            the teacher's decisions cloned before PPO (--bc-decisions,
                          see pretrain.py), collected in chunks an interrupted run reuses
-    checkpoint/          model.zip + state.json, rewritten atomically every
-                         --checkpoint-every steps; --resume continues from here
+    checkpoint/          weights_<N>.pt (tensors) + state.json, written atomically at
+                         the first update boundary after every --checkpoint-every
+                         steps (see checkpoint.py); --resume continues from here
     pool/step_<N>/       frozen snapshots of the learner (opponents, see selfplay.py)
-    best/, final/        model.zip + policy.onnx + policy.json (the exported policy)
+    best/, final/        weights.pt (the policy's tensors) + policy.onnx + policy.json
+                         (the exported policy)
     tb/                  TensorBoard logs
     evaluations.jsonl    one line per periodic evaluation
     learning_curve.png   evaluation figures against the step count
     summary.json/.md     the final evaluation of the best policy
 
 The exported policy plays as the agent ``policy:<run>/best`` and needs no torch.
+
+The arguments are checked before anything is written: a bad one ends the command
+with one line naming the flag and what is allowed (exit status 2). A trainer holds
+a lock on its run folder (``train.lock``, see :class:`train.files.FolderLock`), so
+a second trainer on the same folder stops with the first one's pid.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
-from .args import parse
-from .files import atomic_write_json
+from matador_env.engine import Rules, RulesError
+from matador_env.matador_v0 import REWARD_KINDS
+
+from .args import given_fields, parse
+from .files import FolderBusyError, FolderLock, RunFolderError, atomic_write_json
 
 
 @dataclass
@@ -42,6 +53,14 @@ class TrainArgs:
     """Experiment name: the first part of the run folder's name."""
     preset: str = "standard"
     """Rules preset to train on (see matador_env.engine.PRESETS)."""
+    players: int | None = None
+    """Players at the table, overriding the preset's."""
+    teams: bool | None = None
+    """Partnerships of two (--teams) or every seat for itself (--no-teams), overriding
+    the preset's."""
+    rules: list[str] = field(default_factory=list)
+    """KEY=VALUE overrides of the preset's rules (fields of matador_env.engine.Rules,
+    e.g. --rules lead_tile=any target_score=150), as python -m evaluate takes them."""
     seed: int = 1
     """Seed of the model, the environments and the evaluations."""
     timesteps: int = 1_800_000
@@ -81,7 +100,8 @@ class TrainArgs:
     baselines: str = "expert:0.8,greedy:0.1,random:0.1"
     """Baseline opponents and their weights, name:weight pairs."""
     snapshot_every: int = 100_000
-    """Steps between frozen snapshots of the learner added to the opponent pool."""
+    """Steps between frozen snapshots of the learner added to the opponent pool (taken
+    between two PPO updates, so at the first multiple of --n-steps x --n-envs past it)."""
     snapshot_share: float = 0.5
     """Chance that an episode's opponent is a snapshot (once there is one)."""
     latest_share: float = 0.5
@@ -89,9 +109,11 @@ class TrainArgs:
     pool_size: int = 10
     """How many of the newest snapshots stay in the pool."""
     checkpoint_every: int = 50_000
-    """Steps between checkpoints."""
+    """Steps between checkpoints (written between two PPO updates, as snapshots are; an
+    interrupted run also saves the state after its last update)."""
     eval_every: int = 150_000
-    """Steps between evaluations against random and expert (0: only at the end)."""
+    """Steps between evaluations against random and expert (0: only at the end; taken
+    between two PPO updates, as snapshots are)."""
     eval_hands: int = 300
     """Duplicate deals per opponent in each periodic evaluation."""
     final_eval_hands: int = 1000
@@ -129,47 +151,313 @@ def run_name(args: TrainArgs) -> str:
     return f"{args.exp_name}__{args.preset}__{args.seed}__{int(time.time())}"
 
 
+class ArgsError(ValueError):
+    """A training argument that is not allowed; the message names the flag and what is."""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+# Bounds of the numeric arguments: (lowest, highest, whether the lowest is allowed).
+_INT_AT_LEAST: dict[str, int] = {
+    "seed": 0,
+    "timesteps": 1,
+    "n_envs": 1,
+    "n_steps": 1,
+    "n_epochs": 1,
+    "snapshot_every": 1,
+    "pool_size": 1,
+    "checkpoint_every": 1,
+    "eval_every": 0,
+    "eval_hands": 1,
+    "final_eval_hands": 1,
+    "eval_workers": 1,
+    "torch_threads": 1,
+    "bc_decisions": -1,
+    "bc_epochs": 1,
+    "bc_batch_size": 1,
+    "bc_workers": 1,
+}
+_FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
+    # name: (low, high, low included, what is allowed)
+    "learning_rate": (0.0, math.inf, False, "a number above 0"),
+    "gamma": (0.0, 1.0, False, "a number above 0 and at most 1"),
+    "gae_lambda": (0.0, 1.0, True, "a number from 0 to 1"),
+    "clip_range": (0.0, math.inf, False, "a number above 0"),
+    "ent_coef": (0.0, math.inf, True, "a number, 0 or more"),
+    "reward_scale": (0.0, math.inf, False, "a number above 0"),
+    "snapshot_share": (0.0, 1.0, True, "a number from 0 to 1"),
+    "latest_share": (0.0, 1.0, True, "a number from 0 to 1"),
+    "bc_learning_rate": (0.0, math.inf, False, "a number above 0"),
+    "bc_vf_coef": (0.0, math.inf, True, "a number, 0 or more"),
+}
+
+
+def resolve_rules(args: TrainArgs) -> Rules:
+    """The rules of ``--preset`` with ``--players``, ``--teams`` and ``--rules``
+    applied; :class:`ArgsError` naming the flag when they are not allowed."""
+    overrides: dict[str, Any] = {}
+    if args.players is not None:
+        overrides["players"] = args.players
+    if args.teams is not None:
+        overrides["teams"] = args.teams
+    try:
+        if not args.rules:
+            return Rules.preset(args.preset, **overrides)
+        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
+        pairs = [*args.rules, *(f"{k}={v}" for k, v in overrides.items())]
+        return Rules.from_text(" ".join([Rules.preset(args.preset).to_text(), *pairs]))
+    except RulesError as e:
+        if e.field == "preset":
+            flag = "--preset"
+        elif not args.rules:
+            flag = " with ".join(_flag(k) for k in overrides)
+        else:
+            flag = "--rules"
+        raise ArgsError(f"{flag}: {e}") from None
+
+
+def parse_net_arch(text: str) -> list[int]:
+    """``"256,256"`` -> ``[256, 256]``; :class:`ArgsError` for anything else."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ArgsError(
+            f"--net-arch: {text!r} is not allowed; allowed: hidden layer sizes, positive "
+            "integers separated by commas, e.g. 256,256"
+        )
+    return sizes
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"expert:0.6,greedy:0.2"`` -> ``{"expert": 0.6, "greedy": 0.2}`` (a missing
+    weight is 1; the weight is after the last colon, so specs with options work:
+    ``search:samples=8:0.5``)."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, weight = part.strip().rpartition(":")
+        try:
+            value = float(weight) if sep else 1.0
+        except ValueError:
+            name, value = part.strip(), 1.0  # "search:samples=8" is a spec, weight 1
+        if not sep:
+            name = weight
+        if not name or not math.isfinite(value) or value < 0 or name in out:
+            raise ArgsError(
+                f"--baselines: {part!r} is not allowed; allowed: agent:weight pairs separated "
+                "by commas, each agent once, weights 0 or more, e.g. expert:0.8,random:0.2"
+            )
+        out[name] = value
+    if sum(out.values()) <= 0:
+        raise ArgsError(f"--baselines: {text!r} has no positive weight; give at least one")
+    return out
+
+
+def check_args(args: TrainArgs) -> Rules:
+    """Check every argument before anything is written; returns the run's rules.
+
+    Raises :class:`ArgsError` naming the first flag that is not allowed.
+    """
+    for f in dataclasses.fields(args):
+        value = getattr(args, f.name)
+        if f.name in _INT_AT_LEAST:
+            low = _INT_AT_LEAST[f.name]
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ArgsError(
+                    f"{_flag(f.name)}: {value!r} is not allowed; allowed: an integer, {low} or more"
+                )
+        elif f.name in _FLOAT_RANGES:
+            lo, hi, lo_ok, allowed = _FLOAT_RANGES[f.name]
+            ok = (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and (value >= lo if lo_ok else value > lo)
+                and value <= hi
+            )
+            if not ok:
+                raise ArgsError(f"{_flag(f.name)}: {value!r} is not allowed; allowed: {allowed}")
+    if not args.exp_name or "/" in args.exp_name or args.exp_name.startswith("."):
+        raise ArgsError(
+            f"--exp-name: {args.exp_name!r} is not allowed; allowed: a name for a folder, "
+            "without '/' and not starting with '.'"
+        )
+    rollout = args.n_steps * args.n_envs
+    if not isinstance(args.batch_size, int) or not 2 <= args.batch_size <= rollout:
+        raise ArgsError(
+            f"--batch-size: {args.batch_size!r} is not allowed; allowed: an integer from 2 to "
+            f"--n-steps x --n-envs ({rollout})"
+        )
+    parse_net_arch(args.net_arch)
+    if args.reward not in (*REWARD_KINDS, "normalized"):  # the env takes either spelling
+        raise ArgsError(
+            f"--reward: {args.reward!r} is not allowed; allowed: {', '.join(REWARD_KINDS)}"
+        )
+    rules = resolve_rules(args)
+    for name in parse_weights(args.baselines):
+        _check_agent("--baselines", name, rules)
+    _check_agent("--bc-teacher", args.bc_teacher, rules)
+    _check_agent("--bc-opponent", args.bc_opponent, rules)
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ArgsError(f"--out: {args.out} exists and is not a folder; give a folder")
+    return rules
+
+
+def _check_agent(flag: str, spec: str, rules: Rules) -> None:
+    from agents import make_agent
+
+    try:
+        agent = make_agent(spec)
+    except ValueError as e:  # AgentSpecError and the agents' own option errors
+        raise ArgsError(f"{flag}: {spec!r} is not an agent: {e}") from None
+    if agent.rules is not None and agent.rules != rules:
+        raise ArgsError(
+            f"{flag}: {spec!r} plays {_rules_name(agent.rules)} only, not the run's rules "
+            f"({_rules_name(rules)})"
+        )
+
+
+def _rules_name(rules: Rules) -> str:
+    return rules.preset_name() or rules.to_text()
+
+
 def main(argv: list[str] | None = None) -> Path:
     args = parse(TrainArgs, argv, prog="python -m train")
-    return train(args)
+    given = given_fields(TrainArgs, argv, prog="python -m train")
+    try:
+        return train(args, given)
+    except (ArgsError, RunFolderError, FolderBusyError) as e:
+        print(f"python -m train: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
-def train(args: TrainArgs) -> Path:
-    """Run (or resume) a training run; returns its folder."""
-    # Imported here so that `python -m train --help` answers at once.
-    from .loop import Trainer
+# The flags a resumed run may change; any other flag given must repeat args.json's value.
+RESUME_FLAGS = ("resume", "timesteps", "progress")
 
+
+def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
+    """The saved arguments of a run folder, with ``given``'s values of :data:`RESUME_FLAGS`.
+
+    :class:`ArgsError` names ``args.json`` and what to do when it cannot be read, and
+    the flag when ``given`` changes one that a run keeps.
+    """
+    saved = run_dir / "args.json"
+    if not saved.is_file():
+        raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
+    fix = "restore it from a copy (it holds the run's arguments) or start a new run"
+    try:
+        stored = json.loads(saved.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ArgsError(f"{saved} cannot be read ({e}); {fix}") from None
+    hints = get_type_hints(TrainArgs)
+    if not isinstance(stored, dict):
+        raise ArgsError(f"{saved} is not a JSON object of arguments; {fix}")
+    for key, value in stored.items():
+        if key not in hints:
+            raise ArgsError(f"{saved}: unknown argument {key!r}; {fix}")
+        if not _has_type(value, hints[key]):
+            raise ArgsError(f"{saved}: {key} is {value!r}, not of type {hints[key]}; {fix}")
+    for key, value in given.items():
+        if key not in RESUME_FLAGS and key in stored and value != stored[key]:
+            raise ArgsError(
+                f"{_flag(key)}: {value!r} differs from the run's {stored[key]!r} in {saved}; "
+                "a resumed run keeps its arguments except --timesteps and --progress"
+            )
+    merged = {**stored, **{k: v for k, v in given.items() if k in RESUME_FLAGS}}
+    merged["resume"] = str(run_dir)
+    args = TrainArgs(**merged)
+    if args.bc_decisions < 0:
+        raise ArgsError(f"{saved}: bc_decisions is {args.bc_decisions}, not fixed; {fix}")
+    return args
+
+
+def _has_type(value: Any, hint: Any) -> bool:
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool):
+        return isinstance(value, hint)
+    if getattr(hint, "__origin__", None) is list:
+        return isinstance(value, list) and all(_has_type(v, hint.__args__[0]) for v in value)
+    args = getattr(hint, "__args__", ())
+    return any(value is None if a is type(None) else _has_type(value, a) for a in args)
+
+
+def train(args: TrainArgs, given: set[str] | None = None) -> Path:
+    """Run (or resume) a training run; returns its folder.
+
+    ``given``: the fields set on the command line (None: those that differ from the
+    defaults). A resumed run takes :data:`RESUME_FLAGS` from them and refuses a
+    change of any other.
+    """
+    if given is None:
+        default = TrainArgs()
+        given = {
+            f.name
+            for f in dataclasses.fields(args)
+            if getattr(args, f.name) != getattr(default, f.name)
+        }
     if args.resume:
         run_dir = Path(args.resume)
-        saved = run_dir / "args.json"
-        if not saved.is_file():
-            sys.exit(f"--resume {run_dir}: no args.json there; is it a training run folder?")
-        stored = json.loads(saved.read_text())
-        given = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
-        default = TrainArgs()
-        merged = dict(stored)
-        if given["timesteps"] != default.timesteps:
-            merged["timesteps"] = given["timesteps"]
-        merged["resume"] = str(run_dir)
-        merged["progress"] = given["progress"]
-        args = TrainArgs(**{k: v for k, v in merged.items() if k in given})
-    else:
-        run_dir = Path(args.out or Path("runs") / run_name(args))
-        if (run_dir / "checkpoint" / "model.zip").exists():
-            sys.exit(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if not (run_dir / "args.json").is_file():
+            raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
+        lock = FolderLock(run_dir).acquire()
+        try:
+            args = load_run_args(run_dir, {k: getattr(args, k) for k in given})
+            try:
+                rules = check_args(args)
+            except ArgsError as e:
+                raise ArgsError(f"{run_dir / 'args.json'}: {e}") from None
+            return _train_locked(args, rules, run_dir)
+        finally:
+            lock.release()
+    rules = check_args(args)
+    run_dir = Path(args.out or Path("runs") / run_name(args))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = FolderLock(run_dir).acquire()
+    try:
+        if (run_dir / "args.json").exists():
+            raise ArgsError(
+                f"--out: {run_dir} already holds a run; use --resume {run_dir} to continue it"
+            )
         args.out = str(run_dir)
         if args.bc_decisions < 0:
             args.bc_decisions = args.timesteps // 12
         atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
-    trainer = Trainer(args, run_dir)
-    # SIGTERM (a scheduler stopping the job) is handled like Ctrl-C: save, then stop.
+        return _train_locked(args, rules, run_dir)
+    finally:
+        lock.release()
+
+
+def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
+    # Imported here so that `python -m train --help` answers at once.
+    from .loop import Trainer
+
+    trainer = Trainer(args, run_dir, rules)
+    # Ctrl-C and SIGTERM (a scheduler stopping the job) both save, then stop.
+    _INTERRUPTED.clear()
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         trainer.learn()
-    except KeyboardInterrupt:
+        trainer.finish()
+    except (KeyboardInterrupt, Exception) as e:
+        # An interrupt inside library code (an import, say) can surface as another
+        # exception type; the flag tells it apart from a real failure.
+        if not _INTERRUPTED:
+            raise
         saved = trainer.save_checkpoint()
-        what = "checkpoint saved" if saved else "warm start unfinished, its collected data kept"
+        what = (
+            f"checkpoint of step {saved} saved (the last PPO update)"
+            if saved is not None
+            else "no checkpoint yet (a warm start's collected decisions are kept)"
+        )
+        if not isinstance(e, KeyboardInterrupt):
+            what += f"; the interrupt surfaced as {type(e).__name__}"
         print(
             f"\ninterrupted at step {trainer.steps}; {what}. "
             f"Continue with: python -m train --resume {run_dir}",
@@ -177,12 +465,19 @@ def train(args: TrainArgs) -> Path:
         )
         trainer.close()
         raise SystemExit(130) from None
-    trainer.finish()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     trainer.close()
     return run_dir
 
 
+_INTERRUPTED: set[int] = set()
+"""The signals received during training (non-empty: the run was interrupted)."""
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTED.add(signum)
     raise KeyboardInterrupt
 
 
@@ -202,4 +497,12 @@ def copy_dir_atomic(src: Path, dst: Path) -> None:
         shutil.rmtree(old)
 
 
-__all__ = ["TrainArgs", "main", "train", "copy_dir_atomic"]
+__all__ = [
+    "ArgsError",
+    "TrainArgs",
+    "check_args",
+    "copy_dir_atomic",
+    "main",
+    "resolve_rules",
+    "train",
+]

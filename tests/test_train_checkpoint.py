@@ -1,0 +1,384 @@
+"""Checkpoints and run folders of ``python -m train`` (issue #14): no pickle on resume,
+resume does the updates of an uninterrupted run, one trainer per folder, input checked
+before any folder is written, rule overrides on the command line."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from matador_env.engine import Rules
+from train.files import FolderBusyError, FolderLock
+from train.run import TrainArgs, main
+
+ROOT = Path(__file__).resolve().parent.parent
+# 256 steps a rollout, one pass over it: an update per rollout; 2048 steps are 8 updates.
+TINY = [
+    "--n-envs", "1", "--n-steps", "256", "--batch-size", "256", "--n-epochs", "1",
+    "--net-arch", "16", "--eval-workers", "1", "--bc-decisions", "0", "--no-progress",
+    "--eval-every", "0", "--final-eval-hands", "2", "--baselines", "random:1",
+]  # fmt: skip
+STEPS = 2048
+UPDATES = STEPS // 256
+
+
+def _cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "train", *args]
+
+
+def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _cmd(*args), cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _new_run(run: Path) -> list[str]:
+    return [
+        *TINY, "--timesteps", str(STEPS), "--out", str(run), "--checkpoint-every", "512",
+        "--snapshot-every", "512",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run of :data:`STEPS` steps, with snapshots and checkpoints."""
+    run = tmp_path_factory.mktemp("train") / "uninterrupted"
+    done = _train(*_new_run(run))
+    assert done.returncode == 0, done.stderr
+    return run
+
+
+def _copy(run: Path, dst: Path) -> Path:
+    shutil.copytree(run, dst)
+    (dst / "summary.json").unlink()
+    return dst
+
+
+# -- resume does what an uninterrupted run does ----------------------------------------
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["killed", "ctrl-c"])
+def test_a_resumed_run_does_the_updates_and_steps_of_an_uninterrupted_one(
+    tmp_path: Path, finished_run: Path, how: signal.Signals
+) -> None:
+    whole = json.loads((finished_run / "summary.json").read_text())
+    assert (whole["steps"], whole["n_updates"]) == (STEPS, UPDATES)
+
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        _cmd(*_new_run(run)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    state = run / "checkpoint" / "state.json"
+    deadline = time.time() + 240
+    try:
+        while not state.is_file() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        os.kill(proc.pid, how)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    saved = json.loads(state.read_text())
+    assert 0 < saved["steps"] < STEPS
+    # A checkpoint lies between two updates: one update per 256-step rollout behind it.
+    assert saved["steps"] % 256 == 0
+    assert saved["n_updates"] == saved["steps"] // 256
+    if how == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert "checkpoint of step" in err and "--resume" in err
+
+    done = _train("--resume", str(run), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads((run / "summary.json").read_text())
+    assert (resumed["steps"], resumed["n_updates"]) == (whole["steps"], whole["n_updates"])
+
+
+def test_resume_continues_with_the_saved_weights_and_random_state(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    """The tensors are loaded (not a fresh network), and the counters with them."""
+    from sb3_contrib import MaskablePPO
+
+    from matador_env.gym_env import MatadorSingleEnv
+    from train import checkpoint
+
+    folder = finished_run / "checkpoint"
+    rules = Rules.preset("standard")
+    state = checkpoint.read_state(folder, rules)
+    model = MaskablePPO(
+        "MlpPolicy", MatadorSingleEnv(rules=rules), n_steps=256, batch_size=256, seed=99,
+        device="cpu", policy_kwargs={"net_arch": [16]},
+    )  # fmt: skip
+    checkpoint.restore(model, folder, state)
+    saved = torch.load(folder / state["weights"], weights_only=True)
+    for key, value in model.policy.state_dict().items():
+        assert torch.equal(value, saved["policy"][key]), key
+    assert (model.num_timesteps, model._n_updates) == (STEPS, UPDATES)
+    assert torch.get_rng_state().tolist() == state["rng"]["torch"]
+
+
+# -- nothing is unpickled ---------------------------------------------------------------
+
+
+class _CreatesAFile:
+    """Unpickling this creates a file: the proof that a loader ran a pickle's code."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (self.path, "w"))
+
+
+def _sb3_zip_with_payload(path: Path, marker: Path) -> None:
+    """An SB3 model.zip (what checkpoints used to be) whose data entry holds a pickle."""
+    payload = base64.b64encode(pickle.dumps(_CreatesAFile(marker))).decode()
+    data = {
+        "policy_class": {":type:": "<class 'abc.ABCMeta'>", ":serialized:": payload},
+        "num_timesteps": 512,
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("data", json.dumps(data))
+        z.writestr("_stable_baselines3_version", "2.9.2")
+    path.write_bytes(buf.getvalue())
+
+
+def _run_folder(run: Path) -> None:
+    args = TrainArgs(out=str(run), timesteps=STEPS, n_envs=1, n_steps=256, batch_size=256,
+                     n_epochs=1, net_arch="16", bc_decisions=0, eval_every=0,
+                     final_eval_hands=2, baselines="random:1", progress=False)  # fmt: skip
+    run.mkdir(parents=True)
+    (run / "args.json").write_text(json.dumps(dataclasses.asdict(args)))
+
+
+def test_an_old_pickled_checkpoint_is_refused_and_never_unpickled(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _run_folder(run)
+    marker = tmp_path / "pwned"
+    (run / "checkpoint").mkdir()
+    _sb3_zip_with_payload(run / "checkpoint" / "model.zip", marker)
+    (run / "checkpoint" / "state.json").write_text(json.dumps({"steps": 512, "best": None}))
+    done = _train("--resume", str(run))
+    assert not marker.exists(), "resume unpickled the crafted model.zip"
+    assert done.returncode == 2, done.stderr
+    assert "model.zip" in done.stderr and "not loaded" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_crafted_weights_file_is_refused_and_never_unpickled(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    marker = tmp_path / "pwned"
+    for name, write in (
+        ("torch zip", lambda p: torch.save({"policy": _CreatesAFile(marker)}, p)),
+        ("bare pickle", lambda p: p.write_bytes(pickle.dumps(_CreatesAFile(marker)))),
+    ):
+        run = _copy(finished_run, tmp_path / name.replace(" ", "_"))
+        state = json.loads((run / "checkpoint" / "state.json").read_text())
+        write(run / "checkpoint" / state["weights"])
+        done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
+        assert not marker.exists(), f"resume unpickled the crafted weights ({name})"
+        assert done.returncode == 2, done.stderr
+        assert state["weights"] in done.stderr and "not loaded" in done.stderr, done.stderr
+
+
+def test_train_never_loads_pickles() -> None:
+    """No loader of arbitrary objects anywhere under train/: torch only with
+    weights_only=True, numpy only with allow_pickle=False."""
+    banned = re.compile(r"\bpickle\.loads?\(|cloudpickle|PPO\.load\(|allow_pickle=True")
+    for path in sorted((ROOT / "train").glob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            where = f"train/{path.name}:{number}: {line.strip()}"
+            assert not banned.search(line), where
+            if "torch.load(" in line:
+                assert "weights_only=True" in line, where
+            if "np.load(" in line:
+                assert "allow_pickle=False" in line, where
+
+
+# -- corrupt files name themselves ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda run: (run / "args.json").write_text("{not json"), "args.json"),
+        (lambda run: (run / "args.json").write_text('{"n_steps": "many"}'), "args.json"),
+        (lambda run: (run / "checkpoint/state.json").write_text("[1, 2"), "state.json"),
+        (lambda run: (run / "checkpoint/state.json").write_text('{"format": 1}'), "state.json"),
+        (lambda run: (run / "pool/step_2048/policy.json").write_text("{}"), "step_2048"),
+        (lambda run: shutil.rmtree(run / "pool/step_1024"), "step_1024"),
+    ],
+    ids=["args-json", "args-types", "state-json", "state-keys", "pool-sidecar", "pool-missing"],
+)
+def test_a_damaged_run_folder_names_the_file_and_what_to_do(
+    tmp_path: Path, finished_run: Path, damage: object, named: str
+) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    damage(run)  # type: ignore[operator]
+    done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert named in line
+    assert any(w in line for w in ("restore", "delete", "start a new run")), line
+
+
+def test_a_damaged_or_pickled_warm_start_chunk_names_the_file(tmp_path: Path) -> None:
+    import numpy as np
+
+    from train.files import RunFolderError
+    from train.pretrain import collect
+
+    def get() -> dict[str, np.ndarray]:
+        return collect(
+            tmp_path, Rules.preset("standard"), "random", "random", 20, seed=1, gamma=0.99,
+            reward_scale=0.05, workers=1, progress=False,
+        )  # fmt: skip
+
+    get()
+    (chunk,) = tmp_path.glob("chunk_*.npz")
+    marker = tmp_path / "pwned"
+    objects = np.array([_CreatesAFile(marker)], dtype=object)
+    with open(chunk, "wb") as f:  # an object array: only a pickle can hold it
+        np.savez(f, obs=objects, mask=objects, action=objects, ret=objects)
+    with pytest.raises(RunFolderError, match=f"{chunk}.*delete it"):
+        get()
+    assert not marker.exists()
+    chunk.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(RunFolderError, match=f"{chunk}.*delete it"):
+        get()
+
+
+# -- one trainer per folder -------------------------------------------------------------
+
+
+def test_a_folder_lock_is_exclusive_and_dies_with_its_process(tmp_path: Path) -> None:
+    with FolderLock(tmp_path), pytest.raises(FolderBusyError, match=f"pid {os.getpid()}"):
+        FolderLock(tmp_path).acquire()
+    FolderLock(tmp_path).acquire().release()  # released on exit
+    # A process that held the lock and died leaves its pid in the file, not the lock.
+    code = "import sys; from train.files import FolderLock; FolderLock(sys.argv[1]).acquire()"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, check=True)
+    assert (tmp_path / "train.lock").read_text().strip().isdigit()
+    FolderLock(tmp_path).acquire().release()
+
+
+def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    with FolderLock(run):  # the first trainer, as far as the second can tell
+        done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
+        fresh = _train(*TINY, "--timesteps", "256", "--out", str(tmp_path / "run"))
+    for result in (done, fresh):
+        assert result.returncode == 2, result.stderr
+        assert f"{run} is in use by another trainer (pid {os.getpid()})" in result.stderr
+    assert not (run / "summary.json").exists()
+
+
+# -- input checked before any folder is made --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--preset", "nope"], "--preset"),
+        (["--net-arch", "64,x"], "--net-arch"),
+        (["--net-arch", "0"], "--net-arch"),
+        (["--reward", "cash"], "--reward"),
+        (["--baselines", "expert:-1"], "--baselines"),
+        (["--baselines", "nobody:1"], "--baselines"),
+        (["--bc-teacher", "wizard"], "--bc-teacher"),
+        (["--timesteps", "0"], "--timesteps"),
+        (["--timesteps", "-5"], "--timesteps"),
+        (["--n-envs", "0"], "--n-envs"),
+        (["--n-steps", "0"], "--n-steps"),
+        (["--batch-size", "1"], "--batch-size"),
+        (["--learning-rate", "0"], "--learning-rate"),
+        (["--gamma", "nan"], "--gamma"),
+        (["--checkpoint-every", "0"], "--checkpoint-every"),
+        (["--snapshot-share", "1.5"], "--snapshot-share"),
+        (["--players", "9"], "--players"),
+        (["--rules", "colour=red"], "--rules"),
+    ],
+)
+def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as stop:
+        main([*flags, "--out", str(out), "--no-progress"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"python -m train: error: {named}: "), line
+    assert "allowed" in line or "known specs" in line, line
+    assert not out.exists()
+
+
+def test_unknown_rules_keys_get_the_engines_list(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--rules", "colour=red", "--out", "/nonexistent/never"])
+    err = capsys.readouterr().err
+    assert "colour" in err and "players" in err and "matador_placement" in err
+
+
+def test_the_command_line_refuses_before_writing_anything(tmp_path: Path) -> None:
+    done = _train("--timesteps", "0", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "python -m train: error: --timesteps: 0 is not allowed; allowed: an integer, 1 or more"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_resumed_run_refuses_to_change_its_arguments(tmp_path: Path, finished_run: Path) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    done = _train("--resume", str(run), "--n-steps", "512")
+    assert done.returncode == 2
+    assert "--n-steps: 512 differs from the run's 256" in done.stderr
+
+
+# -- rule overrides ---------------------------------------------------------------------
+
+
+def test_players_and_rules_overrides_train_and_resume_on_those_rules(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    flags = ["--preset", "polish", "--players", "3", "--rules", "target_score=150"]
+    done = _train(*TINY, *flags, "--timesteps", "256", "--out", str(run))
+    assert done.returncode == 0, done.stderr
+    rules = Rules.preset("polish", players=3, target_score=150)
+    saved = json.loads((run / "args.json").read_text())
+    assert (saved["preset"], saved["players"], saved["rules"]) == (
+        "polish", 3, ["target_score=150"]
+    )  # fmt: skip
+    side = json.loads((run / "best" / "policy.json").read_text())
+    assert Rules.from_dict(side["rules"]) == rules
+    assert "--players 3" in side["provenance"]["command"]
+    assert side["provenance"]["rules"] == rules.to_text()
+    state = json.loads((run / "checkpoint" / "state.json").read_text())
+    assert Rules.from_dict(state["rules"]) == rules
+    again = _train("--resume", str(run), "--timesteps", "512", "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run / "summary.json").read_text())["steps"] == 512
+    # The arena refuses the policy for the preset's own rules.
+    from evaluate.__main__ import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--vs", f"policy:{run / 'best'}", "--agents", "random", "--preset", "polish"])
