@@ -312,7 +312,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         if (self._peer_closed or exc is not None) and self._mid_request():
-            log.info("client %s hung up %s", self._client_name(), self._mid_request())
+            log.info("%s hung up %s", self._client_name(), self._mid_request())
         self._cancel_deadline()
         self.book.served.discard(self)
         self.book.turned_away.discard(self)
@@ -365,7 +365,8 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
     def _client_name(self) -> str:
-        return f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        # The address is unknown when the client was gone before its connection was taken.
+        return f"client {self.client[0]}:{self.client[1]}" if self.client else "a client"
 
 
 def server_config(
