@@ -1,0 +1,253 @@
+"""The RL libraries we promise, run for real with tiny budgets: Tianshou (masked DQN on
+the AEC environment through its PettingZoo multi-agent setup) and Ray RLlib (PPO on the
+new API stack with matador_env.rllib's masked module), each on the standard game and on
+a four-seat partnership game; and python -m train.rllib's export, played by load_bot.
+
+Each run checks that it raised nothing, that no action was illegal and that returns
+are finite. (sb3-contrib's MaskablePPO is run by tests/test_gym_env.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from matador_env import raw_env
+from matador_env.engine import HandState, Rules
+from matador_env.matador_v0 import INFO_KEYS
+
+GAMES: dict[str, dict[str, Any]] = {
+    "standard": {"preset": "standard"},
+    "pagat-4-teams": {"preset": "pagat", "players": 4, "teams": True},
+}
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# -- Tianshou -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_tianshou_masked_dqn(game: str) -> None:
+    from tianshou.algorithm import (
+        DQN,
+        MARLRandomDiscreteMaskedOffPolicyAlgorithm,
+        MultiAgentOffPolicyAlgorithm,
+    )
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.env.pettingzoo_env import PettingZooEnv
+    from tianshou.trainer import OffPolicyTrainerParams
+    from tianshou.utils.net.common import Net
+
+    def make_env() -> PettingZooEnv:
+        # raw_env raises IllegalMoveError on an illegal action: nothing hides one.
+        return PettingZooEnv(raw_env(**GAMES[game]))
+
+    torch.manual_seed(0)
+    np.random.seed(0)
+    probe = make_env()
+    net = Net(
+        state_shape=probe.observation_space["observation"].shape,
+        action_shape=probe.action_space.n,
+        hidden_sizes=[64],
+    )
+    learner = DQN(
+        policy=DiscreteQLearningPolicy(
+            model=net, action_space=probe.action_space, eps_training=0.2
+        ),
+        optim=AdamOptimizerFactory(lr=1e-3),
+        gamma=0.99,
+        target_update_freq=50,
+    )
+    others = [
+        MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=probe.action_space)
+        for _ in probe.agents[1:]
+    ]
+    algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner, *others], env=probe)
+    envs = DummyVectorEnv([make_env, make_env])
+    envs.seed(0)
+    buffer = VectorReplayBuffer(5_000, 2)
+    collector = Collector[CollectStats](algorithm, envs, buffer, exploration_noise=True)
+    collector.reset()
+    collector.collect(n_step=64)
+    result = algorithm.run_training(
+        OffPolicyTrainerParams(
+            training_collector=collector,
+            max_epochs=1,
+            epoch_num_steps=200,
+            collection_step_num_env_steps=20,
+            update_step_num_gradient_steps_per_sample=0.1,
+            batch_size=32,
+            multi_agent_return_reduction=lambda returns: returns[:, 0],
+            show_progress=False,
+            verbose=False,
+        )
+    )
+    assert result.update_step > 0
+    stats = collector.collect(n_episode=4, reset_before_collect=True)
+    assert stats.n_collected_episodes >= 4
+    assert np.isfinite(stats.returns).all()
+    # What the buffer stored: only legal actions, and the env's numeric infos.
+    batch, _ = buffer.sample(0)
+    assert len(batch) > 200
+    assert batch.obs.mask[np.arange(len(batch)), batch.act].all()
+    assert set(batch.info.keys()) == {*INFO_KEYS, "env_id"}
+    assert (batch.info.hands >= 0).all() and (batch.info.winner >= -1).all()
+    assert np.isfinite(batch.rew).all()
+
+
+# -- Ray RLlib ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ray_session() -> Iterator[None]:
+    """One local Ray for the module: two CPUs, no dashboard, always shut down."""
+    import ray
+
+    from matador_env.rllib import register_env
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    register_env()
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def tiny_args(game: str, runners: int, **more: Any) -> Any:
+    from train.rllib import RllibArgs
+
+    kwargs = GAMES[game]
+    return RllibArgs(
+        preset=kwargs["preset"],
+        players=kwargs.get("players"),
+        teams=kwargs.get("teams"),
+        num_env_runners=runners,
+        train_batch_size=256,
+        minibatch_size=128,
+        num_epochs=1,
+        hidden="64",
+        **more,
+    )
+
+
+@pytest.mark.parametrize(("game", "runners"), [("standard", 0), ("pagat-4-teams", 1)])
+def test_rllib_ppo(ray_session: None, game: str, runners: int) -> None:
+    from train.rllib import build_config, check_args, iteration_summary
+
+    args = tiny_args(game, runners)
+    rules, hidden = check_args(args)
+    algo = build_config(args, rules, hidden).build_algo()
+    try:
+        for _ in range(2):
+            result = algo.train()
+        summary = iteration_summary(result)
+        agents = result["env_runners"]["agent_episode_returns_mean"]
+        module = algo.get_module("shared")
+    finally:
+        algo.stop()
+    assert summary["env_steps"] >= 2 * args.train_batch_size
+    assert summary["episodes"] > 0
+    assert summary["checked_actions"] > 0 and summary["illegal_actions"] == 0
+    assert set(agents) == {f"player_{s}" for s in range(rules.players)}
+    assert all(math.isfinite(v) for v in agents.values())
+    assert not any(torch.isnan(p).any() for p in module.parameters())
+
+
+def test_train_rllib_exports_a_policy_that_load_bot_plays(
+    ray_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from matador_env.bot import load_bot
+    from matador_env.policy import load_policy
+    from train.rllib import main
+
+    out = tmp_path / "run"
+    run = main(
+        [
+            "--preset",
+            "pagat",
+            "--players",
+            "4",
+            "--teams",
+            "--timesteps",
+            "256",
+            "--train-batch-size",
+            "256",
+            "--minibatch-size",
+            "128",
+            "--num-epochs",
+            "1",
+            "--hidden",
+            "32",
+            "--num-env-runners",
+            "0",
+            "--out",
+            str(out),
+        ]
+    )
+    assert run == out
+    assert "exported" in capsys.readouterr().out
+    rules = Rules.preset("pagat", players=4, teams=True)
+    policy = load_policy(out / "final", rules=rules)
+    assert policy.info.provenance["trainer"].startswith("train.rllib")
+    progress = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert progress[-1]["env_steps"] >= 256 and progress[-1]["illegal_actions"] == 0
+    bot = load_bot(str(out / "final"), rules=rules, seed=0)
+    for seed in range(3):
+        hand = HandState.deal(rules, seed)
+        while not hand.is_over:
+            hand = hand.apply(bot.choose(hand.view(hand.to_move)))  # refuses illegal moves
+        assert hand.outcome is not None
+
+
+def test_the_exported_network_is_the_modules_policy(tmp_path: Path) -> None:
+    from matador_env.policy import load_policy
+    from matador_env.rllib import MaskedActorCritic, policy_logits
+    from train.rllib import export_network
+
+    rules = Rules.preset("leiden")
+    e = raw_env(rules=rules)
+    module = MaskedActorCritic(
+        observation_space=e.observation_space("player_0"),
+        action_space=e.action_space("player_0"),
+        model_config={"hidden": [32, 16]},
+    )
+    export_network(policy_logits(module), rules, tmp_path, {"test": True})
+    policy = load_policy(tmp_path, rules=rules)
+    e.reset(seed=3)
+    rng = random.Random(3)
+    observations = []
+    while not all(e.terminations.values()):
+        obs = e.observe(e.agent_selection)
+        observations.append(obs["observation"])
+        legal = np.flatnonzero(obs["action_mask"])
+        e.step(int(legal[rng.randrange(len(legal))]))
+    batch = np.stack(observations)
+    with torch.no_grad():
+        expected = module.pi(torch.as_tensor(batch)).numpy()
+    assert np.allclose(policy.logits(batch), expected, atol=1e-5)
+    # The module masks what the env forbids, and never gives NaN for an all-zero mask.
+    masks = torch.zeros(2, e.encoding.num_actions, dtype=torch.int8)
+    masks[0, 5] = 1
+    out = module._forward(
+        {"obs": {"observation": torch.as_tensor(batch[:2]), "action_mask": masks}}
+    )
+    logits = out["action_dist_inputs"]
+    assert int(logits[0].argmax()) == 5 and torch.isfinite(logits).all()
