@@ -255,10 +255,10 @@ def test_a_full_hand_by_legal_moves(
     # Each sentence tells the end as it was when the move was made: an ordinary tile
     # laid in line touches it with the half that sums to S with what it showed.
     for line, event in zip(game["log"], state.hand.history, strict=True):
-        move = event.move
-        if move.mode != "inline" or move.tile.pips in (0, rules.link_sum):
-            continue
-        touching = move.tile.pips - move.shows
+        tile, shows = event.move.tile, event.move.shows
+        if tile is None or shows is None or tile.pips in (0, rules.link_sum):
+            continue  # not an ordinary tile laid in line
+        touching = tile.pips - shows
         if "needs a blank" in line:
             assert touching == 0, line
             continue
