@@ -1,0 +1,483 @@
+"""The batch engine: many hands (or matches) of one rules configuration, stepped by
+compiled kernels.
+
+The Python engine (:mod:`matador_env.engine`) stays the reference and the readable
+specification; this module plays the same game on arrays, for training and search.
+It is exact against the engine (``tests/test_batch_differential.py`` replays random
+play in both and compares every step):
+
+- a slot dealt with seed ``s`` holds the hand ``HandState.deal(rules, s)`` deals
+  (the same shuffle: CPython's Mersenne Twister, compiled);
+- legal moves come as ``int8`` masks in the action layout of
+  :mod:`matador_env.encoding` (the same action ids as the environments);
+- outcomes, scores, and matches to ``target_score`` follow :class:`Outcome` and
+  :class:`MatchState`.
+
+It needs ``numba`` (an optional dependency); :mod:`matador_env.engine` does not.
+The first use compiles the kernels and caches them on disk (``cache=True``), so a
+later process starts in well under a second.
+
+Bad input raises :class:`BatchError` (a ``ValueError``) naming the slot and what was
+allowed, before any slot is changed.
+
+.. code-block:: python
+
+    from matador_env.batch import BatchEngine
+    from matador_env.engine import Rules
+
+    eng = BatchEngine(Rules.preset("standard"), size=1024)
+    eng.deal(range(1024))
+    while not eng.all_over:
+        masks = eng.legal_masks()            # (1024, num_actions) int8
+        actions = pick(masks)                # -1 for a slot whose hand is over
+        eng.step(actions)
+    eng.outcome(0)                           # an engine Outcome
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encoding import Encoding, encoding_for
+from ..engine import (
+    BLANK,
+    BRANCH,
+    CROSS,
+    PLAIN,
+    SPINNER,
+    End,
+    Outcome,
+    Rules,
+    RulesError,
+    Termination,
+    Tile,
+)
+from ..engine.match import derive_seed
+from ..engine.rules import CHOICES
+from . import _kernels as K
+
+__all__ = ["BatchEngine", "BatchError", "BatchRules", "batch_rules", "seed_keys", "random_hands"]
+
+_KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
+_SEED_LIMIT = 1 << 64
+_MAX_PLAYERS = 127  # seats live in an int8 tile-location array
+
+
+class BatchError(ValueError):
+    """Bad input to the batch engine: names the slot (if any) and what was allowed."""
+
+
+@dataclass(frozen=True)
+class BatchRules:
+    """One rules configuration compiled to the kernels' integer tables."""
+
+    rules: Rules
+    enc: Encoding
+    rp: np.ndarray
+    """Rule parameters, indexed by the ``R_*`` constants of the kernels."""
+    tab: np.ndarray
+    """Per tile: low, high, pips, matador, first slot placement, cross/upright placement."""
+    slot: np.ndarray
+    """Per placement of the slot table: tile index, orientation."""
+
+
+_COMPILED: dict[Rules, BatchRules] = {}
+
+
+def batch_rules(rules: Rules) -> BatchRules:
+    """The compiled tables of ``rules`` (cached); :class:`RulesError` for anything else."""
+    if not isinstance(rules, Rules):
+        raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
+    got = _COMPILED.get(rules)
+    if got is not None:
+        return got
+    if rules.players > _MAX_PLAYERS:
+        raise RulesError(
+            "players", rules.players, f"at most {_MAX_PLAYERS} players in the batch engine"
+        )
+    enc = encoding_for(rules)
+    T = enc.num_tiles
+    rp = np.zeros(K.NRP, np.int64)
+    rp[K.R_N] = rules.players
+    rp[K.R_TEAMS] = int(rules.teams)
+    rp[K.R_S] = rules.link_sum
+    rp[K.R_T] = T
+    rp[K.R_DRAW_LIMIT] = min(rules.draw_limit, 1 << 30)
+    rp[K.R_RESERVE] = rules.boneyard_reserve
+    for field, code in (
+        ("voluntary_draw", K.R_VOL),
+        ("matador_placement", K.R_PLACE),
+        ("spinner", K.R_SPIN),
+        ("lead_tile", K.R_LEAD),
+        ("blocked_scoring", K.R_SCORING),
+        ("tie", K.R_TIE),
+        ("first_leader", K.R_FIRST),
+        ("next_leader", K.R_NEXT),
+        ("match_end", K.R_MATCH_END),
+    ):
+        rp[code] = CHOICES[field].index(getattr(rules, field))
+    rp[K.R_AS_REG] = int(rules.matador_as_regular)
+    rp[K.R_STUCK] = int(rules.matador_only_when_stuck)
+    rp[K.R_TARGET] = rules.target_score
+    rp[K.R_E] = enc.end_slots
+    rp[K.R_P] = enc.placements_per_slot
+    rp[K.R_DEALT] = sum(rules.tiles_per_seat)
+    rp[K.R_NACT] = enc.num_actions
+    rp[K.R_SIDES] = rules.sides
+    rp[K.R_V] = enc.num_values
+    S = rules.link_sum
+    tab = np.full((T, 6), -1, np.int64)
+    slot = np.zeros((enc.placements_per_slot, 2), np.int64)
+    orient_code = {"low": K.O_LOW, "high": K.O_HIGH, "cross": K.O_CROSS, "upright": K.O_UPRIGHT}
+    for k, tile in enumerate(enc.tiles):
+        tab[k, K.TLO] = tile.low
+        tab[k, K.THI] = tile.high
+        tab[k, K.TPIPS] = tile.pips
+        tab[k, K.TMAT] = int(tile.pips in (0, S))
+    for p, (tile, orient) in enumerate(enc.slot_table):
+        k = tile.index
+        slot[p] = (k, orient_code[orient])
+        if orient == "low":
+            tab[k, K.TSLOT] = p
+        elif orient in ("cross", "upright"):
+            tab[k, K.TSLOT_X] = p
+    compiled = BatchRules(rules, enc, rp, tab, slot)
+    if len(_COMPILED) >= 64:
+        del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[rules] = compiled
+    return compiled
+
+
+def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The Mersenne Twister keys of ``random.Random(seed)`` for each seed.
+
+    Seeds are ints (not bools) with ``abs(seed) < 2**64``; :class:`BatchError` names
+    the first that is not.
+    """
+    seeds = list(seeds)
+    keys = np.zeros((len(seeds), 2), np.uint32)
+    klens = np.ones(len(seeds), np.int64)
+    for j, seed in enumerate(seeds):
+        if isinstance(seed, np.integer):
+            seed = int(seed)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise BatchError(f"seed of slot {j}: {seed!r} is not an int; allowed: ints")
+        magnitude = abs(seed)
+        if magnitude >= _SEED_LIMIT:
+            raise BatchError(
+                f"seed of slot {j}: {seed!r} is too large; allowed: ints with abs(seed) < 2**64"
+            )
+        keys[j, 0] = magnitude & 0xFFFFFFFF
+        keys[j, 1] = magnitude >> 32
+        klens[j] = 2 if magnitude >> 32 else 1
+    return keys, klens
+
+
+class BatchEngine:
+    """``size`` slots, each a hand (and optionally a match) under one ``rules``.
+
+    The arrays are documented in :mod:`matador_env.batch._kernels`; read them through
+    the accessors here. A slot is dealt by :meth:`deal` (a hand) or :meth:`new_matches`
+    (the first hand of a match); :meth:`step` applies one action per slot.
+    """
+
+    def __init__(self, rules: Rules, size: int) -> None:
+        br = self.br = batch_rules(rules)
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise BatchError(f"size={size!r} is not allowed; allowed: an integer >= 1")
+        self.rules = rules
+        self.enc = br.enc
+        self.size = B = int(size)
+        n = rules.players
+        T = self.enc.num_tiles
+        E = self.enc.end_slots
+        self.num_actions = self.enc.num_actions
+        self.loc = np.full((B, T), K.BONEYARD, np.int8)
+        self.hsize = np.zeros((B, n), np.int32)
+        self.stock = np.zeros((B, T), np.int16)
+        self.ends = np.full((B, E, 3), -1, np.int8)
+        self.st = np.zeros((B, K.NST), np.int32)
+        self.st[:, K.OVER] = 1  # nothing dealt yet
+        self.st[:, K.TERM] = -1
+        self.counts = np.zeros((B, n), np.int32)
+        self.cannot = np.zeros((B, n, self.enc.cannot_width), np.uint8)
+        self.totals = np.zeros((B, rules.sides), np.int32)
+        self.leads = np.zeros((B, n), np.int32)
+        self.mst = np.zeros((B, K.NMST), np.int32)
+        self.winners = np.zeros((B, rules.sides), np.int8)
+        self.in_match = np.zeros(B, np.bool_)
+        self.hand_seeds: list[int] = [0] * B
+        self.match_seeds: list[int] = [0] * B
+        self._scratch = np.zeros(self.num_actions, np.int8)
+
+    # -- dealing -------------------------------------------------------------------------
+
+    def _slots(self, slots: Sequence[int] | np.ndarray | None, count: int | None) -> np.ndarray:
+        if slots is None:
+            return np.arange(self.size if count is None else count, dtype=np.int64)
+        arr = np.asarray(slots)
+        if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+            raise BatchError(f"slots must be a 1-d sequence of slot numbers, got {slots!r}")
+        arr = arr.astype(np.int64)
+        bad = np.flatnonzero((arr < 0) | (arr >= self.size))
+        if bad.size:
+            raise BatchError(
+                f"slot {int(arr[bad[0]])} does not exist; allowed: 0 to {self.size - 1}"
+            )
+        if np.unique(arr).size != arr.size:
+            raise BatchError(f"slots must be distinct, got {arr.tolist()}")
+        return arr
+
+    def _leaders(self, leaders: Sequence[int] | None, count: int) -> np.ndarray:
+        if leaders is None:
+            return np.full(count, -1, np.int64)
+        out = np.empty(count, np.int64)
+        if len(leaders) != count:
+            raise BatchError(f"leaders: expected {count} (one per slot dealt), got {len(leaders)}")
+        n = self.rules.players
+        for j, leader in enumerate(leaders):
+            if leader is None:
+                out[j] = -1
+                continue
+            if isinstance(leader, np.integer):
+                leader = int(leader)
+            if not isinstance(leader, int) or isinstance(leader, bool) or not 0 <= leader < n:
+                raise BatchError(
+                    f"leader of slot {j}: {leader!r} is not a seat; allowed: 0 to {n - 1} or None"
+                )
+            out[j] = leader
+        return out
+
+    def deal(
+        self,
+        seeds: Iterable[int],
+        slots: Sequence[int] | np.ndarray | None = None,
+        leaders: Sequence[int | None] | None = None,
+    ) -> None:
+        """Deal ``HandState.deal(rules, seed, leader)`` into each slot (all slots by
+        default, in order). The slots leave any match they were in."""
+        seeds = list(seeds)
+        idx = self._slots(slots, len(seeds) if slots is None else None)
+        if len(seeds) != idx.size:
+            raise BatchError(f"seeds: expected {idx.size} (one per slot), got {len(seeds)}")
+        keys, klens = seed_keys(seeds)
+        lead = self._leaders(leaders, idx.size)
+        self._deal(idx, keys, klens, lead)
+        for j, b in enumerate(idx.tolist()):
+            self.hand_seeds[b] = int(seeds[j])
+        self.in_match[idx] = False
+
+    def _deal(self, idx: np.ndarray, keys: np.ndarray, klens: np.ndarray, lead: np.ndarray) -> None:
+        br = self.br
+        K.deal_slots(
+            idx,
+            keys,
+            klens,
+            lead,
+            br.rp,
+            br.tab,
+            self.loc,
+            self.hsize,
+            self.stock,
+            self.ends,
+            self.st,
+            self.counts,
+            self.cannot,
+        )
+
+    def new_matches(
+        self, seeds: Iterable[int], slots: Sequence[int] | np.ndarray | None = None
+    ) -> None:
+        """Start ``MatchState.new(rules, seed)`` in each slot: totals zero, first deal."""
+        seeds = list(seeds)
+        idx = self._slots(slots, len(seeds) if slots is None else None)
+        if len(seeds) != idx.size:
+            raise BatchError(f"seeds: expected {idx.size} (one per slot), got {len(seeds)}")
+        seed_keys(seeds)  # refuses bad seeds before anything changes
+        hand_seeds = [derive_seed(int(s), 0) for s in seeds]
+        keys, klens = seed_keys(hand_seeds)
+        self._deal(idx, keys, klens, np.full(idx.size, -1, np.int64))
+        self.totals[idx] = 0
+        self.leads[idx] = 0
+        self.mst[idx] = 0
+        self.mst[idx, K.M_DEALS] = 1
+        self.winners[idx] = 0
+        self.in_match[idx] = True
+        for j, b in enumerate(idx.tolist()):
+            self.match_seeds[b] = int(seeds[j])
+            self.hand_seeds[b] = hand_seeds[j]
+
+    def next_hands(self, slots: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """``MatchState.next_hand`` in every given match slot (default: every match slot
+        whose hand is over and whose match is not). Returns the slots dealt."""
+        if slots is None:
+            idx = np.flatnonzero(
+                self.in_match & (self.st[:, K.OVER] == 1) & (self.mst[:, K.M_OVER] == 0)
+            )
+        else:
+            idx = self._slots(slots, None)
+            for b in idx.tolist():
+                if not self.in_match[b]:
+                    raise BatchError(f"slot {b} is not playing a match; allowed: match slots")
+                if self.mst[b, K.M_OVER]:
+                    raise BatchError(f"slot {b}: the match is over; no further hand is dealt")
+                if not self.st[b, K.OVER]:
+                    raise BatchError(f"slot {b}: the current hand is not over yet")
+        if idx.size == 0:
+            return idx
+        br = self.br
+        leaders = np.array(
+            [K.next_leader(b, br.rp, self.st, self.counts) for b in idx.tolist()], np.int64
+        )
+        seeds = [derive_seed(self.match_seeds[b], int(self.mst[b, K.M_DEALS])) for b in idx]
+        keys, klens = seed_keys(seeds)
+        self._deal(idx, keys, klens, leaders)
+        self.mst[idx, K.M_DEALS] += 1
+        for j, b in enumerate(idx.tolist()):
+            self.hand_seeds[b] = seeds[j]
+        return idx
+
+    # -- moves -----------------------------------------------------------------------------
+
+    def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
+        """``(size, num_actions)`` int8: 1 for each legal action (a row of zeros once over)."""
+        if out is None:
+            out = np.empty((self.size, self.num_actions), np.int8)
+        br = self.br
+        K.legal_masks(br.rp, br.tab, self.loc, self.ends, self.st, out)
+        return out
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """Apply one action per slot (-1 for a slot whose hand is over).
+
+        Raises :class:`BatchError` naming the first bad slot, its action and its legal
+        actions; then no slot has changed. Match slots score a hand that ends (the
+        next hand is dealt by :meth:`next_hands`). Returns the slots whose hand ended.
+        """
+        acts = self._checked(actions)
+        br = self.br
+        was_over = self.st[:, K.OVER].copy()
+        K.apply_actions(
+            acts,
+            br.rp,
+            br.tab,
+            br.slot,
+            self.loc,
+            self.hsize,
+            self.stock,
+            self.ends,
+            self.st,
+            self.counts,
+            self.cannot,
+        )
+        ended = np.flatnonzero((self.st[:, K.OVER] == 1) & (was_over == 0))
+        for b in ended.tolist():
+            if self.in_match[b]:
+                K.score_hand(b, br.rp, self.st, self.totals, self.leads, self.mst, self.winners)
+        return ended
+
+    def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        arr = np.asarray(actions)
+        if arr.shape != (self.size,):
+            raise BatchError(
+                f"actions must have shape ({self.size},) (one per slot), got shape {arr.shape}"
+            )
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+            raise BatchError(f"actions must be integers, got dtype {arr.dtype}")
+        acts = arr.astype(np.int64)
+        br = self.br
+        bad = K.check_actions(acts, br.rp, br.tab, self.loc, self.ends, self.st, self._scratch)
+        if bad >= 0:
+            raise BatchError(self._why(bad, int(acts[bad])))
+        return acts
+
+    def _why(self, b: int, action: int) -> str:
+        if self.st[b, K.OVER]:
+            return f"slot {b}: action {action} given but the hand is over; allowed: -1"
+        mask = np.zeros(self.num_actions, np.int8)
+        br = self.br
+        K.legal_row(b, br.rp, br.tab, self.loc, self.enc.num_tiles, self.ends, self.st, mask)
+        legal = ", ".join(f"{a} ({self.enc.moves[a]})" for a in np.flatnonzero(mask))
+        if not 0 <= action < self.num_actions:
+            what = f"out of range 0-{self.num_actions - 1}"
+        else:
+            what = f"{self.enc.moves[action]} is not legal"
+        return f"slot {b}: action {action} is {what}; allowed: {legal}"
+
+    # -- reading a slot ---------------------------------------------------------------------
+
+    @property
+    def over(self) -> np.ndarray:
+        """Per slot: the hand is over (or nothing was dealt)."""
+        return self.st[:, K.OVER] == 1
+
+    @property
+    def all_over(self) -> bool:
+        return bool(self.st[:, K.OVER].all())
+
+    @property
+    def match_over(self) -> np.ndarray:
+        return self.mst[:, K.M_OVER] == 1
+
+    @property
+    def to_move(self) -> np.ndarray:
+        return self.st[:, K.TO_MOVE]
+
+    def hand_mask(self, b: int, seat: int) -> int:
+        """Seat ``seat``'s hand in slot ``b`` as the engine's bit mask over tile indices."""
+        mask = 0
+        for k in np.flatnonzero(self.loc[b] == seat).tolist():
+            mask |= 1 << k
+        return mask
+
+    def hand_masks(self, b: int) -> tuple[int, ...]:
+        return tuple(self.hand_mask(b, s) for s in range(self.rules.players))
+
+    def boneyard(self, b: int) -> tuple[Tile, ...]:
+        """The undrawn tiles of slot ``b`` in draw order (full information)."""
+        tiles = self.enc.tiles
+        return tuple(tiles[k] for k in self.stock[b, self.st[b, K.POS] :].tolist())
+
+    def end_tuple(self, b: int) -> tuple[End, ...]:
+        """Slot ``b``'s open ends as the engine's :class:`End` values."""
+        out = []
+        for kind, v, v2 in self.ends[b, : self.st[b, K.NENDS]].tolist():
+            k = _KINDS[kind]
+            out.append(End(k, None if v < 0 else v, None if v2 < 0 else v2))
+        return tuple(out)
+
+    def outcome(self, b: int) -> Outcome | None:
+        """Slot ``b``'s :class:`Outcome` once its hand is over, else None."""
+        st = self.st[b]
+        if st[K.TERM] < 0:
+            return None
+        winner = int(st[K.WINNER])
+        side = int(st[K.WSIDE])
+        return Outcome(
+            Termination.ALL[int(st[K.TERM])],
+            None if winner < 0 else winner,
+            None if side < 0 else side,
+            int(st[K.POINTS]),
+            tuple(int(c) for c in self.counts[b]),
+        )
+
+    def match_winners(self, b: int) -> tuple[int, ...] | None:
+        if not self.mst[b, K.M_OVER]:
+            return None
+        return tuple(int(x) for x in np.flatnonzero(self.winners[b]))
+
+
+def random_hands(rules: Rules, seeds: Sequence[int], rng_seed: int = 0) -> tuple[np.ndarray, int]:
+    """Deal each seed and play it out with uniformly random legal actions, in one kernel.
+
+    Returns ``(results, actions)``: per hand (termination code, winning side or -1,
+    points), and the number of actions taken.
+    """
+    br = batch_rules(rules)
+    keys, klens = seed_keys(seeds)
+    results = np.zeros((len(keys), 3), np.int64)
+    total = K.random_hands(keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results)
+    return results, int(total)
