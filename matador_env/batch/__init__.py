@@ -215,9 +215,9 @@ class BatchEngine:
 
     # -- dealing -------------------------------------------------------------------------
 
-    def _slots(self, slots: Sequence[int] | np.ndarray | None, count: int | None) -> np.ndarray:
+    def _slots(self, slots: Sequence[int] | np.ndarray | None) -> np.ndarray:
         if slots is None:
-            return np.arange(self.size if count is None else count, dtype=np.int64)
+            return np.arange(self.size, dtype=np.int64)
         arr = np.asarray(slots)
         if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
             raise BatchError(f"slots must be a 1-d sequence of slot numbers, got {slots!r}")
@@ -260,7 +260,7 @@ class BatchEngine:
         """Deal ``HandState.deal(rules, seed, leader)`` into each slot (all slots by
         default, in order). The slots leave any match they were in."""
         seeds = list(seeds)
-        idx = self._slots(slots, len(seeds) if slots is None else None)
+        idx = self._slots(slots)
         if len(seeds) != idx.size:
             raise BatchError(f"seeds: expected {idx.size} (one per slot), got {len(seeds)}")
         keys, klens = seed_keys(seeds)
@@ -293,7 +293,7 @@ class BatchEngine:
     ) -> None:
         """Start ``MatchState.new(rules, seed)`` in each slot: totals zero, first deal."""
         seeds = list(seeds)
-        idx = self._slots(slots, len(seeds) if slots is None else None)
+        idx = self._slots(slots)
         if len(seeds) != idx.size:
             raise BatchError(f"seeds: expected {idx.size} (one per slot), got {len(seeds)}")
         seed_keys(seeds)  # refuses bad seeds before anything changes
@@ -318,7 +318,7 @@ class BatchEngine:
                 self.in_match & (self.st[:, K.OVER] == 1) & (self.mst[:, K.M_OVER] == 0)
             )
         else:
-            idx = self._slots(slots, None)
+            idx = self._slots(slots)
             for b in idx.tolist():
                 if not self.in_match[b]:
                     raise BatchError(f"slot {b} is not playing a match; allowed: match slots")

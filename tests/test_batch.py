@@ -1,0 +1,153 @@
+"""The batch engine's public API: deals equal to the engine's, and bad input refused
+with a message naming the slot and what was allowed, leaving every slot unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from matador_env.batch import BatchEngine, BatchError, random_hands  # noqa: E402
+from matador_env.encoding import encoding_for  # noqa: E402
+from matador_env.engine import HandState, Rules, RulesError  # noqa: E402
+
+
+def _snapshot(eng: BatchEngine) -> list[np.ndarray]:
+    return [a.copy() for a in (eng.loc, eng.hsize, eng.stock, eng.ends, eng.st, eng.cannot)]
+
+
+def _unchanged(eng: BatchEngine, before: list[np.ndarray]) -> bool:
+    return all(np.array_equal(a, b) for a, b in zip(_snapshot(eng), before, strict=True))
+
+
+@pytest.fixture
+def eng() -> BatchEngine:
+    e = BatchEngine(Rules.preset("standard"), 3)
+    e.deal([7, 8, 9])
+    return e
+
+
+def test_a_slot_holds_the_engines_deal_for_any_seed() -> None:
+    rules = Rules.preset("leiden")
+    seeds = [0, 1, -1, 2**32, 2**64 - 1, -(2**63), 123456789]
+    eng = BatchEngine(rules, len(seeds))
+    eng.deal(seeds)
+    for b, seed in enumerate(seeds):
+        hand = HandState.deal(rules, seed)
+        assert eng.hand_masks(b) == tuple(hand.hand_mask(s) for s in range(2))
+        assert eng.boneyard(b) == hand.boneyard
+        assert int(eng.to_move[b]) == hand.to_move
+
+
+def test_chosen_leaders_and_slots() -> None:
+    rules = Rules.preset("standard", players=3)
+    eng = BatchEngine(rules, 4)
+    eng.deal([5, 6], slots=[3, 1], leaders=[2, None])
+    assert int(eng.to_move[3]) == 2
+    assert eng.hand_masks(1) == tuple(HandState.deal(rules, 6).hand_mask(s) for s in range(3))
+    assert eng.over.tolist() == [True, False, True, False]
+
+
+def test_out_of_range_action_names_slot_and_legal_moves(eng: BatchEngine) -> None:
+    before = _snapshot(eng)
+    legal = eng.legal_masks()
+    acts = np.array([int(np.flatnonzero(legal[b])[0]) for b in range(3)])
+    acts[1] = 500
+    with pytest.raises(BatchError, match=r"slot 1: action 500 is out of range 0-127; allowed: "):
+        eng.step(acts)
+    assert _unchanged(eng, before)
+
+
+def test_illegal_action_is_refused_and_nothing_changes(eng: BatchEngine) -> None:
+    before = _snapshot(eng)
+    legal = eng.legal_masks()
+    acts = np.array([int(np.flatnonzero(legal[b])[0]) for b in range(3)])
+    acts[2] = int(np.flatnonzero(legal[2] == 0)[0])
+    with pytest.raises(BatchError, match=r"slot 2: action \d+ is .* is not legal; allowed: "):
+        eng.step(acts)
+    assert _unchanged(eng, before)
+    eng.step(np.array([int(np.flatnonzero(legal[b])[0]) for b in range(3)]))
+    assert not _unchanged(eng, before)
+
+
+@pytest.mark.parametrize(
+    "actions, message",
+    [
+        (np.zeros(2, np.int64), r"shape \(3,\)"),
+        (np.zeros((3, 1), np.int64), r"shape \(3,\)"),
+        (np.zeros(3, np.float32), "integers"),
+        (np.zeros(3, np.bool_), "integers"),
+        (["a", "b", "c"], "integers"),
+    ],
+)
+def test_wrong_shape_or_dtype(eng: BatchEngine, actions: object, message: str) -> None:
+    before = _snapshot(eng)
+    with pytest.raises(BatchError, match=message):
+        eng.step(actions)  # type: ignore[arg-type]
+    assert _unchanged(eng, before)
+
+
+def test_finished_slots_take_minus_one_only() -> None:
+    rules = Rules.preset("standard")
+    eng = BatchEngine(rules, 2)
+    eng.deal([1], slots=[0])
+    legal = eng.legal_masks()
+    with pytest.raises(
+        BatchError, match="slot 1: action 0 given but the hand is over; allowed: -1"
+    ):
+        eng.step(np.array([int(np.flatnonzero(legal[0])[0]), 0]))
+    eng.step(np.array([int(np.flatnonzero(legal[0])[0]), -1]))
+
+
+@pytest.mark.parametrize(
+    "seeds, message",
+    [
+        ([1, 2**64], "seed of slot 1: .* too large"),
+        ([1.5, 2], "seed of slot 0: 1.5 is not an int"),
+        ([True, 2], "seed of slot 0: True is not an int"),
+        (["3", 2], "seed of slot 0: '3' is not an int"),
+    ],
+)
+def test_bad_seeds(seeds: list[object], message: str) -> None:
+    eng = BatchEngine(Rules.preset("standard"), 2)
+    eng.deal([4, 5])
+    before = _snapshot(eng)
+    with pytest.raises(BatchError, match=message):
+        eng.deal(seeds)  # type: ignore[arg-type]
+    with pytest.raises(BatchError, match=message):
+        eng.new_matches(seeds)  # type: ignore[arg-type]
+    assert _unchanged(eng, before)
+
+
+def test_bad_slots_leaders_and_sizes() -> None:
+    rules = Rules.preset("standard")
+    eng = BatchEngine(rules, 2)
+    with pytest.raises(BatchError, match="slot 5 does not exist; allowed: 0 to 1"):
+        eng.deal([1], slots=[5])
+    with pytest.raises(BatchError, match=r"leader of slot 0: 2 is not a seat; allowed: 0 to 1"):
+        eng.deal([1, 2], leaders=[2, 0])
+    with pytest.raises(BatchError, match="seeds: expected 2"):
+        eng.deal([1, 2, 3])
+    with pytest.raises(BatchError, match="size=0"):
+        BatchEngine(rules, 0)
+    with pytest.raises(RulesError, match="rules"):
+        BatchEngine("standard", 2)  # type: ignore[arg-type]
+    with pytest.raises(RulesError, match="players=136 .* at most 127 players"):
+        BatchEngine(Rules(set_max=15, players=136, hand_size=1), 1)
+
+
+def test_masks_use_the_encodings_action_ids() -> None:
+    rules = Rules.preset("kardinal", players=3)
+    enc = encoding_for(rules)
+    eng = BatchEngine(rules, 1)
+    eng.deal([42])
+    hand = HandState.deal(rules, 42)
+    assert np.array_equal(eng.legal_masks()[0], enc.action_mask(hand.legal_moves()))
+
+
+def test_random_hands_end_with_valid_outcomes() -> None:
+    results, actions = random_hands(Rules.preset("standard"), range(200), rng_seed=3)
+    assert actions > 200 * 5
+    assert set(results[:, 0].tolist()) <= {0, 1, 2}
+    assert (results[:, 2] >= 0).all()
