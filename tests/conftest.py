@@ -16,7 +16,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--long",
         action="store_true",
         default=False,
-        help="run the long reliability campaigns of tests/test_fuzz.py (minutes)",
+        help="also run the long tests (fuzz campaigns, differential checks): minutes",
     )
 
 
