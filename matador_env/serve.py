@@ -306,6 +306,19 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._watch()  # a pipelined request may have started
 
+    def send_400_response(self, msg: str) -> None:
+        # h11 found garbage after a request it had passed to the app (a bad chunk,
+        # bytes after "Connection: close"). The 400 ends the connection, so the app
+        # must not answer too: its answer would break h11's state and log a traceback.
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            super().send_400_response(msg)
+        else:  # part of an answer is out already: no room for a 400
+            self.transport.close()
+
     def eof_received(self) -> None:
         self._peer_closed = True
         super().eof_received()

@@ -220,6 +220,27 @@ def test_a_client_hanging_up_mid_request_is_one_quiet_line(server: Server) -> No
     assert_healthy(server)
 
 
+def test_a_bad_chunk_after_the_head_is_one_400_and_no_traceback(tmp_path: Path) -> None:
+    # h11 passes the request to the app, then finds the bad chunk size and answers 400:
+    # the app must not answer as well (found by benchmarks.fuzz_http). The app's task
+    # runs when it will, so the log is read once the server has stopped.
+    own = start_server(tmp_path, "--bots", "greedy")
+    try:
+        for head in (
+            b"GET /health HTTP/1.1\r\n",
+            b"POST /move HTTP/1.1\r\nContent-Type: application/json\r\n",
+        ):
+            with connect(own) as sock:
+                sock.sendall(head + b"Host: test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+                raw = closed_by_server(sock)
+            assert raw.startswith(b"HTTP/1.1 400 ") and raw.count(b"HTTP/1.1") == 1, raw
+            assert_healthy(own)
+    finally:
+        code = stop_server(own)
+    err = own.err.read_text()
+    assert code == 0 and "Traceback" not in err and "unexpected error" not in err, err
+
+
 # -- the connection limit -------------------------------------------------------------
 
 
