@@ -135,8 +135,11 @@ def read_state(folder: Path, rules: Rules) -> dict[str, Any]:
             f"{path}: 'weights' must name a .pt file inside {folder}, got {weights!r}; "
             f"{_what_to_do(folder)}"
         )
+    rules_data = state.get("rules")
+    if not isinstance(rules_data, dict):
+        raise CheckpointError(f"{path}: 'rules' is not a JSON object; {_what_to_do(folder)}")
     try:
-        saved_rules = Rules.from_dict(state.get("rules"))
+        saved_rules = Rules.from_dict(rules_data)
     except (RulesError, TypeError) as e:
         raise CheckpointError(
             f"{path}: its 'rules' are not valid ({e}); {_what_to_do(folder)}"

@@ -32,7 +32,10 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text))
+    def write(tmp: Path) -> None:
+        tmp.write_text(text)
+
+    return atomic_write(path, write)
 
 
 def atomic_write_json(path: str | Path, data: Any) -> Path:

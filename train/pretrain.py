@@ -105,7 +105,13 @@ def _collect_chunk(job: ChunkJob) -> str:
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(
+                f,
+                obs=arrays["obs"],
+                mask=arrays["mask"],
+                action=arrays["action"],
+                ret=arrays["ret"],
+            )
 
     atomic_write(job.path, write)
     return job.path

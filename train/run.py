@@ -159,7 +159,7 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-# Bounds of the numeric arguments: (lowest, highest, whether the lowest is allowed).
+# The lowest value each integer argument allows.
 _INT_AT_LEAST: dict[str, int] = {
     "seed": 0,
     "timesteps": 1,
