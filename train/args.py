@@ -55,7 +55,12 @@ def parser_for(
         if getattr(kind, "__origin__", None) is list:
             (item,) = kind.__args__
             parser.add_argument(
-                flag, nargs="*", type=item, default=default, metavar="VALUE", help=help_text
+                flag,
+                nargs="*",
+                type=item,
+                default=default,
+                metavar=f.metadata.get("metavar", "VALUE"),
+                help=help_text,
             )
             continue
         convert = _converter(kind)

@@ -58,7 +58,7 @@ class TrainArgs:
     teams: bool | None = None
     """Partnerships of two (--teams) or every seat for itself (--no-teams), overriding
     the preset's."""
-    rules: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list, metadata={"metavar": "KEY=VALUE"})
     """KEY=VALUE overrides of the preset's rules (fields of matador_env.engine.Rules,
     e.g. --rules lead_tile=any target_score=150), as python -m evaluate takes them."""
     seed: int = 1
