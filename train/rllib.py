@@ -75,8 +75,10 @@ class RllibArgs:
     num_env_runners: int = 1
     """Sampling processes (0: sample in the driver). On a cluster, Ray spreads them over
     the nodes."""
-    num_envs_per_env_runner: int = 1
-    """Environments each env runner steps together."""
+    num_envs_per_env_runner: int = 8
+    """Environments each env runner steps together; the module then picks their actions
+    in one batch, which is where most of the sampling time goes (measured on two cores:
+    4 environments sampled 4x faster than 1)."""
     train_batch_size: int = 4000
     """Environment steps per PPO update."""
     minibatch_size: int = 256
