@@ -337,7 +337,9 @@ function drawLog() {
 
 function statusText() {
   if (!game) return "";
-  if (game.status === "finished") return game.result || (game.outcome ? game.outcome.text : "The game is over.");
+  if (game.status === "finished") {
+    return [game.outcome ? game.outcome.text : "", game.result || ""].join(" ").trim() || "The game is over.";
+  }
   if (game.status === "hand_over") return game.outcome.text;
   if (game.status === "bot_turn") {
     const seat = game.seats.find((s) => s.to_move);
