@@ -547,7 +547,7 @@ class GameSessions:
     idle_expiry_s: float = IDLE_EXPIRY_S
     clock: Callable[[], float] = time.monotonic
     _games: dict[str, WebGame] = field(default_factory=dict)
-    _bots: dict[tuple[str, Rules], Bot] = field(default_factory=dict)
+    _bots: dict[tuple[str, Rules | None], Bot] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __len__(self) -> int:
@@ -562,7 +562,9 @@ class GameSessions:
 
     def _bot(self, level: str, rules: Rules) -> Bot:
         # Bots are shared between threads and games; each game draws on its own rng.
-        key = (level, rules)
+        # Heuristic levels play any rules, so one of each serves every game (and odd
+        # targets cannot grow the cache); trained levels exist for a few presets only.
+        key = (level, rules if level in ("casual", "trained") else None)
         bot = self._bots.get(key)
         if bot is None:
             bot = self._bots[key] = load_bot(level, rules=rules)
@@ -654,7 +656,7 @@ def web_routes(
     async def asset(request: Request) -> Response:
         name = request.path_params["name"]
         if name not in page or name == "index.html":
-            raise RequestFailed(404, "not_found", f"no file /web/{name}", "path.name")
+            return RequestFailed(404, "not_found", f"no file /web/{name}", "path.name").response()
         return serve_file(name)
 
     async def body_of(request: Request, empty_ok: bool) -> dict[str, Any]:
@@ -726,7 +728,7 @@ def web_routes(
 
     return [
         Route("/", index, methods=["GET"]),
-        Route("/web/{name}", answer_file(asset), methods=["GET"]),
+        Route("/web/{name}", asset, methods=["GET"]),
         Route("/games/options", answer(options), methods=["GET"]),
         Route("/games", answer(create, 201), methods=["POST"]),
         Route("/games/{id}", answer(show), methods=["GET"]),
@@ -735,14 +737,3 @@ def web_routes(
         Route("/games/{id}/bot", answer(bot), methods=["POST"]),
         Route("/games/{id}/next", answer(next_hand), methods=["POST"]),
     ]
-
-
-def answer_file(handler: Callable[[Request], Any]) -> Callable[..., Any]:
-    async def endpoint(request: Request) -> Response:
-        try:
-            response: Response = await handler(request)
-            return response
-        except RequestFailed as exc:
-            return exc.response()
-
-    return endpoint
