@@ -29,7 +29,7 @@ allowed, before any slot is changed.
     eng.deal(range(1024))
     while not eng.all_over:
         masks = eng.legal_masks()            # (1024, num_actions) int8
-        actions = pick(masks)                # -1 for a slot whose hand is over
+        actions = pick(masks)                # -1 leaves a slot (a finished one) as it is
         eng.step(actions)
     eng.outcome(0)                           # an engine Outcome
 """
@@ -351,7 +351,8 @@ class BatchEngine:
         return out
 
     def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
-        """Apply one action per slot (-1 for a slot whose hand is over).
+        """Apply one action per slot (-1 leaves a slot as it is; the only action of a slot
+        whose hand is over).
 
         Raises :class:`BatchError` naming the first bad slot, its action and its legal
         actions; then no slot has changed. Match slots score a hand that ends (the

@@ -838,16 +838,14 @@ def check_actions(
     st: np.ndarray,
     scratch: np.ndarray,
 ) -> int:
-    """The first slot whose action is not legal (-1 marks a finished slot's no-op), or -1."""
+    """The first slot whose action is not legal (-1 leaves a slot as it is), or -1."""
     T = rp[R_T]
     A = rp[R_NACT]
     for b in range(loc.shape[0]):
         a = actions[b]
-        if st[b, OVER]:
-            if a != -1:
-                return b
+        if a == -1:
             continue
-        if a < 0 or a >= A:
+        if st[b, OVER] or a < 0 or a >= A:
             return b
         legal_row(b, rp, tab, loc, T, ends, st, scratch)
         if scratch[a] == 0:
@@ -970,3 +968,109 @@ def random_hands(
         results[j, 1] = st[0, WSIDE]
         results[j, 2] = st[0, POINTS]
     return total
+
+
+# -- observations ----------------------------------------------------------------------------
+
+F_INV_T = 0
+F_INV_N = 1
+F_TARGET = 2
+F_SCORE_SCALE = 3
+NFC = 4
+
+
+@njit(cache=True)
+def observe_rows(
+    slots: np.ndarray,
+    seats: np.ndarray,
+    with_scores: np.ndarray,
+    rp: np.ndarray,
+    fc: np.ndarray,
+    loc: np.ndarray,
+    hsize: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    cannot: np.ndarray,
+    totals: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Row ``j`` of ``out``: seat ``seats[j]``'s observation of slot ``slots[j]``.
+
+    Number for number ``Encoding.observation`` of the seat's view (the pieces table of
+    :mod:`matador_env.encoding`); every float is computed as there, in double
+    precision and then stored as float32.
+    """
+    n = rp[R_N]
+    T = rp[R_T]
+    E = rp[R_E]
+    V = rp[R_V]
+    Kw = 5 + V
+    C = V + 2
+    sides = rp[R_SIDES]
+    teams = rp[R_TEAMS] != 0
+    inv_t = fc[F_INV_T]
+    inv_n = fc[F_INV_N]
+    scale = fc[F_SCORE_SCALE]
+    o_played = T
+    o_ends = 2 * T
+    o_bone = o_ends + E * Kw
+    o_sizes = o_bone + 3
+    o_partner = o_sizes + n - 1
+    o_cannot = o_partner + n - 1
+    o_scores = o_cannot + (n - 1) * C
+    o_leader = o_scores + sides
+    o_to_move = o_leader + n
+    for j in range(slots.shape[0]):
+        b = slots[j]
+        seat = seats[j]
+        row = out[j]
+        for x in range(row.shape[0]):
+            row[x] = 0.0
+        for k in range(T):
+            where = loc[b, k]
+            if where == seat:
+                row[k] = 1.0
+            elif where == PLAYED:
+                row[o_played + k] = 1.0
+        for i in range(st[b, NENDS]):
+            base = o_ends + i * Kw
+            row[base + ends[b, i, 0]] = 1.0
+            if ends[b, i, 1] >= 0:
+                row[base + 5 + ends[b, i, 1]] = 1.0
+            if ends[b, i, 2] >= 0:
+                row[base + 5 + ends[b, i, 2]] = 1.0
+        row[o_bone] = np.float32((T - st[b, POS]) * inv_t)
+        row[o_bone + 1] = np.float32(st[b, PASSES] * inv_n)
+        row[o_bone + 2] = np.float32(fc[F_TARGET])
+        for k in range(1, n):
+            other = (seat + k) % n
+            row[o_sizes + k - 1] = np.float32(hsize[b, other] * inv_t)
+            if teams and k == 2:
+                row[o_partner + 1] = 1.0
+            for c in range(C):
+                if cannot[b, other, c]:
+                    row[o_cannot + (k - 1) * C + c] = 1.0
+        if with_scores[b]:
+            own = _side(seat, teams)
+            for k in range(sides):
+                total = totals[b, (own + k) % sides]
+                row[o_scores + k] = np.float32(min(total, scale) / scale)
+        row[o_leader + (st[b, LEADER] - seat) % n] = 1.0
+        row[o_to_move + (st[b, TO_MOVE] - seat) % n] = 1.0
+
+
+@njit(cache=True)
+def random_choices(masks: np.ndarray, rows: np.ndarray, rng: np.ndarray, out: np.ndarray) -> None:
+    """``out[j]``: a uniformly random legal action of ``masks[rows[j]]``."""
+    for j in range(rows.shape[0]):
+        mask = masks[rows[j]]
+        m = 0
+        for a in range(mask.shape[0]):
+            m += mask[a]
+        pick = np.int64(_xorshift(rng) % np.uint64(m))
+        for a in range(mask.shape[0]):
+            if mask[a]:
+                if pick == 0:
+                    out[j] = a
+                    break
+                pick -= 1

@@ -1,0 +1,488 @@
+"""Matador as a vector environment: ``num_envs`` games in lockstep on the batch engine.
+
+Observations, action masks, actions and rewards are those of the AEC environment
+(:mod:`matador_env.matador_v0`, whose docstring documents them) with the same
+:data:`~matador_env.encoding.ENCODING_VERSION`: slot ``i`` seeded ``s`` shows, number
+for number, what ``raw_env`` reset with ``seed=s`` shows after the same actions
+(``tests/test_vector.py`` checks it). Everything is batched: ``float32``
+observations of shape ``(num_envs, obs_size)`` and ``int8`` masks of shape
+``(num_envs, num_actions)``, built by compiled kernels (:mod:`matador_env.batch`,
+which needs ``numba``).
+
+Two modes
+=========
+
+``VectorEnv(..., mode="self_play")``: every decision is returned. Each slot has one
+seat to move; ``reset``/``step`` return that seat's observation and mask and the
+seats (``seats``), ``step`` takes one action per slot and returns the rewards of
+every seat, shape ``(num_envs, players)``.
+
+``VectorEnv(..., mode="learner")``: one learner seat per slot (``learner=None``: a
+random seat each episode, drawn from the slot's seed; or a fixed seat). The other
+seats are played inside the batch by ``opponents`` until the learner is to move:
+
+- ``"random"`` (the default): uniform over the legal actions, compiled;
+- a batched policy: ``callable(obs, masks) -> actions`` taking ``(m, obs_size)``
+  float32 observations and ``(m, num_actions)`` int8 masks of the ``m`` slots whose
+  opponent is to move, returning ``m`` legal actions.
+
+The learner's reward is everything its seat received since its last action, as in
+:class:`~matador_env.gym_env.MatadorSingleEnv`. :func:`sb3_vec_env` wraps a learner
+environment as a stable-baselines3 ``VecEnv`` with ``action_masks()``, which
+sb3-contrib's ``MaskablePPO`` trains on.
+
+Episodes and seeds
+==================
+
+``episode="hand"`` or ``"match"`` as in ``raw_env`` (a match ends at its target, or
+is truncated after ``max_hands``). A finished slot resets itself at once (auto-reset):
+the returned observation is the new episode's, and ``infos[i]["final_observation"]``
+is the finished one's last observation for the seat that made the final move
+(learner mode: for the learner). Slot ``i``'s ``e``-th episode (from 0) is seeded
+``seeds[i] + e * num_envs``, where ``seeds`` is given to :meth:`VectorEnv.reset`
+(default: ``seed + i``), so every slot replays and differs from the others.
+
+Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
+raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .batch import BatchEngine, BatchError, seed_keys
+from .batch import _kernels as K
+from .encoding import ENCODING_VERSION
+from .engine import Rules, set_tiles
+from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, REWARD_KINDS, resolve_rules
+
+__all__ = ["VectorEnv", "BatchPolicy", "sb3_vec_env", "ENCODING_VERSION"]
+
+BatchPolicy = Callable[[np.ndarray, np.ndarray], Any]
+"""``policy(obs, masks) -> actions`` over the rows of a batch."""
+
+MODES = ("self_play", "learner")
+_MAX_EMPTY_DEALS = 1000
+
+
+class VectorEnv:
+    """``num_envs`` Matador games in lockstep (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | None = None,
+        preset: str | None = None,
+        *,
+        mode: str = "self_play",
+        episode: str = "hand",
+        reward: str = "score",
+        match_bonus: float | None = None,
+        max_hands: int = DEFAULT_MAX_HANDS,
+        learner: int | None = None,
+        opponents: str | BatchPolicy = "random",
+        seed: int = 0,
+        **rule_overrides: Any,
+    ) -> None:
+        rules = resolve_rules(rules, preset, rule_overrides)
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r} is not allowed; allowed: {MODES}")
+        if episode not in EPISODE_KINDS:
+            raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
+        if reward not in REWARD_KINDS:
+            raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
+            raise ValueError(f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1")
+        n = rules.players
+        if learner is not None and (
+            isinstance(learner, bool) or not isinstance(learner, int) or not 0 <= learner < n
+        ):
+            raise ValueError(f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}")
+        if opponents != "random" and not callable(opponents):
+            raise ValueError(
+                f"opponents={opponents!r} is not allowed; allowed: 'random' or a callable "
+                "(obs, masks) -> actions"
+            )
+        self.eng = BatchEngine(rules, num_envs)
+        self.rules = rules
+        self.enc = self.eng.enc
+        self.num_envs = B = self.eng.size
+        self.mode = mode
+        self.episode = episode
+        self.reward = reward
+        if match_bonus is None:
+            match_bonus = float(rules.target_score) if reward == "score" else 1.0
+        self.match_bonus = float(match_bonus)
+        self.max_hands = max_hands
+        self.fixed_learner = learner
+        self.opponents = opponents
+        self.obs_size = self.enc.obs_size
+        self.num_actions = self.enc.num_actions
+        self.encoding_version = ENCODING_VERSION
+        self._fc = np.array(
+            [self.enc.inv_tiles, self.enc.inv_players, self.enc.target_value, 0.0], np.float64
+        )
+        self._fc[K.F_SCORE_SCALE] = self.enc.score_scale
+        self._top = float(sum(t.pips for t in set_tiles(rules.set_max)))
+        self._base_seeds = [seed + i for i in range(B)]
+        self._episodes = np.zeros(B, np.int64)
+        self._hands = np.zeros(B, np.int64)
+        self.learner = np.zeros(B, np.int64)
+        self._with_scores = np.zeros(B, np.bool_)
+        self._masks = np.zeros((B, self.num_actions), np.int8)
+        self._obs = np.zeros((B, self.obs_size), np.float32)
+        self._all = np.arange(B, dtype=np.int64)
+        self._rng = np.array([(seed * 6364136223846793005 | 1) % 2**64], np.uint64)
+        self._started = False
+
+    # -- public API -------------------------------------------------------------------------
+
+    def reset(
+        self, seeds: Sequence[int] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start every slot's first episode; ``(obs, masks, seats)`` of the seats to move
+        (learner mode: the learners)."""
+        if seeds is not None:
+            seeds = list(seeds)
+            if len(seeds) != self.num_envs:
+                raise BatchError(
+                    f"seeds: expected {self.num_envs} (one per slot), got {len(seeds)}"
+                )
+            seed_keys(seeds)
+            self._base_seeds = [int(s) for s in seeds]
+        self._episodes[:] = 0
+        self._start(self._all)
+        self._started = True
+        if self.mode == "learner":
+            B = self.num_envs
+            none = np.zeros(B, np.bool_)
+            self._play_opponents(
+                np.zeros(B, np.float32), [{} for _ in range(B)], np.ones(B, np.bool_), none, none
+            )
+        return self._observe_all()
+
+    def step(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]
+    ]:
+        """Apply one action per slot.
+
+        Returns ``(obs, masks, seats, rewards, terminated, truncated, infos)``. In
+        self-play mode ``rewards`` is ``(num_envs, players)``; in learner mode it is the
+        learner's, ``(num_envs,)``. Observations are of the next episode where one ended.
+        """
+        if not self._started:
+            raise BatchError("step() before reset(); allowed: reset() first")
+        eng = self.eng
+        seats = eng.to_move.copy()
+        ended = eng.step(actions)
+        B = self.num_envs
+        n = self.rules.players
+        seat_rewards = np.zeros((B, n), np.float32)
+        terminated = np.zeros(B, np.bool_)
+        truncated = np.zeros(B, np.bool_)
+        infos: list[dict[str, Any]] = [{} for _ in range(B)]
+        self._hand_ended(ended, seat_rewards, terminated, truncated)
+        # Read before a finished slot restarts (a random learner seat is drawn again).
+        learner_rewards = seat_rewards[self._all, self.learner]
+        done = np.flatnonzero(terminated | truncated)
+        fresh = np.zeros(B, np.bool_)
+        fresh[done] = True
+        if done.size:
+            observer = self.learner[done] if self.mode == "learner" else seats[done]
+            final = self._observe(done, observer)
+            for j, b in enumerate(done.tolist()):
+                infos[b]["final_observation"] = final[j]
+            self._episodes[done] += 1
+            self._start(done)
+        if self.mode == "learner":
+            rewards = learner_rewards
+            self._play_opponents(rewards, infos, fresh, terminated, truncated)
+            obs, masks, seats_now = self._observe_all()
+            return obs, masks, seats_now, rewards, terminated, truncated, infos
+        obs, masks, seats_now = self._observe_all()
+        return obs, masks, seats_now, seat_rewards, terminated, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8."""
+        return self._masks
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _seeds_of(self, slots: np.ndarray) -> list[int]:
+        B = self.num_envs
+        return [self._base_seeds[b] + int(self._episodes[b]) * B for b in slots.tolist()]
+
+    def _start(self, slots: np.ndarray) -> None:
+        seeds = self._seeds_of(slots)
+        if self.episode == "match":
+            self.eng.new_matches(seeds, slots=slots)
+            self._with_scores[slots] = True
+        else:
+            self.eng.deal(seeds, slots=slots)
+        self._hands[slots] = 0
+        if self.mode == "learner":
+            if self.fixed_learner is not None:
+                self.learner[slots] = self.fixed_learner
+            else:
+                n = self.rules.players
+                self.learner[slots] = [
+                    int(np.random.default_rng(abs(s)).integers(n)) for s in seeds
+                ]
+
+    def _hand_ended(
+        self,
+        ended: np.ndarray,
+        seat_rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        """Rewards of the hands that just ended; the next hand of a match, or the end."""
+        if ended.size == 0:
+            return
+        eng = self.eng
+        st = eng.st
+        next_hand = []
+        for b in ended.tolist():
+            side = int(st[b, K.WSIDE])
+            if side >= 0:
+                seat_rewards[b] += self._share(
+                    lambda s, side=side: self._side(s) == side, float(st[b, K.POINTS]), self.reward
+                )
+            self._hands[b] += 1
+            if self.episode == "hand":
+                terminated[b] = True
+            elif eng.mst[b, K.M_OVER]:
+                winners = set(np.flatnonzero(eng.winners[b]).tolist())
+                seat_rewards[b] += self._match_bonus(winners)
+                terminated[b] = True
+            elif self._hands[b] >= self.max_hands:
+                truncated[b] = True
+            else:
+                next_hand.append(b)
+        if next_hand:
+            eng.next_hands(np.array(next_hand, np.int64))
+
+    def _side(self, seat: int) -> int:
+        return self.rules.side_of(seat)
+
+    def _share(self, wins: Callable[[int], bool], amount: float, kind: str) -> np.ndarray:
+        # The AEC environment's hand_rewards/_share, per seat.
+        n = self.rules.players
+        won = [wins(s) for s in range(n)]
+        winners = sum(won)
+        losers = n - winners
+        out = np.zeros(n, np.float32)
+        if winners == 0 or losers == 0:
+            return out
+        if kind == "win":
+            out[:] = [1.0 if w else -1.0 for w in won]
+            return out
+        gain, loss = amount / winners, amount / losers
+        if kind == "normalised":
+            gain, loss = gain / self._top, loss / self._top
+        out[:] = [gain if w else -loss for w in won]
+        return out
+
+    def _match_bonus(self, winners: set[int]) -> np.ndarray:
+        n = self.rules.players
+        if self.reward == "win":
+            won = [self._side(s) in winners for s in range(n)]
+            if all(won):
+                return np.zeros(n, np.float32)
+            return np.array([self.match_bonus if w else -self.match_bonus for w in won], np.float32)
+        return self._share(lambda s: self._side(s) in winners, self.match_bonus, "score")
+
+    def _observe(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        out = np.empty((slots.size, self.obs_size), np.float32)
+        eng = self.eng
+        K.observe_rows(
+            slots.astype(np.int64),
+            seats.astype(np.int64),
+            self._with_scores,
+            eng.br.rp,
+            self._fc,
+            eng.loc,
+            eng.hsize,
+            eng.ends,
+            eng.st,
+            eng.cannot,
+            eng.totals,
+            out,
+        )
+        return out
+
+    def _observe_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        eng = self.eng
+        seats = eng.to_move.astype(np.int64)
+        K.observe_rows(
+            self._all,
+            seats,
+            self._with_scores,
+            eng.br.rp,
+            self._fc,
+            eng.loc,
+            eng.hsize,
+            eng.ends,
+            eng.st,
+            eng.cannot,
+            eng.totals,
+            self._obs,
+        )
+        eng.legal_masks(self._masks)
+        return self._obs.copy(), self._masks.copy(), seats
+
+    def _play_opponents(
+        self,
+        rewards: np.ndarray,
+        infos: list[dict[str, Any]],
+        fresh: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        """Play the other seats until every slot's learner is to move.
+
+        ``fresh`` marks slots whose episode began in this call: if one ends before the
+        learner's first decision it is dealt again without a trace (as in
+        :class:`~matador_env.gym_env.MatadorSingleEnv`).
+        """
+        eng = self.eng
+        B = self.num_envs
+        n = self.rules.players
+        empty = np.zeros(B, np.int64)
+        while True:
+            waiting = np.flatnonzero(eng.to_move != self.learner)
+            if waiting.size == 0:
+                return
+            masks = eng.legal_masks(self._masks)
+            acts = np.full(B, -1, np.int64)
+            if self.opponents == "random":
+                chosen = np.empty(waiting.size, np.int64)
+                K.random_choices(masks, waiting, self._rng, chosen)
+            else:
+                obs = self._observe(waiting, eng.to_move[waiting])
+                chosen = np.asarray(self.opponents(obs, masks[waiting].copy()))  # type: ignore[operator]
+                if chosen.shape != (waiting.size,):
+                    raise BatchError(
+                        f"opponents returned shape {chosen.shape}; allowed: ({waiting.size},), "
+                        "one action per slot whose opponent is to move"
+                    )
+            acts[waiting] = chosen
+            seat_rewards = np.zeros((B, n), np.float32)
+            term = np.zeros(B, np.bool_)
+            trunc = np.zeros(B, np.bool_)
+            try:
+                ended = eng.step(acts)
+            except BatchError as exc:
+                raise BatchError(f"an opponent chose an illegal action: {exc}") from None
+            self._hand_ended(ended, seat_rewards, term, trunc)
+            live = ~fresh
+            rewards[live] += seat_rewards[self._all, self.learner][live]
+            done = np.flatnonzero(term | trunc)
+            if done.size == 0:
+                continue
+            final = self._observe(done, self.learner[done])
+            for j, b in enumerate(done.tolist()):
+                if fresh[b]:
+                    empty[b] += 1
+                    if empty[b] >= _MAX_EMPTY_DEALS:
+                        raise BatchError(
+                            f"slot {b}: {_MAX_EMPTY_DEALS} deals in a row ended before the "
+                            "learner could move; these rules leave it no decision"
+                        )
+                else:
+                    terminated[b] = term[b]
+                    truncated[b] = trunc[b]
+                    infos[b]["final_observation"] = final[j]
+            self._episodes[done] += 1
+            self._start(done)
+            fresh[done] = True
+
+
+_SB3_CLASS: Any = None
+
+
+def sb3_vec_env(env: VectorEnv) -> Any:
+    """A stable-baselines3 ``VecEnv`` over a learner-mode :class:`VectorEnv`.
+
+    ``action_masks()`` (through ``env_method``) gives sb3-contrib's ``MaskablePPO``
+    the learners' masks. Infos carry ``terminal_observation`` (SB3's name) where a
+    slot's episode ended, and ``TimeLimit.truncated`` where a match was truncated.
+    """
+    if env.mode != "learner":
+        raise ValueError(f"sb3_vec_env needs mode='learner', got mode={env.mode!r}")
+    global _SB3_CLASS
+    if _SB3_CLASS is None:
+        _SB3_CLASS = _make_sb3_class()
+    return _SB3_CLASS(env)
+
+
+def _make_sb3_class() -> Any:
+    from gymnasium import spaces
+    from stable_baselines3.common.vec_env import VecEnv
+
+    class MatadorVecEnv(VecEnv):  # type: ignore[misc]
+        """SB3's view of a learner-mode :class:`VectorEnv`."""
+
+        render_mode = None
+
+        def __init__(self, venv: VectorEnv) -> None:
+            self.venv = venv
+            self._actions: np.ndarray | None = None
+            super().__init__(
+                venv.num_envs,
+                spaces.Box(0.0, 1.0, (venv.obs_size,), np.float32),
+                spaces.Discrete(venv.num_actions),
+            )
+
+        def reset(self) -> np.ndarray:
+            seeds = None
+            if any(s is not None for s in self._seeds):
+                seeds = [int(s) if s is not None else i for i, s in enumerate(self._seeds)]
+            self._reset_seeds()
+            obs, _, _ = self.venv.reset(seeds)
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            return obs
+
+        def step_async(self, actions: np.ndarray) -> None:
+            self._actions = np.asarray(actions)
+
+        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+            assert self._actions is not None
+            obs, _, _, rewards, term, trunc, infos = self.venv.step(self._actions)
+            for b, info in enumerate(infos):
+                if "final_observation" in info:
+                    info["terminal_observation"] = info.pop("final_observation")
+                    info["TimeLimit.truncated"] = bool(trunc[b] and not term[b])
+            return obs, rewards, term | trunc, infos
+
+        def close(self) -> None:
+            pass
+
+        def action_masks(self) -> np.ndarray:
+            return self.venv.action_masks().astype(bool)
+
+        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+            return [getattr(self, attr_name)] * len(self._get_indices(indices))
+
+        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+            setattr(self, attr_name, value)
+
+        def env_method(
+            self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+        ) -> list[Any]:
+            rows = list(self._get_indices(indices))
+            if method_name == "action_masks":
+                masks = self.action_masks()
+                return [masks[i] for i in rows]
+            result = getattr(self, method_name)(*method_args, **method_kwargs)
+            return [result] * len(rows)
+
+        def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+            return [False] * len(self._get_indices(indices))
+
+    return MatadorVecEnv

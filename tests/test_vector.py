@@ -1,0 +1,156 @@
+"""The vector environment: every slot is the AEC environment, number for number;
+learner mode, auto-reset, seeds, bad input, and MaskablePPO training on it."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from matador_env.batch import BatchError  # noqa: E402
+from matador_env.encoding import ENCODING_VERSION  # noqa: E402
+from matador_env.matador_v0 import raw_env  # noqa: E402
+from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
+
+CASES = [
+    ("standard", "hand", {}),
+    ("leiden", "hand", {}),
+    ("kardinal", "hand", {"players": 3}),
+    ("pagat", "hand", {"players": 4, "teams": True}),
+    ("polish", "hand", {"matador_as_regular": True}),
+    ("double_nine", "hand", {"players": 4, "spinner": "first_double"}),
+    ("standard", "match", {"target_score": 30}),
+    ("leiden", "match", {"target_score": 30}),
+    ("kardinal", "match", {"target_score": 20}),
+]
+
+
+@pytest.mark.parametrize("preset, episode, overrides", CASES)
+def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[str, object]) -> None:
+    B = 4
+    seeds = [11, 12, 13, 14]
+    for reward in ("score", "normalised") if episode == "hand" else ("win",):
+        venv = VectorEnv(B, preset=preset, episode=episode, reward=reward, **overrides)
+        assert venv.encoding_version == ENCODING_VERSION
+        envs = [raw_env(preset=preset, episode=episode, reward=reward, **overrides) for _ in seeds]
+        episodes = [0] * B
+        for b, e in enumerate(envs):
+            e.reset(seed=seeds[b])
+        obs, masks, seats = venv.reset(seeds)
+        rng = random.Random(preset)
+        finished = 0
+        for _ in range(400):
+            acts = np.zeros(B, np.int64)
+            for b, e in enumerate(envs):
+                agent = e.agent_selection
+                assert seats[b] == e.possible_agents.index(agent)
+                seen = e.observe(agent)
+                np.testing.assert_array_equal(obs[b], seen["observation"], err_msg=f"slot {b}")
+                np.testing.assert_array_equal(masks[b], seen["action_mask"])
+                acts[b] = rng.choice(np.flatnonzero(seen["action_mask"]).tolist())
+            obs, masks, seats, rewards, term, trunc, infos = venv.step(acts)
+            for b, e in enumerate(envs):
+                e.step(int(acts[b]))
+                expected = [e.rewards[a] for a in e.possible_agents]
+                np.testing.assert_allclose(rewards[b], expected, rtol=1e-6, err_msg=f"slot {b}")
+                done = any(e.terminations.values()) or any(e.truncations.values())
+                assert bool(term[b] or trunc[b]) == done
+                if done:
+                    assert "final_observation" in infos[b]
+                    finished += 1
+                    episodes[b] += 1
+                    e.reset(seed=seeds[b] + episodes[b] * B)
+        assert finished >= B
+
+
+def test_learner_mode_returns_only_the_learners_turns() -> None:
+    venv = VectorEnv(6, preset="standard", players=3, mode="learner", learner=1, seed=5)
+    obs, masks, seats = venv.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    total = 0.0
+    for _ in range(200):
+        assert (seats == 1).all()
+        assert (masks.sum(axis=1) > 0).all()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, masks, seats, rewards, term, trunc, infos = venv.step(acts)
+        ended += int(term.sum())
+        total += float(np.abs(rewards).sum())
+        assert not trunc.any()
+        assert (rewards[~term] == 0).all()
+    assert ended > 20 and total > 0
+
+
+def test_batched_policy_opponents_and_random_learner_seats() -> None:
+    calls: list[int] = []
+
+    def lowest_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        calls.append(len(obs))
+        assert obs.dtype == np.float32 and masks.dtype == np.int8
+        return masks.argmax(axis=1)
+
+    venv = VectorEnv(5, preset="leiden", mode="learner", opponents=lowest_legal, seed=9)
+    obs, masks, seats = venv.reset()
+    seen_seats = set()
+    for _ in range(100):
+        assert (seats == venv.learner).all()
+        seen_seats |= set(seats.tolist())
+        obs, masks, seats, *_ = venv.step(masks.argmax(axis=1))
+    assert calls and seen_seats == {0, 1}
+
+
+def test_seeds_replay_and_differ() -> None:
+    a = VectorEnv(3, preset="standard", mode="self_play")
+    b = VectorEnv(3, preset="standard", mode="self_play")
+    oa, *_ = a.reset([1, 2, 3])
+    ob, *_ = b.reset([1, 2, 3])
+    np.testing.assert_array_equal(oa, ob)
+    assert not np.array_equal(oa[0], oa[1])
+    with pytest.raises(BatchError, match="seed of slot 1"):
+        a.reset([1, 2**70, 3])
+
+
+def test_bad_actions_change_nothing() -> None:
+    venv = VectorEnv(3, preset="standard")
+    obs, masks, _ = venv.reset([4, 5, 6])
+    bad = masks.argmax(axis=1)
+    bad[2] = int(np.flatnonzero(masks[2] == 0)[0])
+    with pytest.raises(BatchError, match=r"slot 2: action \d+ is .*; allowed: "):
+        venv.step(bad)
+    with pytest.raises(BatchError, match=r"shape \(3,\)"):
+        venv.step(bad[:2])
+    with pytest.raises(BatchError, match="integers"):
+        venv.step(bad.astype(np.float64))
+    again, masks2, _ = venv._observe_all()
+    np.testing.assert_array_equal(again, obs)
+    np.testing.assert_array_equal(masks2, masks)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="mode='solo' is not allowed"):
+        VectorEnv(2, preset="standard", mode="solo")
+    with pytest.raises(ValueError, match="learner=2 is not allowed; allowed: None or 0 to 1"):
+        VectorEnv(2, preset="standard", mode="learner", learner=2)
+    with pytest.raises(ValueError, match="opponents='expert' is not allowed"):
+        VectorEnv(2, preset="standard", mode="learner", opponents="expert")
+    with pytest.raises(ValueError, match="needs mode='learner'"):
+        sb3_vec_env(VectorEnv(2, preset="standard"))
+
+
+def test_maskable_ppo_trains_on_the_vector_env() -> None:
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    torch.set_num_threads(1)
+    venv = sb3_vec_env(VectorEnv(8, preset="standard", mode="learner", reward="win", seed=3))
+    model = sb3_contrib.MaskablePPO(
+        "MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu"
+    )
+    model.learn(512)
+    assert model.num_timesteps >= 512
+    obs = venv.reset()
+    masks = venv.action_masks()
+    actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert all(masks[b, a] for b, a in enumerate(actions))
