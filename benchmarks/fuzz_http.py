@@ -1,8 +1,9 @@
 """The HTTP bot server under fuzzed, stalled, vanishing and too many clients.
 
 ``python -m benchmarks.fuzz_http [--seconds 60] [--seed 0]`` prints the counts of
-:func:`run_http_campaign` as JSON; ``python -m benchmarks.fuzz`` adds them to its
-table (campaign ``http``).
+:func:`run_http_campaign` as JSON, and on stderr what was sent and answered for the
+first findings of each kind (exit status 1 when there are any); ``python -m
+benchmarks.fuzz`` adds the counts to its table (campaign ``http``).
 
 The server (``python -m matador_env.serve``: bots ``greedy`` and ``random``,
 ``--request-timeout 2 --keep-alive-timeout 2 --max-connections 16``) runs in a
@@ -252,18 +253,24 @@ def json_error_kind(answer: bytes) -> str | None:
 
 
 class Tally:
-    """Counts shared by the client threads."""
+    """Counts shared by the client threads, and the first examples of each finding."""
+
+    EXAMPLES_PER_FINDING = 3
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.examples: list[str] = []
         self.lock = threading.Lock()
 
-    def add(self, *keys: str) -> None:
+    def add(self, *keys: str, sent: bytes = b"", got: bytes = b"") -> None:
         with self.lock:
             self.counts.update(keys)
+            for key in keys:
+                if key.startswith("finding_") and self.counts[key] <= self.EXAMPLES_PER_FINDING:
+                    self.examples.append(f"{key}: sent {sent[:300]!r}, got {got[:300]!r}")
 
-    def answer(self, answer: bytes, closed: bool = False) -> int | None:
-        """Count one answer by status class; check what an error answer says."""
+    def answer(self, answer: bytes, sent: bytes = b"") -> int | None:
+        """Count one answer to ``sent`` by status class; check what an error answer says."""
         status = status_of(answer)
         keys = ["requests"]
         if status is None:
@@ -279,13 +286,15 @@ class Tally:
                 keys.append("finding_5xx")
             elif status >= 400:
                 keys.append("refused")
-                # uvicorn answers what h11 cannot parse with a plain-text 400.
+                # uvicorn answers what h11 cannot parse with a plain-text 400; the
+                # answer to HEAD has no body to say what was wrong.
                 plain_400 = status == 400 and kind is None
-                if not plain_400 and kind not in DOCUMENTED_KINDS:
+                head = sent.startswith(b"HEAD ")
+                if not plain_400 and not head and kind not in DOCUMENTED_KINDS:
                     keys.append("finding_undocumented_error")
             else:
                 keys.append("accepted")
-        self.add(*keys)
+        self.add(*keys, sent=sent, got=answer)
         return status
 
 
@@ -399,13 +408,13 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
             head = f"HTTP/1.1 {resp.status} X\r\n".encode()
             for name, value in resp.getheaders():
                 head += f"{name}: {value}\r\n".encode()
-            if tally.answer(head + b"\r\n" + raw) == 200:
+            if tally.answer(head + b"\r\n" + raw, sent=body) == 200:
                 try:
                     reply = json.loads(raw)
                 except ValueError:
                     reply = None
                 if not isinstance(reply, dict) or not legal_reply(body, reply):
-                    tally.add("finding_illegal_move")
+                    tally.add("finding_illegal_move", sent=body, got=raw)
     finally:
         conn.close()
 
@@ -503,7 +512,7 @@ def send_raw(server: ServerUnderTest, tally: Tally, request: bytes) -> None:
             answer = read_answer(sock)
     except OSError:
         answer = b""
-    tally.answer(answer)
+    tally.answer(answer, sent=request)
 
 
 def requests_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until: float) -> None:
@@ -614,7 +623,7 @@ def stall_round(server: ServerUnderTest, tally: Tally, views: list[bytes], each:
     tally.add(*["tried"] * len(clients))
     for client in clients:
         if client.first_answer is not None and tally.answer(client.first_answer) != 200:
-            tally.add("finding_keep_alive_not_served")
+            tally.add("finding_keep_alive_not_served", got=client.first_answer)
     bound = time.monotonic() + max(REQUEST_TIMEOUT, KEEP_ALIVE_TIMEOUT) + MARGIN
     next_byte = time.monotonic()
     try:
@@ -630,15 +639,18 @@ def stall_round(server: ServerUnderTest, tally: Tally, views: list[bytes], each:
                     client.read()
         for client in clients:
             if not client.closed:
-                tally.add("finding_stall_not_closed")
+                tally.add("finding_stall_not_closed", sent=client.kind.encode())
                 continue
             tally.add("timeout_closes", "refused")
             if client.kind in ("slow_head", "slow_body"):
                 # Part of a request came: the server says why it gives up.
                 answered = status_of(client.received) == 408
-                tally.add("answered_408" if answered else "finding_stall_not_408")
+                key = "answered_408" if answered else "finding_stall_not_408"
+                tally.add(key, sent=client.kind.encode(), got=client.received)
             elif client.received:
-                tally.add("finding_stall_answered_unasked")
+                tally.add(
+                    "finding_stall_answered_unasked", sent=client.kind.encode(), got=client.received
+                )
     finally:
         for client in clients:
             client.sock.close()
@@ -674,11 +686,11 @@ def burst_round(server: ServerUnderTest, tally: Tally, view: bytes) -> None:
         with ThreadPoolExecutor(count) as clients:
             results = list(clients.map(post, socks))
         for answer, ended in results:
-            status = tally.answer(answer)
+            status = tally.answer(answer, sent=request)
             if status == 200:
                 tally.add("burst_served")
             elif not answer:
-                tally.add("burst_closed" if ended else "finding_burst_hung")
+                tally.add("burst_closed" if ended else "finding_burst_hung", sent=request)
     finally:
         for sock in socks:
             sock.close()
@@ -703,8 +715,12 @@ PHASES: dict[str, Callable[[ServerUnderTest, Tally, random.Random, float], None]
 }
 
 
-def run_http_campaign(seconds: float = 60.0, seed: int = 0) -> dict[str, int]:
-    """Fuzz and load a server on loopback for about ``seconds``; the counts (module docs)."""
+def run_http_campaign(
+    seconds: float = 60.0, seed: int = 0, examples: list[str] | None = None
+) -> dict[str, int]:
+    """Fuzz and load a server on loopback for about ``seconds``; the counts (module docs).
+    ``examples``, when given, gets what was sent and answered for the first findings
+    of each kind, and the server's first traceback."""
     if not seconds > 0:
         raise ValueError(f"run_http_campaign: seconds must be > 0, got {seconds!r}")
     rng = random.Random(seed)
@@ -736,6 +752,11 @@ def run_http_campaign(seconds: float = 60.0, seed: int = 0) -> dict[str, int]:
     counts["finding_traceback"] = err.count("Traceback")
     counts["finding_unclean_stop"] = int(code != 0)
     counts["hangup_lines"] = err.count(" hung up ")
+    if examples is not None:
+        examples += tally.examples
+        if "Traceback" in err:
+            at = err.index("Traceback")
+            examples.append("finding_traceback: " + err[max(0, at - 200) : at + 3000])
     counts["findings"] = sum(v for k, v in counts.items() if k.startswith("finding_"))
     for key in (
         "tried",
@@ -766,8 +787,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be > 0")
-    counts = run_http_campaign(args.seconds, args.seed)
+    examples: list[str] = []
+    counts = run_http_campaign(args.seconds, args.seed, examples)
     print(json.dumps(counts, indent=1))
+    for example in examples:
+        print(example, file=sys.stderr)
     return 1 if counts["findings"] else 0
 
 
