@@ -1,7 +1,7 @@
 """``expert``: the strongest hand-written player, from the strategy of the rule texts.
 
-The source texts (``shared/seeds``) and players give the strategy this player
-follows; each idea is one term of a move's score:
+The source texts (docs/rules.md, "Presets and their sources") and players give the
+strategy this player follows; each idea is one term of a move's score:
 
 - *Keep matadors for when they matter* (000: "es ist deshalb gut, sie so lange
   wie möglich zu behalten"; 002: "opłaca się trzymać matadory na specjalną

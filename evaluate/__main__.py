@@ -37,7 +37,7 @@ class Args:
     vs: str | None
     """A candidate spec that plays each of ``agents``; None for a round robin."""
     preset: str
-    """A preset of RULES.md."""
+    """A preset of docs/rules.md."""
     rules: list[str]
     """``key=value`` overrides of the preset (e.g. ``players=4 teams=true``)."""
     hands: int

@@ -119,8 +119,9 @@ class MatchState:
             if top >= rules.target_score:
                 winners = tuple(s for s, t in enumerate(totals) if t == top)
         else:
-            # RULES.md "complete_round": once a total is strictly above the target, play on
-            # until every seat has led equally often; the highest total wins, ties share.
+            # docs/rules.md, match_end "complete_round": once a total is strictly above the
+            # target, play on until every seat has led equally often; the highest total wins,
+            # ties share.
             armed = armed or top > rules.target_score
             if armed and not outcome.redeal and len(set(leads)) == 1:
                 winners = tuple(s for s, t in enumerate(totals) if t == top)

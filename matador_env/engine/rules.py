@@ -1,4 +1,4 @@
-"""The rules configuration: every option of ``shared/RULES.md`` as one frozen dataclass.
+"""The rules configuration: every option of ``docs/rules.md`` as one frozen dataclass.
 
 Rule variants are data. Only move generation and scoring read a ``Rules``; the
 adapters never branch on it. Impossible combinations are refused when the
@@ -64,7 +64,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Rules:
-    """One Matador rules configuration (see ``shared/RULES.md``, table "Options").
+    """One Matador rules configuration (see ``docs/rules.md``, section "Options").
 
     Build one directly (``Rules(players=3)``) or from a named preset
     (``Rules.preset("leiden")``, ``Rules.preset("polish", players=3)``).
@@ -73,7 +73,7 @@ class Rules:
     :meth:`from_dict`, :meth:`from_text`) raises :class:`RulesError` (a
     ``ValueError``) for an unknown field name, a value of the wrong type (a bool
     or float where an integer is needed, None, a list...), a value out of range
-    or a combination RULES.md refuses; never a bare ``TypeError``.
+    or a combination docs/rules.md refuses; never a bare ``TypeError``.
     """
 
     set_max: int = 6
@@ -179,7 +179,7 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
-        """A named preset of RULES.md, with any field overridden.
+        """A named preset of docs/rules.md, with any field overridden.
 
         Raises :class:`RulesError` for an unknown preset or field name (the error
         lists the allowed ones) and for any value the constructor refuses.
@@ -353,7 +353,7 @@ def _validate(r: Rules) -> None:
             f"next_leader is {r.next_leader!r}",
         )
     if r.match_end == "complete_round" and r.lead_tile == "double_not_blank":
-        # RULES.md, match_end: a lead that passes to the left leaves the lead counts
+        # docs/rules.md, match_end: a lead that passes to the left leaves the lead counts
         # uneven for good, so the round would never complete and the match never end.
         raise RulesError(
             "match_end",

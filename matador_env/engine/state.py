@@ -341,7 +341,7 @@ class HandState:
         hands = [0] * n
         dealt = sum(sizes)
         # One tile at a time from seat 0 on, so that with hand_size="all" the lower
-        # seats hold the extra tiles (RULES.md, rule 1).
+        # seats hold the extra tiles (docs/rules.md, "A hand, step by step").
         for k in range(dealt):
             hands[k % n] |= 1 << order[k]
         if leader is None:
@@ -728,7 +728,7 @@ class HandState:
         append = out.append
         for i, (kind, v, v2) in enumerate(ends):
             if only_spinner and kind is not SPINNER:
-                # RULES.md, spinner "lead_double_cross": the cross must be full first.
+                # docs/rules.md, spinner "lead_double_cross": the cross must be full first.
                 continue
             # Regular tiles (rule 4; a needs-a-blank end takes 0-x).
             if kind is BLANK:
@@ -913,7 +913,7 @@ class HandState:
         s._hands = tuple(hands)
         s._pos = self._pos + 1
         s._draws = self._draws + 1
-        s._passes = 0  # RULES.md rule 8: a draw resets the count of passes
+        s._passes = 0  # docs/rules.md, "A hand, step by step": a draw resets the count of passes
         s._history = (self._history, seat, move, self._ends)
         return s
 
@@ -1014,7 +1014,7 @@ def _fits_by_sum(t: _Tables, end: End, move: Move) -> bool:
 
 
 def _highest_double_holder(t: _Tables, hands: Sequence[int]) -> int:
-    """RULES.md first_leader "highest_double": the highest double (the doubles' order is
+    """docs/rules.md, first_leader "highest_double": the highest double (the doubles' order is
     their index order), else the heaviest tile, ties to the higher high half."""
     dealt = 0
     for h in hands:
