@@ -54,6 +54,9 @@ def _hand_masks(eng: BatchEngine) -> list[list[int]]:
 
 def _compare(eng: BatchEngine, states: list[HandState], masks: np.ndarray, where: str) -> None:
     index = eng.enc.index
+    br = eng.br
+    T = eng.enc.num_tiles
+    scratch = np.empty(eng.num_actions, np.int64)
     hands = _hand_masks(eng)
     st = eng.st.tolist()
     for b, s in enumerate(states):
@@ -61,6 +64,9 @@ def _compare(eng: BatchEngine, states: list[HandState], masks: np.ndarray, where
         ctx = f"{where}, slot {b}, seed {s.seed}, after {list(map(str, s.moves))}"
         legal = sorted({index[m] for m in s.legal_moves()})
         assert np.flatnonzero(masks[b]).tolist() == legal, f"legal moves differ: {ctx}"
+        # The kernels' action list (what playouts draw from) names each action once.
+        listed = K.legal_list(b, br.rp, br.tab, eng.loc, T, eng.ends, eng.st, scratch)
+        assert listed == len(legal), f"legal action list has repeats: {ctx}"
         assert hands[b] == [s.hand_mask(x) for x in range(s.rules.players)], f"hands: {ctx}"
         assert eng.hsize[b].tolist() == list(s.hand_sizes), f"hand sizes: {ctx}"
         assert eng.enc.num_tiles - row[K.POS] == s.boneyard_size, f"boneyard size: {ctx}"

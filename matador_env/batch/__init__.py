@@ -211,7 +211,7 @@ class BatchEngine:
         self.in_match = np.zeros(B, np.bool_)
         self.hand_seeds: list[int] = [0] * B
         self.match_seeds: list[int] = [0] * B
-        self._scratch = np.zeros(self.num_actions, np.int8)
+        self._scratch = np.zeros(self.num_actions, np.int64)
 
     # -- dealing -------------------------------------------------------------------------
 
@@ -400,7 +400,9 @@ class BatchEngine:
             return f"slot {b}: action {action} given but the hand is over; allowed: -1"
         mask = np.zeros(self.num_actions, np.int8)
         br = self.br
-        K.legal_row(b, br.rp, br.tab, self.loc, self.enc.num_tiles, self.ends, self.st, mask)
+        K.legal_row(
+            b, br.rp, br.tab, self.loc, self.enc.num_tiles, self.ends, self.st, mask, self._scratch
+        )
         legal = ", ".join(f"{a} ({self.enc.moves[a]})" for a in np.flatnonzero(mask))
         if not 0 <= action < self.num_actions:
             what = f"out of range 0-{self.num_actions - 1}"
@@ -471,14 +473,27 @@ class BatchEngine:
         return tuple(int(x) for x in np.flatnonzero(self.winners[b]))
 
 
-def random_hands(rules: Rules, seeds: Sequence[int], rng_seed: int = 0) -> tuple[np.ndarray, int]:
+def random_hands(
+    rules: Rules, seeds: Sequence[int], rng_seed: int = 0, threads: int = 1
+) -> tuple[np.ndarray, int]:
     """Deal each seed and play it out with uniformly random legal actions, in one kernel.
 
     Returns ``(results, actions)``: per hand (termination code, winning side or -1,
-    points), and the number of actions taken.
+    points), and the number of actions taken. ``threads`` > 1 splits the hands over
+    numba's threads (each range with its own random stream).
     """
     br = batch_rules(rules)
     keys, klens = seed_keys(seeds)
     results = np.zeros((len(keys), 3), np.int64)
-    total = K.random_hands(keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise BatchError(f"threads={threads!r} is not allowed; allowed: an integer >= 1")
+    if threads == 1:
+        total = K.random_hands(keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results)
+    else:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        total = K.random_hands_parallel(
+            keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results, threads
+        )
     return results, int(total)

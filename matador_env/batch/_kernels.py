@@ -28,7 +28,7 @@ cannot     (B, n, C) uint8     the encoding's cannot-answer table, kept as moves
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 # -- scalar fields of ``st`` ---------------------------------------------------------------
 POS = 0  # next boneyard position in ``stock``
@@ -108,20 +108,33 @@ O_UPRIGHT = 3
 
 _MT_N = 624
 _MT_M = 397
-_MASK32 = np.uint64(0xFFFFFFFF)
 
 
 # -- CPython's Mersenne Twister, so that a slot deals what random.Random(seed) deals ------
+
+
+def _genrand_init(seed: int) -> np.ndarray:
+    state = np.zeros(_MT_N, np.uint64)
+    state[0] = seed
+    for i in range(1, _MT_N):
+        prev = int(state[i - 1])
+        state[i] = (1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF
+    return state
+
+
+# init_genrand(19650218), where every init_by_array starts: the same for every seed.
+_MT_START = _genrand_init(19650218)
+_MT_READ = _MT_N  # mt[_MT_READ]: the next word to read
+_MT_TWISTED = _MT_N + 1  # mt[_MT_TWISTED]: words of the current block already twisted
+MT_WORDS = _MT_N + 2
 
 
 @njit(cache=True)
 def _mt_seed(mt: np.ndarray, key: np.ndarray, klen: int) -> None:
     """``random.Random(seed)``: init_by_array over the 32-bit words of abs(seed)."""
     m32 = np.uint64(0xFFFFFFFF)
-    mt[0] = np.uint64(19650218)
-    for i in range(1, _MT_N):
-        prev = mt[i - 1]
-        mt[i] = (np.uint64(1812433253) * (prev ^ (prev >> np.uint64(30))) + np.uint64(i)) & m32
+    for i in range(_MT_N):
+        mt[i] = _MT_START[i]
     i = 1
     j = 0
     k = _MT_N if klen < _MT_N else klen
@@ -153,31 +166,37 @@ def _mt_seed(mt: np.ndarray, key: np.ndarray, klen: int) -> None:
             i = 1
         k -= 1
     mt[0] = np.uint64(0x80000000)
-    mt[_MT_N] = np.uint64(_MT_N)  # the read position: regenerate on the first draw
+    # CPython twists the whole block before the first word; a deal reads a few dozen
+    # words, so the block is twisted lazily, word by word, in the same order.
+    mt[_MT_READ] = np.uint64(0)
+    mt[_MT_TWISTED] = np.uint64(0)
 
 
 @njit(cache=True)
 def _mt_next(mt: np.ndarray) -> np.uint64:
-    m32 = np.uint64(0xFFFFFFFF)
     upper = np.uint64(0x80000000)
     lower = np.uint64(0x7FFFFFFF)
-    matrix = np.uint64(0x9908B0DF)
     one = np.uint64(1)
-    if mt[_MT_N] >= _MT_N:
-        for kk in range(_MT_N):
-            y = (mt[kk] & upper) | (mt[(kk + 1) % _MT_N] & lower)
-            v = mt[(kk + _MT_M) % _MT_N] ^ (y >> one)
-            if y & one:
-                v ^= matrix
-            mt[kk] = v
-        mt[_MT_N] = np.uint64(0)
-    y = mt[np.int64(mt[_MT_N])]
-    mt[_MT_N] += one
+    i = np.int64(mt[_MT_READ])
+    if i >= _MT_N:
+        i = 0
+        mt[_MT_TWISTED] = np.uint64(0)
+    done = np.int64(mt[_MT_TWISTED])
+    while done <= i:
+        y = (mt[done] & upper) | (mt[(done + 1) % _MT_N] & lower)
+        v = mt[(done + _MT_M) % _MT_N] ^ (y >> one)
+        if y & one:
+            v ^= np.uint64(0x9908B0DF)
+        mt[done] = v
+        done += 1
+    mt[_MT_TWISTED] = np.uint64(done)
+    mt[_MT_READ] = np.uint64(i + 1)
+    y = mt[i]
     y ^= y >> np.uint64(11)
     y ^= (y << np.uint64(7)) & np.uint64(0x9D2C5680)
     y ^= (y << np.uint64(15)) & np.uint64(0xEFC60000)
     y ^= y >> np.uint64(18)
-    return y & m32
+    return y & np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True)
@@ -301,11 +320,31 @@ def legal_row(
     ends: np.ndarray,
     st: np.ndarray,
     out: np.ndarray,
+    lst: np.ndarray,
 ) -> int:
-    """Write slot ``b``'s legal-action mask into ``out``; return how many are set."""
-    A = rp[R_NACT]
-    for a in range(A):
+    """Write slot ``b``'s legal-action mask into ``out``; return how many are set.
+
+    ``lst`` is scratch space of ``num_actions`` entries (it gets the same actions)."""
+    for a in range(out.shape[0]):
         out[a] = 0
+    count = legal_list(b, rp, tab, loc, stock_len, ends, st, lst)
+    for j in range(count):
+        out[lst[j]] = 1
+    return count
+
+
+@njit(cache=True)
+def legal_list(
+    b: int,
+    rp: np.ndarray,
+    tab: np.ndarray,
+    loc: np.ndarray,
+    stock_len: int,
+    ends: np.ndarray,
+    st: np.ndarray,
+    lst: np.ndarray,
+) -> int:
+    """Slot ``b``'s legal actions, each once, into ``lst``; return how many."""
     if st[b, OVER]:
         return 0
     T = rp[R_T]
@@ -328,22 +367,19 @@ def legal_row(
                 continue
             if best >= 0 and k != best:
                 continue
-            out[k] = 1
+            lst[count] = k
             count += 1
     else:
-        count, has_regular = _placements(b, rp, tab, loc, ends, st, out)
+        count, has_regular = _placements(b, rp, tab, loc, ends, st, lst)
     can_draw = st[b, DRAWS] < rp[R_DRAW_LIMIT] and stock_len - st[b, POS] > rp[R_RESERVE]
     if count > 0:
         if can_draw:
             vol = rp[R_VOL]
             if vol == 2 or (vol == 0 and n_ends > 0 and not has_regular):
-                out[draw_action] = 1
+                lst[count] = draw_action
                 count += 1
         return count
-    if can_draw:
-        out[draw_action] = 1
-    else:
-        out[draw_action + 1] = 1
+    lst[0] = draw_action if can_draw else draw_action + 1
     return 1
 
 
@@ -355,7 +391,7 @@ def _placements(
     loc: np.ndarray,
     ends: np.ndarray,
     st: np.ndarray,
-    out: np.ndarray,
+    lst: np.ndarray,
 ) -> tuple[int, bool]:
     T = rp[R_T]
     P = rp[R_P]
@@ -386,7 +422,7 @@ def _placements(
             hi = tab[k, THI]
             if kind == BLANK:
                 if lo == 0:
-                    out[_inline_action(base, tab, k, hi)] = 1
+                    lst[count] = _inline_action(base, tab, k, hi)
                     count += 1
             elif kind == CROSS:
                 if lo == v2 or hi == v2:
@@ -395,12 +431,12 @@ def _placements(
                     touch = v
                 else:
                     continue
-                out[_inline_action(base, tab, k, hi if lo == touch else lo)] = 1
+                lst[count] = _inline_action(base, tab, k, hi if lo == touch else lo)
                 count += 1
             else:
                 need = S - v
                 if lo == need or hi == need:
-                    out[_inline_action(base, tab, k, hi if lo == need else lo)] = 1
+                    lst[count] = _inline_action(base, tab, k, hi if lo == need else lo)
                     count += 1
     has_regular = count > 0
     held_back = rp[R_STUCK] != 0 and has_regular
@@ -422,56 +458,56 @@ def _placements(
                 # tile (matador_as_regular) that links by the sum rule survives.
                 if not as_reg or (lo == hi and spinner_pending):
                     if as_reg and _fits_by_sum(kind, v, v2, lo, hi, lo, S):
-                        out[_inline_action(base, tab, k, lo)] = 1
+                        lst[count] = _inline_action(base, tab, k, lo)
                         count += 1
                     continue
                 if place == 3:
                     if kind == BLANK and hi == 0:
                         continue
                     if kind != BLANK and (lo + v == S or hi + v == S):
-                        out[_inline_action(base, tab, k, hi if lo + v == S else lo)] = 1
+                        lst[count] = _inline_action(base, tab, k, hi if lo + v == S else lo)
                         count += 1
                     continue
                 if place == 2 and kind != BLANK and v == 0:
                     continue
                 if _fits_by_sum(kind, v, v2, lo, hi, lo, S):
-                    out[_inline_action(base, tab, k, lo)] = 1
+                    lst[count] = _inline_action(base, tab, k, lo)
                     count += 1
                 if lo != hi and _fits_by_sum(kind, v, v2, lo, hi, hi, S):
-                    out[_inline_action(base, tab, k, hi)] = 1
+                    lst[count] = _inline_action(base, tab, k, hi)
                     count += 1
                 continue
             if lo == hi and spinner_pending:
                 # The first double becomes the spinner whatever matador_placement says.
-                out[_inline_action(base, tab, k, lo)] = 1
+                lst[count] = _inline_action(base, tab, k, lo)
                 count += 1
                 continue
             if place == 3:
                 if kind == BLANK and hi == 0:
-                    out[_inline_action(base, tab, k, 0)] = 1
+                    lst[count] = _inline_action(base, tab, k, 0)
                     count += 1
                 elif as_reg and kind != BLANK and (lo + v == S or hi + v == S):
-                    out[_inline_action(base, tab, k, hi if lo + v == S else lo)] = 1
+                    lst[count] = _inline_action(base, tab, k, hi if lo + v == S else lo)
                     count += 1
-                out[cross] = 1
+                lst[count] = cross
                 count += 1
                 continue
             if place == 2:
                 if kind != BLANK and v == 0:
-                    out[cross] = 1
+                    lst[count] = cross
                     count += 1
                     continue
             elif place == 1:
                 if kind != CROSS and hi != 0:
-                    out[cross] = 1
+                    lst[count] = cross
                     count += 1
             elif place == 4 and kind != BRANCH:
-                out[cross] = 1
+                lst[count] = cross
                 count += 1
-            out[_inline_action(base, tab, k, lo)] = 1
+            lst[count] = _inline_action(base, tab, k, lo)
             count += 1
             if lo != hi:
-                out[_inline_action(base, tab, k, hi)] = 1
+                lst[count] = _inline_action(base, tab, k, hi)
                 count += 1
     return count, has_regular
 
@@ -824,8 +860,9 @@ def legal_masks(
     out: np.ndarray,
 ) -> None:
     T = rp[R_T]
+    lst = np.empty(rp[R_NACT], np.int64)
     for b in range(loc.shape[0]):
-        legal_row(b, rp, tab, loc, T, ends, st, out[b])
+        legal_row(b, rp, tab, loc, T, ends, st, out[b], lst)
 
 
 @njit(cache=True)
@@ -847,8 +884,12 @@ def check_actions(
             continue
         if st[b, OVER] or a < 0 or a >= A:
             return b
-        legal_row(b, rp, tab, loc, T, ends, st, scratch)
-        if scratch[a] == 0:
+        count = legal_list(b, rp, tab, loc, T, ends, st, scratch)
+        legal = False
+        for j in range(count):
+            if scratch[j] == a:
+                legal = True
+        if not legal:
             return b
     return -1
 
@@ -888,7 +929,7 @@ def deal_slots(
     counts: np.ndarray,
     cannot: np.ndarray,
 ) -> None:
-    mt = np.empty(_MT_N + 1, np.uint64)
+    mt = np.empty(MT_WORDS, np.uint64)
     for j in range(slots.shape[0]):
         deal_slot(
             slots[j],
@@ -919,6 +960,49 @@ def _xorshift(state: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
+def _random_range(
+    lo: int,
+    hi: int,
+    keys: np.ndarray,
+    klens: np.ndarray,
+    rp: np.ndarray,
+    tab: np.ndarray,
+    slot: np.ndarray,
+    rng_seed: int,
+    results: np.ndarray,
+) -> int:
+    n = rp[R_N]
+    T = rp[R_T]
+    E = rp[R_E]
+    C = rp[R_V] + 2
+    loc = np.empty((1, T), np.int8)
+    hsize = np.empty((1, n), np.int32)
+    stock = np.empty((1, T), np.int16)
+    ends = np.empty((1, E, 3), np.int8)
+    st = np.empty((1, NST), np.int32)
+    counts = np.empty((1, n), np.int32)
+    cannot = np.empty((1, n, C), np.uint8)
+    lst = np.empty(rp[R_NACT], np.int64)
+    mt = np.empty(MT_WORDS, np.uint64)
+    rng = np.empty(1, np.uint64)
+    rng[0] = np.uint64(rng_seed) * np.uint64(2654435761) + np.uint64(88172645463325252)
+    total = 0
+    for j in range(lo, hi):
+        deal_slot(
+            0, keys[j], klens[j], -1, rp, tab, loc, hsize, stock, ends, st, counts, cannot, mt
+        )
+        while not st[0, OVER]:
+            m = legal_list(0, rp, tab, loc, T, ends, st, lst)
+            a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
+            apply_action(0, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+            total += 1
+        results[j, 0] = st[0, TERM]
+        results[j, 1] = st[0, WSIDE]
+        results[j, 2] = st[0, POINTS]
+    return total
+
+
+@njit(cache=True)
 def random_hands(
     keys: np.ndarray,
     klens: np.ndarray,
@@ -932,42 +1016,29 @@ def random_hands(
 
     ``results[j]`` gets (termination, winning side, points); returns the actions taken.
     """
-    n = rp[R_N]
-    T = rp[R_T]
-    E = rp[R_E]
-    C = rp[R_V] + 2
-    loc = np.empty((1, T), np.int8)
-    hsize = np.empty((1, n), np.int32)
-    stock = np.empty((1, T), np.int16)
-    ends = np.empty((1, E, 3), np.int8)
-    st = np.empty((1, NST), np.int32)
-    counts = np.empty((1, n), np.int32)
-    cannot = np.empty((1, n, C), np.uint8)
-    mask = np.empty(rp[R_NACT], np.int8)
-    mt = np.empty(_MT_N + 1, np.uint64)
-    rng = np.empty(1, np.uint64)
-    rng[0] = np.uint64(rng_seed) * np.uint64(2654435761) + np.uint64(88172645463325252)
-    total = 0
-    for j in range(keys.shape[0]):
-        deal_slot(
-            0, keys[j], klens[j], -1, rp, tab, loc, hsize, stock, ends, st, counts, cannot, mt
-        )
-        while not st[0, OVER]:
-            m = legal_row(0, rp, tab, loc, T, ends, st, mask)
-            pick = np.int64(_xorshift(rng) % np.uint64(m))
-            for a in range(mask.shape[0]):
-                if mask[a]:
-                    if pick == 0:
-                        apply_action(
-                            0, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot
-                        )
-                        break
-                    pick -= 1
-            total += 1
-        results[j, 0] = st[0, TERM]
-        results[j, 1] = st[0, WSIDE]
-        results[j, 2] = st[0, POINTS]
-    return total
+    return _random_range(0, keys.shape[0], keys, klens, rp, tab, slot, rng_seed, results)
+
+
+@njit(cache=True, parallel=True)
+def random_hands_parallel(
+    keys: np.ndarray,
+    klens: np.ndarray,
+    rp: np.ndarray,
+    tab: np.ndarray,
+    slot: np.ndarray,
+    rng_seed: int,
+    results: np.ndarray,
+    chunks: int,
+) -> int:
+    """:func:`random_hands` split into ``chunks`` ranges played on numba's threads."""
+    count = keys.shape[0]
+    size = (count + chunks - 1) // chunks
+    totals = np.zeros(chunks, np.int64)
+    for c in prange(chunks):
+        lo = c * size
+        hi = min(count, lo + size)
+        totals[c] = _random_range(lo, hi, keys, klens, rp, tab, slot, rng_seed + c, results)
+    return totals.sum()
 
 
 # -- observations ----------------------------------------------------------------------------
