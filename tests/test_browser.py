@@ -204,3 +204,62 @@ def test_a_full_hand_in_the_browser(
     shutil.copyfile(shot, SHOTS / f"{preset}.png")
     assert shot.stat().st_size > 10_000
     page.close()
+
+
+# Presets whose arms coil up (no branching matadors): the page promises that no two
+# tiles, and no tile and open end, are ever drawn over each other.
+COILED = ["standard", "pagat", "polish", "leiden", "double_nine", "double_twelve"]
+
+
+def tables_of_random_hands(seeds: int) -> list[dict[str, Any]]:
+    """The table after every placement of random hands, as the page is sent it."""
+    from matador_env.engine import HandState, Rules
+    from matador_env.web import layout_tree
+
+    tables = []
+    for preset in COILED:
+        for players in (2, 3, 4):
+            rules = Rules.preset(preset, players=players)
+            for seed in range(seeds):
+                rnd = random.Random(seed)
+                state = HandState.deal(rules, seed)
+                while not state.is_over:
+                    moves = state.legal_moves()
+                    plays = [m for m in moves if m.kind == "play"]
+                    state = state.apply(rnd.choice(plays if plays else moves))
+                history = state.history
+                for k, event in enumerate(history, 1):
+                    if event.move.kind == "play":
+                        ends = history[k].ends if k < len(history) else state.ends
+                        tables.append(layout_tree(history[:k], ends, rules))
+    return tables
+
+
+def test_the_drawn_layouts_never_overlap(server: str, browser: Any) -> None:
+    tables = tables_of_random_hands(seeds=12)
+    page = browser.new_page()
+    page.goto(f"{server}/")
+    page.wait_for_selector("body[data-ready='1']")
+    # The page's own geometry: each tile as the box of its two halves, each open end
+    # as the box of its marker.
+    # One JSON string each way: Playwright passes a large object tree slowly.
+    drawn = json.loads(
+        page.evaluate(
+            """text => JSON.stringify(JSON.parse(text).map((table) => {
+            const { placed, ends } = layoutGeometry(table);
+            return placed.map(({ h1, h2 }) => [
+                Math.min(h1[0], h2[0]) - 0.5, Math.min(h1[1], h2[1]) - 0.5,
+                Math.max(h1[0], h2[0]) + 0.5, Math.max(h1[1], h2[1]) + 0.5,
+            ]).concat(ends.map(({ centre: [x, y] }) => [x - 0.45, y - 0.45, x + 0.45, y + 0.45]));
+            }))""",
+            json.dumps(tables),
+        )
+    )
+    page.close()
+    assert len(drawn) == len(tables) > 500
+    for table, boxes in zip(tables, drawn, strict=True):
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                overlap_x = min(a[2], b[2]) - max(a[0], b[0])
+                overlap_y = min(a[3], b[3]) - max(a[1], b[1])
+                assert overlap_x < 0.01 or overlap_y < 0.01, (table, a, b)
