@@ -283,6 +283,38 @@ def test_a_match_to_a_low_target_runs_hand_after_hand(client: Client) -> None:
     assert_error(client.post(f"/games/{game['id']}/next"), 409, "finished", None)
 
 
+def test_a_hand_dealt_again_goes_on_with_next(client: Client) -> None:
+    """leiden redeals a blocked hand whose lowest count is shared: a one-hand game
+    then waits for ``next`` instead of ending."""
+
+    def play_hand(game: dict[str, Any], rnd: random.Random) -> dict[str, Any]:
+        while game["status"] in ("your_turn", "bot_turn"):
+            if game["status"] == "bot_turn":
+                game = client.post(f"/games/{game['id']}/bot").json()["game"]
+            else:
+                move = rnd.choice(game["view"]["legal_moves"])
+                game = client.post(f"/games/{game['id']}/move", {"move": move}).json()["game"]
+        return game
+
+    for seed in range(200):
+        game = play_hand(
+            deal(client, preset="leiden", level="random", seed=seed), random.Random(seed)
+        )
+        client.delete(f"/games/{game['id']}")
+        if game["outcome"]["termination"] in ("redeal_tie", "no_lead"):
+            break
+    else:
+        raise AssertionError("no redeal in 200 leiden hands")
+    # The same seed and choices play the same hand again.
+    game = play_hand(deal(client, preset="leiden", level="random", seed=seed), random.Random(seed))
+    assert game["status"] == "hand_over" and game["totals"] == [0, 0]
+    reply = client.post(f"/games/{game['id']}/next")
+    assert reply.status_code == 200, reply.content
+    again = reply.json()
+    assert again["hand_no"] == 2 and again["status"] in ("your_turn", "bot_turn")
+    assert again["view"]["history"] == [] and again["outcome"] is None
+
+
 def test_the_same_seed_deals_and_plays_the_same_game(client: Client) -> None:
     games = []
     for _ in range(2):
