@@ -27,55 +27,96 @@ LONG_HANDS = 100_000
 LANES = 256
 
 
-def _end_codes(ends: Any) -> list[list[int]]:
-    return [
-        [
-            KINDS.index(e.kind),
-            -1 if e.value is None else e.value,
-            -1 if e.value2 is None else e.value2,
-        ]
-        for e in ends
-    ]
+_END_CODES: dict[Any, tuple[int, int, int]] = {}
+
+
+def _end_codes(ends: Any) -> list[tuple[int, int, int]]:
+    out = []
+    for e in ends:
+        code = _END_CODES.get(e)
+        if code is None:
+            code = _END_CODES[e] = (
+                KINDS.index(e.kind),
+                -1 if e.value is None else e.value,
+                -1 if e.value2 is None else e.value2,
+            )
+        out.append(code)
+    return out
 
 
 def _hand_masks(eng: BatchEngine) -> list[list[int]]:
     """Every slot's hands as the engine's bit masks, read from the tile-location array."""
     T = eng.enc.num_tiles
-    weights = [1 << k for k in range(T)]
+    n = eng.rules.players
+    if T <= 63:
+        weights = np.left_shift(np.int64(1), np.arange(T, dtype=np.int64))
+        held = eng.loc[:, None, :] == np.arange(n, dtype=np.int8)[None, :, None]
+        return (held * weights).sum(axis=2).tolist()  # type: ignore[no-any-return]
     out = []
     for row in eng.loc.tolist():
-        masks = [0] * eng.rules.players
+        masks = [0] * n
         for k, where in enumerate(row):
             if where >= 0:
-                masks[where] |= weights[k]
+                masks[where] |= 1 << k
         out.append(masks)
     return out
 
 
-def _compare(eng: BatchEngine, states: list[HandState], masks: np.ndarray, where: str) -> None:
+def _fail(what: str, where: str, b: int, s: HandState, batch: object, engine: object) -> None:
+    raise AssertionError(
+        f"{what} differ: {where}, slot {b}, seed {s.seed}, after {[str(m) for m in s.moves]}: "
+        f"batch {batch!r}, engine {engine!r}"
+    )
+
+
+def _compare(
+    eng: BatchEngine,
+    states: list[HandState],
+    masks: np.ndarray,
+    where: str,
+    settled: set[int] | None = None,
+) -> None:
+    """Compare every slot with its engine state; ``settled`` collects the finished slots
+    already compared, which are skipped from then on."""
     index = eng.enc.index
     br = eng.br
     T = eng.enc.num_tiles
+    n = eng.rules.players
     scratch = np.empty(eng.num_actions, np.int64)
     hands = _hand_masks(eng)
     st = eng.st.tolist()
+    sizes = eng.hsize.tolist()
+    ends = eng.ends.tolist()
     for b, s in enumerate(states):
         row = st[b]
-        ctx = f"{where}, slot {b}, seed {s.seed}, after {list(map(str, s.moves))}"
+        if settled is not None and b in settled:
+            continue
         legal = sorted({index[m] for m in s.legal_moves()})
-        assert np.flatnonzero(masks[b]).tolist() == legal, f"legal moves differ: {ctx}"
+        got = np.flatnonzero(masks[b]).tolist()
+        if got != legal:
+            _fail("legal moves", where, b, s, got, legal)
         # The kernels' action list (what playouts draw from) names each action once.
         listed = K.legal_list(b, br.rp, br.tab, eng.loc, T, eng.ends, eng.st, scratch)
-        assert listed == len(legal), f"legal action list has repeats: {ctx}"
-        assert hands[b] == [s.hand_mask(x) for x in range(s.rules.players)], f"hands: {ctx}"
-        assert eng.hsize[b].tolist() == list(s.hand_sizes), f"hand sizes: {ctx}"
-        assert eng.enc.num_tiles - row[K.POS] == s.boneyard_size, f"boneyard size: {ctx}"
-        assert eng.ends[b, : row[K.NENDS]].tolist() == _end_codes(s.ends), f"ends: {ctx}"
-        assert row[K.TO_MOVE] == s.to_move, f"to move: {ctx}"
-        assert row[K.LEADER] == s.leader, f"leader: {ctx}"
-        assert row[K.PASSES] == s.passes_in_row, f"passes: {ctx}"
-        assert row[K.DRAWS] == s.draws_this_turn, f"draws: {ctx}"
-        assert eng.outcome(b) == s.outcome, f"outcome: {ctx}"
+        if listed != len(legal):
+            _fail("legal action counts", where, b, s, listed, len(legal))
+        mine = [s.hand_mask(x) for x in range(n)]
+        if hands[b] != mine:
+            _fail("hands", where, b, s, hands[b], mine)
+        if sizes[b] != list(s.hand_sizes):
+            _fail("hand sizes", where, b, s, sizes[b], s.hand_sizes)
+        if T - row[K.POS] != s.boneyard_size:
+            _fail("boneyard sizes", where, b, s, T - row[K.POS], s.boneyard_size)
+        got_ends = [tuple(e) for e in ends[b][: row[K.NENDS]]]
+        if got_ends != _end_codes(s.ends):
+            _fail("ends", where, b, s, got_ends, s.ends)
+        got_state = [row[K.TO_MOVE], row[K.LEADER], row[K.PASSES], row[K.DRAWS], row[K.NACT]]
+        want = [s.to_move, s.leader, s.passes_in_row, s.draws_this_turn, s.n_actions]
+        if got_state != want:
+            _fail("to move, leader, passes, draws, actions", where, b, s, got_state, want)
+        if bool(row[K.OVER]) != s.is_over or (s.is_over and eng.outcome(b) != s.outcome):
+            _fail("outcomes", where, b, s, eng.outcome(b), s.outcome)
+        if settled is not None and s.is_over:
+            settled.add(b)
 
 
 def play_hands(rules: Rules, seeds: list[int], rng: random.Random, where: str) -> int:
@@ -89,9 +130,10 @@ def play_hands(rules: Rules, seeds: list[int], rng: random.Random, where: str) -
         for b, s in enumerate(states):
             assert eng.boneyard(b) == s.boneyard, f"{where}: boneyard of seed {s.seed}"
         index = eng.enc.index
+        settled: set[int] = set()
         while True:
             masks = eng.legal_masks()
-            _compare(eng, states, masks, where)
+            _compare(eng, states, masks, where, settled)
             if all(s.is_over for s in states):
                 break
             acts = np.full(len(chunk), -1, np.int64)
@@ -165,7 +207,7 @@ def random_rules(rng: random.Random) -> Rules:
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_presets_agree_move_by_move(preset: str, long_run: bool) -> None:
     rules = Rules.preset(preset)
-    hands = LONG_HANDS if long_run else 300
+    hands = LONG_HANDS if long_run else 1000
     rng = random.Random(f"batch/{preset}")
     seeds = [rng.randrange(-(2**63), 2**63) for _ in range(hands)]
     t0 = time.perf_counter()
@@ -207,7 +249,7 @@ def test_preset_variants_agree() -> None:
 
 def test_random_rule_sets_agree(long_run: bool) -> None:
     rng = random.Random("batch/random-rules")
-    for _ in range(400 if long_run else 40):
+    for _ in range(400 if long_run else 80):
         rules = random_rules(rng)
         seeds = [rng.randrange(2**64) for _ in range(200 if long_run else 25)]
         play_hands(rules, seeds, rng, rules.to_text())
