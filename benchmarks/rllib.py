@@ -4,9 +4,10 @@
 prints, on this machine, in one run:
 
 - RLlib (``python -m train.rllib``'s configuration: PPO self-play, shared masked
-  module, its defaults: batches of 4000 env steps, 8 environments per env runner): env-steps/s with 1 env runner and
-  with 2, each from the wall-clock time of ``--iterations`` whole training iterations
-  (sampling and the PPO update) after one warm-up iteration. An env step is one
+  module, its defaults: batches of 4000 env steps, 8 environments per env runner):
+  env-steps/s with 1 env runner and with 2, each from the wall-clock time of
+  ``--iterations`` whole training iterations (sampling and the PPO update) after one
+  warm-up iteration. An env step is one
   seat's move; every move is a learning step of the shared policy.
 - SB3 (``python -m train`` itself, run as a subprocess with its defaults but a
   ``--timesteps`` budget, no warm start and the smallest evaluations): the steps/s
@@ -63,7 +64,9 @@ def rllib_rate(game: str, runners: int, iterations: int, seed: int) -> dict[str,
 
 def sb3_rate(timesteps: int, seed: int) -> dict[str, float]:
     """The last ``time/fps`` that ``python -m train`` logs for a short run."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.backend.event_processing.event_accumulator import (  # type: ignore[import-untyped]
+        EventAccumulator,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
@@ -118,7 +121,11 @@ def main(argv: list[str] | None = None) -> None:
     from matador_env.rllib import register_env
 
     torch.set_num_threads(1)
-    print(f"game: {args.game}; Ray on {args.num_cpus} CPUs; PPO batch 4000 env steps", flush=True)
+    print(
+        f"game: {args.game}; Ray on {args.num_cpus} CPUs; PPO batches of 4000 env steps, "
+        "8 envs per env runner",
+        flush=True,
+    )
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     register_env()
     rows: list[tuple[str, dict[str, float], str]] = []

@@ -219,7 +219,7 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
         """The learner's legal actions now (all False once the episode is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode."

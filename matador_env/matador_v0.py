@@ -620,7 +620,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         n = self.rules.players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        action_space = spaces.Discrete(self.encoding.num_actions)
+        action_space: spaces.Space[Any] = spaces.Discrete(self.encoding.num_actions)
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (self.encoding.obs_size,), np.float32),

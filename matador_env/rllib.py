@@ -86,15 +86,17 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]
     """
 
     def setup(self) -> None:
-        space = self.observation_space
+        space: Any = self.observation_space
+        actions: Any = self.action_space
+        config: Any = self.model_config or {}
         if not hasattr(space, "spaces") or set(space.spaces) != {"observation", "action_mask"}:
             raise ValueError(
                 f"MaskedActorCritic needs a Dict observation space with the keys "
                 f"'observation' and 'action_mask' (PettingZoo's), got {space}"
             )
         obs_size = int(space["observation"].shape[0])
-        hidden = [int(h) for h in (self.model_config or {}).get("hidden", (256, 256))]
-        self.pi = _mlp([obs_size, *hidden, int(self.action_space.n)])
+        hidden = [int(h) for h in config.get("hidden", (256, 256))]
+        self.pi = _mlp([obs_size, *hidden, int(actions.n)])
         # Built in inference-only copies too, so that weights sync key for key.
         self.vf = _mlp([obs_size, *hidden, 1])
 

@@ -204,6 +204,9 @@ def test_train_rllib_exports_a_policy_that_load_bot_plays(
     )
     assert run == out
     assert "exported" in capsys.readouterr().out
+    import ray
+
+    assert ray.is_initialized()  # a Ray session it found is left running for its owner
     rules = Rules.preset("pagat", players=4, teams=True)
     policy = load_policy(out / "final", rules=rules)
     assert policy.info.provenance["trainer"].startswith("train.rllib")

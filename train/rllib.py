@@ -173,7 +173,14 @@ def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
     )
     return (
         PPOConfig()
-        .environment(ENV_NAME, env_config={"rules": rules, "reward": args.reward})
+        # RLlib's environment check steps a random action without its mask, which the
+        # env answers with PettingZoo's "Illegal move made" warning; the env is checked
+        # by PettingZoo's own api_test instead (tests/test_env.py).
+        .environment(
+            ENV_NAME,
+            env_config={"rules": rules, "reward": args.reward},
+            disable_env_checking=True,
+        )
         .multi_agent(**shared_policy())
         .rl_module(rl_module_spec=shared_policy_spec(hidden))
         .env_runners(
@@ -300,11 +307,11 @@ def train(args: RllibArgs) -> Path:
     lines: list[str] = []
     try:
         algo = build_config(args, rules, hidden).build_algo()
-        started = time.perf_counter()
+        began = time.perf_counter()
         summary: dict[str, Any] = {"env_steps": 0}
         while summary["env_steps"] < args.timesteps:
             summary = iteration_summary(algo.train())
-            summary["seconds"] = round(time.perf_counter() - started, 1)
+            summary["seconds"] = round(time.perf_counter() - began, 1)
             lines.append(json.dumps(summary))
             atomic_write_text(run_dir / "progress.jsonl", "\n".join(lines) + "\n")
             print(
