@@ -24,6 +24,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from matador_env.engine import (
     BLANK,
     CROSS,
@@ -322,6 +324,41 @@ class Knowledge:
                     rng.shuffle(rest)
                     return hands, rest
         raise AssertionError("no deal fits the sizes")  # pragma: no cover - sizes always fit
+
+    def sample_many(self, rng: random.Random, count: int) -> list[tuple[list[int], list[int]]]:
+        """``count`` determinizations, as ``count`` calls of :meth:`sample_masks` would
+        deal them.
+
+        With one hidden hand and no soft cap (two players, the usual case) a world is
+        a uniformly random hand of the right size from the tiles that seat may hold,
+        the other unseen tiles in uniformly random boneyard order: that is what
+        :meth:`sample_masks` builds, and here the ``count`` worlds are drawn at once
+        (numpy, seeded from ``rng``). Other cases take :meth:`sample_masks` in turn.
+        """
+        seats = self.hidden_seats
+        tb = self.tb
+        if len(seats) != 1 or self.soft[seats[0]] or tb.ntiles > 62:
+            return [self.sample_masks(rng) for _ in range(count)]
+        seat = seats[0]
+        need = self.sizes[seat]
+        pool = np.array(bits(self.unseen & ~self.void[seat]), np.int64)
+        if len(pool) < need:
+            return [self.sample_masks(rng) for _ in range(count)]
+        kept_out = np.array(bits(self.unseen & self.void[seat]), np.int64)
+        gen = np.random.default_rng(rng.getrandbits(63))
+        drawn = pool[np.argsort(gen.random((count, len(pool))), axis=1)]
+        hands_of_seat = (np.int64(1) << drawn[:, :need]).sum(axis=1).tolist()
+        rest = np.concatenate(
+            [drawn[:, need:], np.broadcast_to(kept_out, (count, len(kept_out)))], 1
+        )
+        rest = np.take_along_axis(rest, np.argsort(gen.random(rest.shape), axis=1), 1).tolist()
+        out = []
+        for w in range(count):
+            hands = [0] * self.n
+            hands[self.me] = self.hand
+            hands[seat] = hands_of_seat[w]
+            out.append((hands, rest[w]))
+        return out
 
     def _ok(self, seat: int, mask: int, relax: int) -> bool:
         if relax >= 2:

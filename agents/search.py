@@ -21,11 +21,14 @@ For each decision with a choice:
    scores, minus those the other sides score (shared among them); ties go to the
    expert's order.
 
-Playouts run on bit masks (:class:`LineRollout`) under the rules whose open ends
-are plain numbers (no spinner, matadors laid in line, as in the standard preset):
-several times faster than stepping ``HandState``, so that more worlds fit in the
-same time, and more worlds is what makes the search stronger. Other rules play out
-through the engine (:func:`rollout`) with the same policy.
+Playouts run on the compiled batch engine (:class:`matador_env.batch.WorldPlayouts`)
+when ``numba`` is installed, under every rule family: all the worlds of a round and
+all their candidates in one batch, with the same policy compiled (its terms and the
+weights below; ``fast=0`` turns it off). Without it they run on bit masks
+(:class:`LineRollout`) under the rules whose open ends are plain numbers (no spinner,
+matadors laid in line, as in the standard preset), and through the engine
+(:func:`rollout`) under the others. More worlds in the same time is what makes the
+search stronger.
 
 The searcher reads no hidden tile of the real hand: only its view, and the worlds
 it samples from it. The budget is counted in worlds and playouts, never in
@@ -39,6 +42,7 @@ import functools
 import math
 import random
 from collections.abc import Callable
+from typing import Any
 
 from matador_env.engine import HandState, Move, Outcome, Rules, SeatView, blocked_points
 
@@ -46,7 +50,15 @@ from .base import Agent, AgentSpecError, register
 from .expert import ExpertAgent
 from .knowledge import Knowledge, Tables, bits
 
-__all__ = ["LineRollout", "SearchAgent", "rollout", "rollout_move", "utility"]
+__all__ = [
+    "LineRollout",
+    "SearchAgent",
+    "batch_playouts_available",
+    "policy_weights",
+    "rollout",
+    "rollout_move",
+    "utility",
+]
 
 # The rollout policy: the expert's terms with its fitted weights (ExpertWeights). Each
 # constant is the expert weight of the same name, relative to the other moves. Every
@@ -70,6 +82,37 @@ _X_DRAW = -10.5  # drawing: a tile more, two in the count of tiles (draw, tiles_
 _X_DRAW_FITS = 25.8  # ... times the chance that the tile drawn answers (draw_fits)
 _X_DRAW_INSTEAD = 10.0  # drawing although a non-matador tile could be placed
 _JITTER = 1.5  # uniform noise, so that playouts of one world differ
+
+
+def policy_weights() -> list[float]:
+    """The rollout policy's weights in the order the compiled playouts take them
+    (``matador_env.batch._playouts.PW_*``), read when called."""
+    return [
+        _X_PIP,
+        _X_MAT,
+        _X_ZERO_ZERO,
+        _X_DOUBLE,
+        _X_BLANK,
+        _X_FORCE,
+        _X_BLOCK,
+        _X_FOLLOW,
+        _X_VARIETY,
+        _X_ZERO_END,
+        _X_DRAW,
+        _X_DRAW_FITS,
+        _X_DRAW_INSTEAD,
+        _JITTER,
+    ]
+
+
+@functools.cache
+def batch_playouts_available() -> bool:
+    """Whether the compiled playouts can run (``numba`` is installed)."""
+    try:
+        import matador_env.batch  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @functools.cache
@@ -462,7 +505,12 @@ class SearchAgent(Agent):
     name = "search"
 
     def __init__(
-        self, samples: int = 64, playouts: int = 1, width: int = 6, halving: int = 1
+        self,
+        samples: int = 64,
+        playouts: int = 1,
+        width: int = 6,
+        halving: int = 1,
+        fast: int = 1,
     ) -> None:
         if samples < 1 or playouts < 1 or width < 1:
             raise ValueError("samples, playouts and width must be >= 1")
@@ -470,8 +518,12 @@ class SearchAgent(Agent):
         self.playouts = playouts
         self.width = width
         self.halving = halving
+        self.fast = bool(fast) and batch_playouts_available()
+        """Compiled batch playouts (needs numba); else bit masks or the engine."""
         self.expert = ExpertAgent()
         self.name = f"search:samples={samples},playouts={playouts},width={width}"
+        if not fast:
+            self.name += ",fast=0"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         moves = view.legal_moves
@@ -488,11 +540,23 @@ class SearchAgent(Agent):
         cands = [moves[i] for i in _distinct(kn, moves, order)[: self.width]]
         if len(cands) == 1:
             return cands[0], [(cands[0], 0.0)]
-        playout = self._line_playouts(kn, cands) or self._engine_playouts(kn, cands)
+        batch = self._batch_playouts(kn, cands) if self.fast else None
+        playout = None
+        if batch is None:
+            playout = self._line_playouts(kn, cands) or self._engine_playouts(kn, cands)
         sums = [0.0] * len(cands)
         worlds = [0] * len(cands)
 
         def play(alive: list[int], count: int) -> None:
+            if batch is not None:
+                # Every world of the round, each with every live candidate, in one batch.
+                sampled = kn.sample_many(rng, count)
+                values = batch(sampled, alive, rng.getrandbits(63))
+                for c, i in enumerate(alive):
+                    sums[i] += float(values[:, c].sum())
+                    worlds[i] += count
+                return
+            assert playout is not None
             for _ in range(count):
                 hands, rest = kn.sample_masks(rng)
                 seed = rng.getrandbits(63)
@@ -517,6 +581,21 @@ class SearchAgent(Agent):
         # Ties go to the expert's order (the candidates are sorted by it).
         best = max(alive, key=lambda i: (means[i], -i))
         return cands[best], list(zip(cands, means, strict=True))
+
+    def _batch_playouts(self, kn: Knowledge, cands: list[Move]) -> _BatchPlayout:
+        """Playouts on the compiled batch engine (any rules)."""
+        from matador_env.batch import WorldPlayouts
+
+        view = kn.view
+        runner = WorldPlayouts(view, policy_weights())
+        index = runner.enc.index
+        actions = [index[m] for m in cands]
+        playouts = self.playouts
+
+        def run(worlds: list[tuple[list[int], list[int]]], alive: list[int], seed: int) -> Any:
+            return runner.run(worlds, [actions[i] for i in alive], playouts, seed)
+
+        return run
 
     def _line_playouts(self, kn: Knowledge, cands: list[Move]) -> _Playout | None:
         """Playouts on bit masks (:class:`LineRollout`), where the rules allow them."""
@@ -596,10 +675,11 @@ class SearchAgent(Agent):
 
 
 _Playout = Callable[[int, list[int], list[int], int], float]
+_BatchPlayout = Callable[[list[tuple[list[int], list[int]]], list[int], int], Any]
 _LINES: dict[Rules, LineRollout] = {}
 
 
-_INT_OPTIONS = ("samples", "playouts", "width", "halving")
+_INT_OPTIONS = ("samples", "playouts", "width", "halving", "fast")
 
 
 def _build(options: dict[str, str]) -> Agent:
@@ -614,10 +694,10 @@ def _build(options: dict[str, str]) -> Agent:
             value = int(raw)
         except ValueError:
             raise AgentSpecError(f"search option {key}={raw!r}: expected an integer") from None
-        if value < (0 if key == "halving" else 1):
+        if value < (0 if key in ("halving", "fast") else 1):
             raise AgentSpecError(f"search option {key}={value}: must be >= 1")
         values[key] = value
     return SearchAgent(**values)
 
 
-register("search", _build, "search[:samples=N,playouts=N,width=N,halving=0|1]")
+register("search", _build, "search[:samples=N,playouts=N,width=N,halving=0|1,fast=0|1]")

@@ -52,14 +52,24 @@ from ..engine import (
     Outcome,
     Rules,
     RulesError,
+    SeatView,
     Termination,
     Tile,
 )
 from ..engine.match import derive_seed
 from ..engine.rules import CHOICES
 from . import _kernels as K
+from . import _playouts as PL
 
-__all__ = ["BatchEngine", "BatchError", "BatchRules", "batch_rules", "seed_keys", "random_hands"]
+__all__ = [
+    "BatchEngine",
+    "BatchError",
+    "BatchRules",
+    "WorldPlayouts",
+    "batch_rules",
+    "random_hands",
+    "seed_keys",
+]
 
 _KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
 _SEED_LIMIT = 1 << 64
@@ -497,3 +507,143 @@ def random_hands(
             keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results, threads
         )
     return results, int(total)
+
+
+class WorldPlayouts:
+    """Playouts of sampled worlds of one seat's view, all in one compiled batch.
+
+    A *world* gives every hidden tile a place consistent with ``view`` (as
+    ``Knowledge.sample_masks`` of the search agent deals them): each seat's hand as a
+    bit mask over tile indices (the viewer's own hand included, as in the view) and
+    the boneyard in draw order. :meth:`run` applies each candidate action in each
+    world and plays on to the end of the hand with a heuristic rollout policy whose
+    term weights are given (``weights``, in the order of
+    ``matador_env.batch._playouts.PW_*``). At every turn the mover's policy reads
+    only what that seat could know there: its own hand, the table, the open ends
+    and the hand sizes.
+    """
+
+    def __init__(self, view: SeatView, weights: Sequence[float]) -> None:
+        if not isinstance(view, SeatView):
+            raise BatchError(f"WorldPlayouts needs a SeatView, got {type(view).__name__}")
+        self.view = view
+        rules = view.rules
+        br = self.br = batch_rules(rules)
+        self.enc = br.enc
+        self.wts = np.asarray(weights, np.float64)
+        if self.wts.shape != (PL.NPW,):
+            raise BatchError(f"weights: expected {PL.NPW} numbers, got shape {self.wts.shape}")
+        self._sets, self._halves, self._miss = _policy_tables(br)
+        T = self.enc.num_tiles
+        E = self.enc.end_slots
+        self.side = rules.side_of(view.seat)
+        layout_loc = np.full(T, K.BONEYARD, np.int8)
+        for tile in view.layout:
+            layout_loc[tile.index] = K.PLAYED
+        self._layout_loc = layout_loc
+        ends = np.full((E, 3), -1, np.int8)
+        for i, end in enumerate(view.ends):
+            ends[i] = (
+                _KINDS.index(end.kind),
+                -1 if end.value is None else end.value,
+                -1 if end.value2 is None else end.value2,
+            )
+        self._ends = ends
+        st = np.zeros(K.NST, np.int32)
+        st[K.NENDS] = len(view.ends)
+        st[K.TO_MOVE] = view.to_move
+        st[K.LEADER] = view.leader
+        st[K.DEALT_LEADER] = view.history[0].seat if view.history else view.leader
+        st[K.PASSES] = view.passes_in_row
+        st[K.DRAWS] = view.draws_this_turn
+        st[K.NACT] = len(view.history)
+        st[K.TERM] = st[K.WINNER] = st[K.WSIDE] = -1
+        # As HandState.from_view: whether the spinner is down, and the passes at the lead.
+        spinner_lead = rules.spinner != "none"
+        first_double = rules.spinner == "first_double"
+        for event in view.history:
+            move = event.move
+            if move.kind == "play" and move.tile is not None and move.tile.is_double:
+                if (move.mode == "lead" and spinner_lead) or first_double:
+                    st[K.SPIN_DONE] = 1
+            elif move.kind == "pass" and not event.ends:
+                st[K.LEAD_PASSES] += 1
+        self._st = st
+
+    def run(
+        self,
+        worlds: Sequence[tuple[Sequence[int], Sequence[int]]],
+        actions: Sequence[int],
+        repeats: int = 1,
+        rng_seed: int = 0,
+    ) -> np.ndarray:
+        """``values[w, c]``: the mean result for the viewer's side of action
+        ``actions[c]`` in world ``w`` (its side's points, or minus the winners' points
+        shared among the other sides), over ``repeats`` playouts."""
+        br = self.br
+        T = self.enc.num_tiles
+        n = self.view.rules.players
+        nw, na = len(worlds), len(actions)
+        words = (T + 63) // 64
+        hand_words = np.zeros((nw, n, words), np.uint64)
+        rest = np.zeros((nw, T), np.int16)
+        rest_len = np.zeros(nw, np.int64)
+        for w, (hands, boneyard) in enumerate(worlds):
+            if len(hands) != n:
+                raise BatchError(f"world {w}: expected {n} hands, got {len(hands)}")
+            for seat, mask in enumerate(hands):
+                for x in range(words):
+                    hand_words[w, seat, x] = (mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF
+            rest_len[w] = len(boneyard)
+            rest[w, : len(boneyard)] = boneyard
+        loc = np.empty((nw, T), np.int8)
+        hsize = np.empty((nw, n), np.int32)
+        stock = np.zeros((nw, T), np.int16)
+        st = np.tile(self._st, (nw, 1))
+        PL.fill_worlds(hand_words, rest, rest_len, self._layout_loc, loc, hsize, stock, st)
+        B = nw * na
+        loc = np.repeat(loc, na, axis=0)
+        hsize = np.repeat(hsize, na, axis=0)
+        stock = np.repeat(stock, na, axis=0)
+        st = np.repeat(st, na, axis=0)
+        ends = np.tile(self._ends, (B, 1, 1))
+        counts = np.zeros((B, n), np.int32)
+        cannot = np.zeros((B, n, self.enc.cannot_width), np.uint8)
+        acts = np.tile(np.asarray(actions, np.int64), nw)
+        K.apply_actions(acts, br.rp, br.tab, br.slot, loc, hsize, stock, ends, st, counts, cannot)
+        values = np.zeros(B, np.float64)
+        PL.policy_playouts(
+            br.rp,
+            br.tab,
+            br.slot,
+            self._sets,
+            self._halves,
+            self._miss,
+            self.wts,
+            loc,
+            hsize,
+            stock,
+            ends,
+            st,
+            self.side,
+            int(repeats),
+            int(rng_seed),
+            values,
+        )
+        return values.reshape(nw, na)
+
+
+_POLICY_TABLES: dict[Rules, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _policy_tables(br: BatchRules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    got = _POLICY_TABLES.get(br.rules)
+    if got is None:
+        if len(_POLICY_TABLES) >= 64:
+            del _POLICY_TABLES[next(iter(_POLICY_TABLES))]
+        got = _POLICY_TABLES[br.rules] = (
+            PL.tile_sets(br.tab, br.rules.link_sum, br.enc.num_values),
+            PL.tile_halves(br.tab),
+            PL.miss_table(br.enc.num_tiles),
+        )
+    return got
