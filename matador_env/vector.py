@@ -36,9 +36,11 @@ Episodes and seeds
 
 ``episode="hand"`` or ``"match"`` as in ``raw_env`` (a match ends at its target, or
 is truncated after ``max_hands``). A finished slot resets itself at once (auto-reset):
-the returned observation is the new episode's, and ``infos[i]["final_observation"]``
-is the finished one's last observation for the seat that made the final move
-(learner mode: for the learner). Slot ``i``'s ``e``-th episode (from 0) is seeded
+the returned observation is the new episode's. ``infos`` is a dict in gymnasium's
+vector convention: where an episode ended, ``infos["_final_observation"][i]`` is
+True and ``infos["final_observation"][i]`` is the finished episode's last observation
+for the seat that made the final move (learner mode: for the learner); the dict is
+empty on a step where no episode ended. Slot ``i``'s ``e``-th episode (from 0) is seeded
 ``seeds[i] + e * num_envs``, where ``seeds`` is given to :meth:`VectorEnv.reset`
 (default: ``seed + i``), so every slot replays and differs from the others.
 
@@ -127,6 +129,13 @@ class VectorEnv:
         )
         self._fc[K.F_SCORE_SCALE] = self.enc.score_scale
         self._top = float(sum(t.pips for t in set_tiles(rules.set_max)))
+        # Per winning side, each seat's hand reward per point won (per hand for "win").
+        self._per_point = np.stack(
+            [
+                self._share(lambda s, w=w: rules.side_of(s) == w, 1.0, reward)
+                for w in range(rules.sides)
+            ]
+        ).astype(np.float64)
         self._base_seeds = [seed + i for i in range(B)]
         self._episodes = np.zeros(B, np.int64)
         self._hands = np.zeros(B, np.int64)
@@ -159,15 +168,19 @@ class VectorEnv:
         if self.mode == "learner":
             B = self.num_envs
             none = np.zeros(B, np.bool_)
-            self._play_opponents(
-                np.zeros(B, np.float32), [{} for _ in range(B)], np.ones(B, np.bool_), none, none
-            )
+            self._play_opponents(np.zeros(B, np.float32), {}, np.ones(B, np.bool_), none, none)
         return self._observe_all()
 
     def step(
         self, actions: np.ndarray | Sequence[int]
     ) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        dict[str, np.ndarray],
     ]:
         """Apply one action per slot.
 
@@ -185,7 +198,7 @@ class VectorEnv:
         seat_rewards = np.zeros((B, n), np.float32)
         terminated = np.zeros(B, np.bool_)
         truncated = np.zeros(B, np.bool_)
-        infos: list[dict[str, Any]] = [{} for _ in range(B)]
+        infos: dict[str, np.ndarray] = {}
         self._hand_ended(ended, seat_rewards, terminated, truncated)
         # Read before a finished slot restarts (a random learner seat is drawn again).
         learner_rewards = seat_rewards[self._all, self.learner]
@@ -194,9 +207,7 @@ class VectorEnv:
         fresh[done] = True
         if done.size:
             observer = self.learner[done] if self.mode == "learner" else seats[done]
-            final = self._observe(done, observer)
-            for j, b in enumerate(done.tolist()):
-                infos[b]["final_observation"] = final[j]
+            self._final(infos, done, self._observe(done, observer))
             self._episodes[done] += 1
             self._start(done)
         if self.mode == "learner":
@@ -234,6 +245,13 @@ class VectorEnv:
                     int(np.random.default_rng(abs(s)).integers(n)) for s in seeds
                 ]
 
+    def _final(self, infos: dict[str, np.ndarray], slots: np.ndarray, obs: np.ndarray) -> None:
+        if "final_observation" not in infos:
+            infos["final_observation"] = np.zeros((self.num_envs, self.obs_size), np.float32)
+            infos["_final_observation"] = np.zeros(self.num_envs, np.bool_)
+        infos["final_observation"][slots] = obs
+        infos["_final_observation"][slots] = True
+
     def _hand_ended(
         self,
         ended: np.ndarray,
@@ -245,18 +263,19 @@ class VectorEnv:
         if ended.size == 0:
             return
         eng = self.eng
-        st = eng.st
+        side = eng.st[ended, K.WSIDE]
+        won = ended[side >= 0]
+        if won.size:
+            # The AEC environment's hand_rewards, for every ended slot at once.
+            scale = 1.0 if self.reward == "win" else eng.st[won, K.POINTS].astype(np.float64)
+            seat_rewards[won] += self._per_point[side[side >= 0]] * np.reshape(scale, (-1, 1))
+        self._hands[ended] += 1
+        if self.episode == "hand":
+            terminated[ended] = True
+            return
         next_hand = []
         for b in ended.tolist():
-            side = int(st[b, K.WSIDE])
-            if side >= 0:
-                seat_rewards[b] += self._share(
-                    lambda s, side=side: self._side(s) == side, float(st[b, K.POINTS]), self.reward
-                )
-            self._hands[b] += 1
-            if self.episode == "hand":
-                terminated[b] = True
-            elif eng.mst[b, K.M_OVER]:
+            if eng.mst[b, K.M_OVER]:
                 winners = set(np.flatnonzero(eng.winners[b]).tolist())
                 seat_rewards[b] += self._match_bonus(winners)
                 terminated[b] = True
@@ -339,7 +358,7 @@ class VectorEnv:
     def _play_opponents(
         self,
         rewards: np.ndarray,
-        infos: list[dict[str, Any]],
+        infos: dict[str, np.ndarray],
         fresh: np.ndarray,
         terminated: np.ndarray,
         truncated: np.ndarray,
@@ -397,7 +416,7 @@ class VectorEnv:
                 else:
                     terminated[b] = term[b]
                     truncated[b] = trunc[b]
-                    infos[b]["final_observation"] = final[j]
+                    self._final(infos, np.array([b]), final[j : j + 1])
             self._episodes[done] += 1
             self._start(done)
             fresh[done] = True
@@ -454,11 +473,12 @@ def _make_sb3_class() -> Any:
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
             assert self._actions is not None
             obs, _, _, rewards, term, trunc, infos = self.venv.step(self._actions)
-            for b, info in enumerate(infos):
-                if "final_observation" in info:
-                    info["terminal_observation"] = info.pop("final_observation")
-                    info["TimeLimit.truncated"] = bool(trunc[b] and not term[b])
-            return obs, rewards, term | trunc, infos
+            sb3_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+            if infos:
+                for b in np.flatnonzero(infos["_final_observation"]).tolist():
+                    sb3_infos[b]["terminal_observation"] = infos["final_observation"][b]
+                    sb3_infos[b]["TimeLimit.truncated"] = bool(trunc[b] and not term[b])
+            return obs, rewards, term | trunc, sb3_infos
 
         def close(self) -> None:
             pass

@@ -151,3 +151,21 @@ def test_random_hands_end_with_valid_outcomes() -> None:
     assert actions > 200 * 5
     assert set(results[:, 0].tolist()) <= {0, 1, 2}
     assert (results[:, 2] >= 0).all()
+
+
+def test_illegal_action_refused_whether_or_not_masks_were_asked_for() -> None:
+    rules = Rules.preset("leiden")
+    enc = encoding_for(rules)
+    hand = HandState.deal(rules, 3)
+    legal = enc.action_mask(hand.legal_moves())
+    wrong = int(np.flatnonzero(legal == 0)[0])
+    for ask_first in (False, True):
+        eng = BatchEngine(rules, 1)
+        eng.deal([3])
+        if ask_first:
+            eng.legal_masks()
+        before = _snapshot(eng)
+        with pytest.raises(BatchError, match=f"slot 0: action {wrong} is .* not legal"):
+            eng.step(np.array([wrong]))
+        assert _unchanged(eng, before)
+        eng.step(np.array([int(np.flatnonzero(legal)[0])]))

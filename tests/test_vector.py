@@ -51,6 +51,7 @@ def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[st
                 np.testing.assert_array_equal(obs[b], seen["observation"], err_msg=f"slot {b}")
                 np.testing.assert_array_equal(masks[b], seen["action_mask"])
                 acts[b] = rng.choice(np.flatnonzero(seen["action_mask"]).tolist())
+            seats_before = seats
             obs, masks, seats, rewards, term, trunc, infos = venv.step(acts)
             for b, e in enumerate(envs):
                 e.step(int(acts[b]))
@@ -59,7 +60,11 @@ def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[st
                 done = any(e.terminations.values()) or any(e.truncations.values())
                 assert bool(term[b] or trunc[b]) == done
                 if done:
-                    assert "final_observation" in infos[b]
+                    assert infos["_final_observation"][b]
+                    np.testing.assert_array_equal(
+                        infos["final_observation"][b],
+                        e.observe(e.possible_agents[seats_before[b]])["observation"],
+                    )
                     finished += 1
                     episodes[b] += 1
                     e.reset(seed=seeds[b] + episodes[b] * B)

@@ -190,8 +190,10 @@ class BatchEngine:
     """``size`` slots, each a hand (and optionally a match) under one ``rules``.
 
     The arrays are documented in :mod:`matador_env.batch._kernels`; read them through
-    the accessors here. A slot is dealt by :meth:`deal` (a hand) or :meth:`new_matches`
-    (the first hand of a match); :meth:`step` applies one action per slot.
+    the accessors here, and never write them (the engine caches what it computes
+    from them until its own next change). A slot is dealt by :meth:`deal` (a hand) or
+    :meth:`new_matches` (the first hand of a match); :meth:`step` applies one action
+    per slot.
     """
 
     def __init__(self, rules: Rules, size: int) -> None:
@@ -222,6 +224,10 @@ class BatchEngine:
         self.hand_seeds: list[int] = [0] * B
         self.match_seeds: list[int] = [0] * B
         self._scratch = np.zeros(self.num_actions, np.int64)
+        # The legal masks of the current state, once computed (any change clears it).
+        self._masks = np.zeros((B, self.num_actions), np.int8)
+        self._masks_fresh = False
+        self._rows = np.arange(B)
 
     # -- dealing -------------------------------------------------------------------------
 
@@ -281,6 +287,7 @@ class BatchEngine:
         self.in_match[idx] = False
 
     def _deal(self, idx: np.ndarray, keys: np.ndarray, klens: np.ndarray, lead: np.ndarray) -> None:
+        self._masks_fresh = False
         br = self.br
         K.deal_slots(
             idx,
@@ -354,10 +361,13 @@ class BatchEngine:
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
         """``(size, num_actions)`` int8: 1 for each legal action (a row of zeros once over)."""
+        if not self._masks_fresh:
+            br = self.br
+            K.legal_masks(br.rp, br.tab, self.loc, self.ends, self.st, self._masks)
+            self._masks_fresh = True
         if out is None:
-            out = np.empty((self.size, self.num_actions), np.int8)
-        br = self.br
-        K.legal_masks(br.rp, br.tab, self.loc, self.ends, self.st, out)
+            return self._masks.copy()
+        out[...] = self._masks
         return out
 
     def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -371,6 +381,7 @@ class BatchEngine:
         acts = self._checked(actions)
         br = self.br
         was_over = self.st[:, K.OVER].copy()
+        self._masks_fresh = False
         K.apply_actions(
             acts,
             br.rp,
@@ -399,8 +410,15 @@ class BatchEngine:
         if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise BatchError(f"actions must be integers, got dtype {arr.dtype}")
         acts = arr.astype(np.int64)
-        br = self.br
-        bad = K.check_actions(acts, br.rp, br.tab, self.loc, self.ends, self.st, self._scratch)
+        if self._masks_fresh:
+            # The masks of this very state are at hand: a lookup instead of move generation.
+            inside = (acts >= 0) & (acts < self.num_actions)
+            legal = self._masks[self._rows, np.where(inside, acts, 0)] == 1
+            wrong = np.flatnonzero((acts != -1) & ~(inside & legal))
+            bad = int(wrong[0]) if wrong.size else -1
+        else:
+            br = self.br
+            bad = K.check_actions(acts, br.rp, br.tab, self.loc, self.ends, self.st, self._scratch)
         if bad >= 0:
             raise BatchError(self._why(bad, int(acts[bad])))
         return acts

@@ -1,0 +1,282 @@
+"""Batch engine and vector environment speed, side by side with today's Python paths.
+
+``python -m benchmarks.vector [--seconds S] [--threads N] [--ppo-steps N] [--quick]``
+prints, in one run (so that every pair sees the same machine load):
+
+- ``compile``: the first use of the kernels in a fresh process with an empty numba
+  cache (it compiles and caches them), and a second process on that cache;
+- ``engine``: random legal actions/s of the batch engine (one thread, and
+  ``--threads`` threads) beside the Python engine (``benchmarks.engine``'s loop),
+  on every preset;
+- ``env``: agent-steps/s with observations and masks built: ``matador_v0.raw_env``
+  beside ``matador_env.vector.VectorEnv`` (self-play mode, 256 slots);
+- ``search``: playouts per second of the search agent (``samples`` worlds per
+  candidate; a playout is one candidate played out in one world) with its old
+  playouts (``fast=0``) and on the batch engine, on standard and leiden;
+- ``ppo``: MaskablePPO training steps/s (collection and updates, ``python -m train``'s
+  hyperparameters) on today's setup (train's self-play environment, two copies in a
+  DummyVecEnv), on ``MatadorSingleEnv`` with random opponents, and on the vector
+  environment (learner mode, random opponents, 64 slots).
+
+Figures, not tests: the bars of issue #13 (15x engine, 10x env, 5x search) are
+printed beside them, met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+from matador_env.engine import PRESETS, HandState, Rules
+
+_FIRST_USE = """
+import numpy as np
+from matador_env.batch import BatchEngine, WorldPlayouts, random_hands
+from matador_env.engine import Rules
+from matador_env.vector import VectorEnv
+rules = Rules.preset("standard")
+env = VectorEnv(4, rules)
+obs, masks, seats = env.reset([1, 2, 3, 4])
+env.step(masks.argmax(axis=1))
+random_hands(rules, [1, 2])
+from matador_env.engine import HandState
+state = HandState.deal(rules, 1)
+world = ([state.hand_mask(s) for s in range(2)], [t.index for t in state.boneyard])
+runner = WorldPlayouts(state.view(state.to_move), [1.0] * 14)
+runner.run([world], [int(np.flatnonzero(runner.enc.action_mask(state.legal_moves()))[0])])
+"""
+
+
+def compile_times() -> tuple[float, float]:
+    """Seconds of the first use in a fresh process with an empty cache, then of a second."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-c", _FIRST_USE], env=env, check=True, capture_output=True
+            )
+            times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
+def python_engine(preset: str, seconds: float) -> float:
+    rules = Rules.preset(preset)
+    rng = random.Random(0)
+    randrange = rng.randrange
+    actions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        s = HandState.deal(rules, randrange(1 << 30))
+        while not s.is_over:
+            moves = s.legal_moves()
+            s = s.apply(moves[randrange(len(moves))])
+            actions += 1
+    return actions / (time.perf_counter() - start)
+
+
+def batch_engine(preset: str, seconds: float, threads: int) -> float:
+    from matador_env.batch import random_hands
+
+    rules = Rules.preset(preset)
+    random_hands(rules, [0, 1], threads=threads)  # compiled (or loaded) outside the timing
+    actions = 0
+    chunk = 2000
+    seed = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        _, played = random_hands(rules, range(seed, seed + chunk), rng_seed=seed, threads=threads)
+        actions += played
+        seed += chunk
+    return actions / (time.perf_counter() - start)
+
+
+def raw_env_steps(preset: str, seconds: float) -> float:
+    from matador_env.matador_v0 import raw_env
+
+    env = raw_env(preset=preset)
+    rng = np.random.default_rng(0)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=int(rng.integers(1 << 30)))
+        while not any(env.terminations.values()):
+            mask = env.observe(env.agent_selection)["action_mask"]
+            legal = np.flatnonzero(mask)
+            env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def vector_env_steps(preset: str, seconds: float, slots: int = 256) -> float:
+    from matador_env.batch import _kernels
+    from matador_env.vector import VectorEnv
+
+    env = VectorEnv(slots, preset=preset)
+    obs, masks, _ = env.reset()
+    rows = np.arange(slots, dtype=np.int64)
+    actions = np.empty(slots, np.int64)
+    state = np.array([12345], np.uint64)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        _kernels.random_choices(masks, rows, state, actions)
+        obs, masks, *_ = env.step(actions)
+        steps += slots
+    return steps / (time.perf_counter() - start)
+
+
+def search_views(preset: str, count: int) -> list[Any]:
+    rules = Rules.preset(preset)
+    rng = random.Random(3)
+    views = []
+    seed = 0
+    while len(views) < count:
+        s = HandState.deal(rules, seed)
+        seed += 1
+        for _ in range(rng.randrange(1, 10)):
+            if s.is_over:
+                break
+            s = s.apply(rng.choice(s.legal_moves()))
+        if not s.is_over and len(s.legal_moves()) > 1:
+            views.append(s.view(s.to_move))
+    return views
+
+
+def search_playouts(preset: str, fast: int, decisions: int, samples: int = 64) -> float:
+    from agents.search import SearchAgent
+
+    agent = SearchAgent(samples=samples, fast=fast)
+    views = search_views(preset, decisions)
+    agent.evaluate(views[0], random.Random(0))  # tables built outside the timing
+    playouts = 0
+    start = time.perf_counter()
+    for k, view in enumerate(views):
+        _, values = agent.evaluate(view, random.Random(k))
+        playouts += samples * len(values) if len(values) > 1 else 0
+    return playouts / (time.perf_counter() - start)
+
+
+def ppo_steps(setup: str, timesteps: int) -> float:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    torch.set_num_threads(1)
+    venv: Any
+    if setup == "vector":
+        from matador_env.vector import VectorEnv, sb3_vec_env
+
+        venv = sb3_vec_env(VectorEnv(64, preset="standard", mode="learner", seed=1))
+        n_steps = 32  # 64 x 32 = 2048 steps per rollout, as 2 x 1024 below
+    else:
+        if setup == "today":
+            from train.selfplay import OpponentPool, SelfPlayEnv
+
+            def make() -> Any:
+                return SelfPlayEnv(pool=OpponentPool(None), rules=Rules.preset("standard"))
+        else:
+            from matador_env.gym_env import MatadorSingleEnv
+
+            def make() -> Any:
+                return MatadorSingleEnv(preset="standard", opponents="random")
+
+        venv = DummyVecEnv([make, make])
+        venv.seed(1)
+        n_steps = 1024
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=1e-4,
+        n_steps=n_steps,
+        batch_size=256,
+        n_epochs=6,
+        gamma=0.995,
+        gae_lambda=0.95,
+        clip_range=0.1,
+        ent_coef=0.003,
+        policy_kwargs={"net_arch": [256, 256]},
+        seed=1,
+        device="cpu",
+        verbose=0,
+    )
+    start = time.perf_counter()
+    model.learn(timesteps)
+    return model.num_timesteps / (time.perf_counter() - start)
+
+
+def _ratio(new: float, old: float) -> str:
+    return f"{new / old:.1f}x" if old > 0 else "n/a"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--threads", type=int, default=2, help="threads of the parallel row")
+    parser.add_argument("--ppo-steps", type=int, default=8192, help="PPO steps per setup")
+    parser.add_argument("--search-decisions", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="a quarter of the time")
+    args = parser.parse_args()
+    seconds = args.seconds / 4 if args.quick else args.seconds
+    decisions = max(4, args.search_decisions // 4) if args.quick else args.search_decisions
+    ppo = max(2048, args.ppo_steps // 4) if args.quick else args.ppo_steps
+    cores = os.cpu_count()
+    print(f"machine: {cores} cores; numba threads for the parallel row: {args.threads}")
+
+    first, second = compile_times()
+    print(f"compile: first use (compiles, caches) {first:.1f} s; second process {second:.2f} s")
+
+    print("engine, random legal actions/s (bar: 15x on standard)")
+    for preset in PRESETS:
+        py = python_engine(preset, seconds)
+        one = batch_engine(preset, seconds, 1)
+        many = batch_engine(preset, seconds, args.threads)
+        print(
+            f"  {preset:14s} python {py:>11,.0f}  batch 1 thread {one:>12,.0f} ({_ratio(one, py)})"
+            f"  {args.threads} threads {many:>12,.0f} ({_ratio(many, py)})",
+            flush=True,
+        )
+
+    print("env, agent-steps/s with observations and masks (bar: 10x)")
+    for preset in ("standard", "leiden"):
+        raw = raw_env_steps(preset, seconds)
+        vec = vector_env_steps(preset, seconds)
+        ratio = _ratio(vec, raw)
+        print(f"  {preset:14s} raw_env {raw:>10,.0f}  VectorEnv(256) {vec:>12,.0f} ({ratio})")
+
+    print("search, playouts/s at samples=64 (bar: 5x)")
+    for preset in ("standard", "leiden"):
+        old = search_playouts(preset, 0, decisions)
+        new = search_playouts(preset, 1, decisions)
+        print(
+            f"  {preset:14s} old {old:>10,.0f}  batch {new:>10,.0f} ({_ratio(new, old)})",
+            flush=True,
+        )
+
+    print(f"ppo, MaskablePPO training steps/s over {ppo} steps (train's hyperparameters)")
+    today = ppo_steps("today", ppo)
+    single = ppo_steps("single", ppo)
+    vector = ppo_steps("vector", ppo)
+    print(f"  today (train self-play env, expert/greedy/random baselines, 2 envs) {today:>8,.0f}")
+    print(f"  MatadorSingleEnv, random opponents, 2 envs                        {single:>8,.0f}")
+    print(
+        f"  VectorEnv learner mode, random opponents, 64 slots                 {vector:>8,.0f}"
+        f" ({_ratio(vector, today)} today, {_ratio(vector, single)} single env)"
+    )
+
+
+if __name__ == "__main__":
+    main()
