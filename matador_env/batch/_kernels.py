@@ -406,6 +406,14 @@ def _placements(
         for i in range(n_ends):
             if ends[b, i, 0] == SPINNER:
                 only_spinner = True
+    # The mover's tiles, gathered once into the tail of ``lst``: the actions written
+    # from its start never reach there (at most E * P placements and a draw).
+    mine = rp[R_NACT] - T
+    held = 0
+    for k in range(T):
+        if loc[b, k] == seat:
+            lst[mine + held] = k
+            held += 1
     count = 0
     # Regular (non-matador) tiles first: matador_only_when_stuck depends on them.
     for i in range(n_ends):
@@ -415,8 +423,9 @@ def _placements(
         if only_spinner and kind != SPINNER:
             continue  # RULES.md, spinner "lead_double_cross": the cross must be full first
         base = T + i * P
-        for k in range(T):
-            if loc[b, k] != seat or tab[k, TMAT]:
+        for j in range(held):
+            k = lst[mine + j]
+            if tab[k, TMAT]:
                 continue
             lo = tab[k, TLO]
             hi = tab[k, THI]
@@ -447,8 +456,9 @@ def _placements(
         if only_spinner and kind != SPINNER:
             continue
         base = T + i * P
-        for k in range(T):
-            if loc[b, k] != seat or not tab[k, TMAT]:
+        for j in range(held):
+            k = lst[mine + j]
+            if not tab[k, TMAT]:
                 continue
             lo = tab[k, TLO]
             hi = tab[k, THI]

@@ -316,87 +316,6 @@ def policy_action(
 
 
 @njit(cache=True)
-def _play_slot(
-    b: int,
-    rp: np.ndarray,
-    tab: np.ndarray,
-    slot: np.ndarray,
-    sets: np.ndarray,
-    halves: np.ndarray,
-    miss: np.ndarray,
-    wts: np.ndarray,
-    loc: np.ndarray,
-    hsize: np.ndarray,
-    stock: np.ndarray,
-    ends: np.ndarray,
-    st: np.ndarray,
-    side: int,
-    repeats: int,
-    rng_seed: int,
-) -> tuple[float, int]:
-    n = rp[K.R_N]
-    T = rp[K.R_T]
-    sides = rp[K.R_SIDES]
-    E = ends.shape[1]
-    C = rp[K.R_V] + 2
-    W = sets.shape[1]
-    wloc = np.empty((1, T), np.int8)
-    whsize = np.empty((1, n), np.int32)
-    wstock = np.empty((1, T), np.int16)
-    wends = np.empty((1, E, 3), np.int8)
-    wst = np.empty((1, K.NST), np.int32)
-    wcounts = np.zeros((1, n), np.int32)
-    wcannot = np.zeros((1, n, C), np.uint8)
-    lst = np.empty(rp[K.R_NACT], np.int64)
-    work = np.empty((6, W), np.uint64)
-    answers = np.empty((E, W), np.uint64)
-    count = np.empty(rp[K.R_V], np.int64)
-    # Each slot its own stream, so that results do not depend on the thread count.
-    rng = np.empty(1, np.uint64)
-    rng[0] = (np.uint64(rng_seed) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
-        6364136223846793005
-    ) + np.uint64(1442695040888963407)
-    if rng[0] == 0:
-        rng[0] = np.uint64(88172645463325252)
-    total = 0.0
-    actions = 0
-    for _ in range(repeats):
-        wloc[0] = loc[b]
-        whsize[0] = hsize[b]
-        wstock[0] = stock[b]
-        wends[0] = ends[b]
-        wst[0] = st[b]
-        while not wst[0, K.OVER]:
-            a = policy_action(
-                0,
-                rp,
-                tab,
-                slot,
-                sets,
-                halves,
-                miss,
-                wts,
-                wloc,
-                whsize,
-                wends,
-                wst,
-                lst,
-                work,
-                answers,
-                count,
-                rng,
-            )
-            K.apply_action(0, a, rp, tab, slot, wloc, whsize, wstock, wends, wst, wcounts, wcannot)
-            actions += 1
-        won = wst[0, K.WSIDE]
-        if won == side:
-            total += wst[0, K.POINTS]
-        elif won >= 0:
-            total -= wst[0, K.POINTS] / (sides - 1)
-    return total / repeats, actions
-
-
-@njit(cache=True)
 def policy_playouts(
     rp: np.ndarray,
     tab: np.ndarray,
@@ -418,30 +337,70 @@ def policy_playouts(
     """Play every slot to the end ``repeats`` times with the policy; ``values[b]`` gets
     the mean result for ``side`` (its points, or minus the points of the side that won
     shared by the other sides). Returns the actions played."""
-    B = loc.shape[0]
-    played = np.zeros(B, np.int64)
-    for b in range(B):
-        value, actions = _play_slot(
-            b,
-            rp,
-            tab,
-            slot,
-            sets,
-            halves,
-            miss,
-            wts,
-            loc,
-            hsize,
-            stock,
-            ends,
-            st,
-            side,
-            repeats,
-            rng_seed,
-        )
-        values[b] = value
-        played[b] = actions
-    return played.sum()
+    n = rp[K.R_N]
+    T = rp[K.R_T]
+    sides = rp[K.R_SIDES]
+    E = ends.shape[1]
+    C = rp[K.R_V] + 2
+    W = sets.shape[1]
+    wloc = np.empty((1, T), np.int8)
+    whsize = np.empty((1, n), np.int32)
+    wstock = np.empty((1, T), np.int16)
+    wends = np.empty((1, E, 3), np.int8)
+    wst = np.empty((1, K.NST), np.int32)
+    wcounts = np.zeros((1, n), np.int32)
+    wcannot = np.zeros((1, n, C), np.uint8)
+    lst = np.empty(rp[K.R_NACT], np.int64)
+    work = np.empty((6, W), np.uint64)
+    answers = np.empty((E, W), np.uint64)
+    count = np.empty(rp[K.R_V], np.int64)
+    rng = np.empty(1, np.uint64)
+    actions = 0
+    for b in range(loc.shape[0]):
+        # Each slot its own stream: a slot's result does not depend on the others.
+        rng[0] = (np.uint64(rng_seed) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
+            6364136223846793005
+        ) + np.uint64(1442695040888963407)
+        if rng[0] == 0:
+            rng[0] = np.uint64(88172645463325252)
+        total = 0.0
+        for _ in range(repeats):
+            wloc[0] = loc[b]
+            whsize[0] = hsize[b]
+            wstock[0] = stock[b]
+            wends[0] = ends[b]
+            wst[0] = st[b]
+            while not wst[0, K.OVER]:
+                a = policy_action(
+                    0,
+                    rp,
+                    tab,
+                    slot,
+                    sets,
+                    halves,
+                    miss,
+                    wts,
+                    wloc,
+                    whsize,
+                    wends,
+                    wst,
+                    lst,
+                    work,
+                    answers,
+                    count,
+                    rng,
+                )
+                K.apply_action(
+                    0, a, rp, tab, slot, wloc, whsize, wstock, wends, wst, wcounts, wcannot
+                )
+                actions += 1
+            won = wst[0, K.WSIDE]
+            if won == side:
+                total += wst[0, K.POINTS]
+            elif won >= 0:
+                total -= wst[0, K.POINTS] / (sides - 1)
+        values[b] = total / repeats
+    return actions
 
 
 @njit(cache=True)
