@@ -94,6 +94,7 @@ class VectorEnv:
             raise ValueError(f"mode={mode!r} is not allowed; allowed: {MODES}")
         if episode not in EPISODE_KINDS:
             raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
+        reward = "normalised" if reward == "normalized" else reward  # as raw_env accepts
         if reward not in REWARD_KINDS:
             raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
         if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
@@ -131,10 +132,7 @@ class VectorEnv:
         self._top = float(sum(t.pips for t in set_tiles(rules.set_max)))
         # Per winning side, each seat's hand reward per point won (per hand for "win").
         self._per_point = np.stack(
-            [
-                self._share(lambda s, w=w: rules.side_of(s) == w, 1.0, reward)
-                for w in range(rules.sides)
-            ]
+            [self._share(_on_side(rules, w), 1.0, reward) for w in range(rules.sides)]
         ).astype(np.float64)
         self._base_seeds = [seed + i for i in range(B)]
         self._episodes = np.zeros(B, np.int64)
@@ -422,6 +420,13 @@ class VectorEnv:
             fresh[done] = True
 
 
+def _on_side(rules: Rules, side: int) -> Callable[[int], bool]:
+    def wins(seat: int) -> bool:
+        return rules.side_of(seat) == side
+
+    return wins
+
+
 _SB3_CLASS: Any = None
 
 
@@ -444,7 +449,7 @@ def _make_sb3_class() -> Any:
     from gymnasium import spaces
     from stable_baselines3.common.vec_env import VecEnv
 
-    class MatadorVecEnv(VecEnv):  # type: ignore[misc]
+    class MatadorVecEnv(VecEnv):
         """SB3's view of a learner-mode :class:`VectorEnv`."""
 
         render_mode = None
@@ -487,7 +492,7 @@ def _make_sb3_class() -> Any:
             return self.venv.action_masks().astype(bool)
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            return [getattr(self, attr_name)] * len(self._get_indices(indices))
+            return [getattr(self, attr_name)] * len(list(self._get_indices(indices)))
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
             setattr(self, attr_name, value)
@@ -503,6 +508,6 @@ def _make_sb3_class() -> Any:
             return [result] * len(rows)
 
         def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
-            return [False] * len(self._get_indices(indices))
+            return [False] * len(list(self._get_indices(indices)))
 
     return MatadorVecEnv

@@ -247,7 +247,7 @@ class BatchEngine:
             raise BatchError(f"slots must be distinct, got {arr.tolist()}")
         return arr
 
-    def _leaders(self, leaders: Sequence[int] | None, count: int) -> np.ndarray:
+    def _leaders(self, leaders: Sequence[int | None] | None, count: int) -> np.ndarray:
         if leaders is None:
             return np.full(count, -1, np.int64)
         out = np.empty(count, np.int64)
@@ -443,7 +443,7 @@ class BatchEngine:
     @property
     def over(self) -> np.ndarray:
         """Per slot: the hand is over (or nothing was dealt)."""
-        return self.st[:, K.OVER] == 1
+        return np.asarray(self.st[:, K.OVER] == 1)
 
     @property
     def all_over(self) -> bool:
@@ -451,7 +451,7 @@ class BatchEngine:
 
     @property
     def match_over(self) -> np.ndarray:
-        return self.mst[:, K.M_OVER] == 1
+        return np.asarray(self.mst[:, K.M_OVER] == 1)
 
     @property
     def to_move(self) -> np.ndarray:
@@ -520,7 +520,7 @@ def random_hands(
     else:
         import numba
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         total = K.random_hands_parallel(
             keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results, threads
         )

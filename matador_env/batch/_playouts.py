@@ -90,7 +90,7 @@ def _popcount(x: np.uint64) -> int:
     x = x - ((x >> _ONE) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 def miss_table(tiles: int) -> np.ndarray:
@@ -134,7 +134,7 @@ def policy_action(
     T = rp[K.R_T]
     m = K.legal_list(b, rp, tab, loc, T, ends, st, lst)
     if m == 1:
-        return np.int64(lst[0])
+        return int(lst[0])
     n = rp[K.R_N]
     P = rp[K.R_P]
     V = rp[K.R_V]
@@ -259,7 +259,7 @@ def policy_action(
                 if rest:
                     last = False
             if last:
-                return np.int64(a)  # the last tile: domino
+                return int(a)  # the last tile: domino
             sc = wts[PW_PIP] * tab[k, K.TPIPS] + wts[PW_JITTER] * _uniform(rng)
             var = variety
             if tab[k, K.TMAT]:
@@ -312,7 +312,7 @@ def policy_action(
             best_score = sc
             best_key = key
             best = a
-    return np.int64(best)
+    return int(best)
 
 
 @njit(cache=True)
