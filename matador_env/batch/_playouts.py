@@ -150,20 +150,30 @@ def policy_action(
     all_ans = work[5]
     for w in range(W):
         hand[w] = 0
-        out[w] = 0
         all_ans[w] = 0
     for h in range(V):
         count[h] = 0
-    for k in range(T):
-        where = loc[b, k]
-        if where == seat:
-            hand[k >> 6] |= _ONE << np.uint64(k & 63)
+    # ``out`` (work[1]) holds the tiles on the table, kept by the caller. After the
+    # lead, legal_list leaves the mover's tiles in the tail of ``lst``.
+    held = hsize[b, seat]
+    tail = rp[K.R_NACT] - T
+    for j in range(held if st[b, K.NENDS] > 0 else 0):
+        k = lst[tail + j]
+        hand[k >> 6] |= _ONE << np.uint64(k & 63)
+    if st[b, K.NENDS] == 0:
+        for k in range(T):
+            if loc[b, k] == seat:
+                hand[k >> 6] |= _ONE << np.uint64(k & 63)
+    for w in range(W):
+        bits = hand[w]
+        while bits:
+            low = bits & (~bits + _ONE)
+            k = w * 64 + _popcount(low - _ONE)
             # The end values the hand's regular tiles answer (their non-blank halves).
             for x in range(2):
                 if halves[k, x] >= 0:
                     count[halves[k, x]] += 1
-        elif where == K.PLAYED:
-            out[k >> 6] |= _ONE << np.uint64(k & 63)
+            bits ^= low
     n_unseen = 0
     n_unseen_mat = 0
     for w in range(W):
@@ -355,6 +365,8 @@ def policy_playouts(
     answers = np.empty((E, W), np.uint64)
     count = np.empty(rp[K.R_V], np.int64)
     rng = np.empty(1, np.uint64)
+    P = rp[K.R_P]
+    draw_action = T + rp[K.R_E] * P
     actions = 0
     for b in range(loc.shape[0]):
         # Each slot its own stream: a slot's result does not depend on the others.
@@ -370,6 +382,12 @@ def policy_playouts(
             wstock[0] = stock[b]
             wends[0] = ends[b]
             wst[0] = st[b]
+            out = work[1]
+            for w in range(W):
+                out[w] = 0
+            for k in range(T):
+                if wloc[0, k] == K.PLAYED:
+                    out[k >> 6] |= _ONE << np.uint64(k & 63)
             while not wst[0, K.OVER]:
                 a = policy_action(
                     0,
@@ -393,6 +411,9 @@ def policy_playouts(
                 K.apply_action(
                     0, a, rp, tab, slot, wloc, whsize, wstock, wends, wst, wcounts, wcannot
                 )
+                if a < draw_action:
+                    k = a if a < T else slot[(a - T) % P, 0]
+                    out[k >> 6] |= _ONE << np.uint64(k & 63)
                 actions += 1
             won = wst[0, K.WSIDE]
             if won == side:
