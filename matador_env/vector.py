@@ -239,9 +239,8 @@ class VectorEnv:
                 self.learner[slots] = self.fixed_learner
             else:
                 n = self.rules.players
-                self.learner[slots] = [
-                    int(np.random.default_rng(abs(s)).integers(n)) for s in seeds
-                ]
+                # A seat mixed from the episode's seed (Fibonacci hashing): replayable.
+                self.learner[slots] = [((s * 0x9E3779B97F4A7C15) % 2**64 >> 40) % n for s in seeds]
 
     def _final(self, infos: dict[str, np.ndarray], slots: np.ndarray, obs: np.ndarray) -> None:
         if "final_observation" not in infos:
