@@ -13,6 +13,12 @@ play in both and compares every step):
 - outcomes, scores, and matches to ``target_score`` follow :class:`Outcome` and
   :class:`MatchState`.
 
+Beside :class:`BatchEngine` (hands and matches stepped by actions) there are
+:func:`random_hands` (whole random hands in one kernel, for speed figures) and
+:class:`WorldPlayouts` (playouts of sampled worlds of one seat's view with a
+heuristic policy, for the search agent); :mod:`matador_env.vector` builds the vector
+environment on the engine.
+
 It needs ``numba`` (an optional dependency); :mod:`matador_env.engine` does not.
 The first use compiles the kernels and caches them on disk (``cache=True``), so a
 later process starts in well under a second.
