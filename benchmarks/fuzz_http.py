@@ -215,10 +215,10 @@ def read_answer(sock: socket.socket, wait: float = ANSWER_WAIT) -> bytes:
         while (left := deadline - time.monotonic()) > 0:
             head, sep, body = data.partition(b"\r\n\r\n")
             if sep:
-                length = re.search(rb"(?im)^content-length:\s*(\d+)\s*$", head)
-                if length and len(body) >= int(length.group(1)):
+                length = content_length(head)
+                if length is not None and len(body) >= length:
                     return data
-                if not length and head.startswith(b"HTTP/1.1 1"):
+                if length is None and head.startswith(b"HTTP/1.1 1"):
                     data = body  # an interim answer (100 Continue): the real one follows
                     continue
             sock.settimeout(left)
@@ -237,9 +237,23 @@ def status_of(answer: bytes) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def content_length(head: bytes) -> int | None:
+    """The Content-Length an answer's head announces, None without one."""
+    found = re.search(rb"(?im)^content-length:\s*(\d+)\s*$", head)
+    return int(found.group(1)) if found else None
+
+
 def json_error_kind(answer: bytes) -> str | None:
-    """The ``error`` of a JSON error answer, None when it is not one."""
+    """The ``error`` of a JSON error answer, None when it is not one.
+
+    Only the first answer counts: bytes the client sent after a complete request
+    (a mutated chunked body can end early) are a request of their own, which the
+    server may answer too (uvicorn's plain 400) before it closes.
+    """
     head, _, body = answer.partition(b"\r\n\r\n")
+    length = content_length(head)
+    if length is not None:
+        body = body[:length]
     if b"application/json" not in head.lower():
         return None
     try:

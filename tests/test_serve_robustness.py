@@ -329,3 +329,21 @@ def test_the_http_campaign_runs_every_phase_and_finds_nothing() -> None:
         assert counts[key] > 0, (key, counts)
     assert counts["burst_closed"] > 0 and counts["hangup_lines"] > 0, counts
     assert counts["descriptors_after"] <= counts["descriptors_before"], counts
+
+
+def test_the_campaign_reads_only_the_first_answer_on_a_connection() -> None:
+    # Under load, bytes after a mutated chunked body that ended early reach the server
+    # in the same read as the request: they get uvicorn's own 400 after the app's JSON
+    # answer. The first answer alone says what the request got.
+    from benchmarks.fuzz_http import json_error_kind
+
+    body = b'{"error":"too_large","field":null,"message":"over the limit"}'
+    first = (
+        b"HTTP/1.1 413 Request Entity Too Large\r\ncontent-length: "
+        + str(len(body)).encode()
+        + b"\r\ncontent-type: application/json\r\n\r\n"
+        + body
+    )
+    second = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\nInvalid HTTP request received."
+    assert json_error_kind(first + second) == "too_large"
+    assert json_error_kind(first) == "too_large"
