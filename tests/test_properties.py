@@ -15,6 +15,8 @@ A failure message carries the hand record of the failing hand, so that
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -779,6 +781,24 @@ def test_hand_record_replays(rules: Rules, deal_seed: int, choice_seed: int, cut
         check_record_round_trip(s)
         for seat in range(rules.players):
             check_view_hides(s, seat, rng)
+
+
+@pytest.mark.parametrize("rules", list(CONFIGS.values()), ids=CONFIG_IDS)
+@settings(max_examples=5, deadline=None)
+@given(deal_seed=SEEDS, choice_seed=SEEDS)
+def test_pickled_and_copied_states_play_on_alike(
+    rules: Rules, deal_seed: int, choice_seed: int
+) -> None:
+    """pickle and deepcopy give a state with the same legal moves at every step (the
+    engine compares end kinds by identity, so an unpickled kind must be the constant)."""
+    state = HandState.deal(rules, deal_seed)
+    rng = random.Random(choice_seed)
+    while not state.is_over:
+        for copied in (pickle.loads(pickle.dumps(state)), copy.deepcopy(state)):
+            assert copied.legal_moves() == state.legal_moves()
+            assert copied.ends == state.ends
+        state = state.apply(rng.choice(state.legal_moves()))
+    assert pickle.loads(pickle.dumps(state)).outcome == state.outcome
 
 
 @pytest.mark.parametrize("rules", list(CONFIGS.values()), ids=CONFIG_IDS)

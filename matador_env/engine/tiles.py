@@ -27,7 +27,7 @@ tile does not depend on the set: ``0-0`` is 0, ``0-1`` 1, ``1-1`` 2, ``0-2`` 3 .
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "Tile",
@@ -159,6 +159,12 @@ class End(NamedTuple):
     value: int | None
     value2: int | None = None
 
+    def __reduce__(self) -> tuple[Any, tuple[str, int | None, int | None]]:
+        # The engine compares kinds by identity (``kind is BLANK``, the hot path of move
+        # generation); an unpickled string is a new object, so rebuild the end with the
+        # module's own kind constant or a pickled state would get other legal moves.
+        return (_end_of_kind, (self.kind, self.value, self.value2))
+
     def __str__(self) -> str:
         k = self.kind
         if k is PLAIN:
@@ -190,6 +196,16 @@ class End(NamedTuple):
             raise MoveParseError(
                 f"not an open end: {text!r} (expected '3', '3*', '3b', '2/5' or '_')"
             ) from None
+
+
+_KIND_CONSTANTS = {k: k for k in END_KINDS}
+
+
+def _end_of_kind(kind: str, value: int | None, value2: int | None) -> End:
+    """An :class:`End` whose kind is the module's constant (unpickling)."""
+    if kind not in _KIND_CONSTANTS:
+        raise ValueError(f"not an end kind: {kind!r}; allowed: {', '.join(END_KINDS)}")
+    return End(_KIND_CONSTANTS[kind], value, value2)
 
 
 class Move(NamedTuple):
