@@ -223,7 +223,7 @@ def test_train_rllib_exports_a_policy_that_load_bot_plays(
 def test_the_exported_network_is_the_modules_policy(tmp_path: Path) -> None:
     from matador_env.policy import load_policy
     from matador_env.rllib import MaskedActorCritic, policy_logits
-    from train.rllib import export_network
+    from train.export import export_network
 
     rules = Rules.preset("leiden")
     e = raw_env(rules=rules)

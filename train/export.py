@@ -37,20 +37,37 @@ class _ActorLogits(torch.nn.Module):
 def export_policy(
     policy: Any, rules: Rules, out: str | Path, provenance: dict[str, Any] | None = None
 ) -> Path:
-    """Write ``out/policy.onnx`` (or ``out`` itself if it ends in .onnx) and the sidecar
-    beside it, each atomically; returns the ONNX path."""
+    """Write an SB3 actor-critic's actor to ``out/policy.onnx`` (or ``out`` itself if it
+    ends in .onnx) and the sidecar beside it, each atomically; returns the ONNX path."""
+    was_training = policy.training
+    policy.set_training_mode(False)
+    try:
+        return export_network(_ActorLogits(policy), rules, out, provenance)
+    finally:
+        policy.set_training_mode(was_training)
+
+
+def export_network(
+    net: torch.nn.Module,
+    rules: Rules,
+    out: str | Path,
+    provenance: dict[str, Any] | None = None,
+) -> Path:
+    """Write any obs -> logits module (an SB3 actor, an RLlib module's policy head) to
+    ``out/policy.onnx`` (or ``out`` itself if it ends in .onnx) with its sidecar, each
+    atomically; returns the ONNX path. The module is exported in eval mode."""
     out = Path(out)
     onnx_path = out if out.suffix == ".onnx" else out / "policy.onnx"
-    sidecar = onnx_path.with_suffix(".json")
     enc = encoding_for(rules)
-    module = _ActorLogits(policy).eval()
     dummy = torch.zeros(1, enc.obs_size, dtype=torch.float32)
+    was_training = net.training
+    net.eval()
 
     def write(tmp: Path) -> None:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                module,
+                net,
                 (dummy,),
                 str(tmp),
                 input_names=["obs"],
@@ -59,12 +76,10 @@ def export_policy(
                 dynamo=False,
             )
 
-    was_training = policy.training
-    policy.set_training_mode(False)
     try:
         atomic_write(onnx_path, write)
     finally:
-        policy.set_training_mode(was_training)
+        net.train(was_training)
     info = PolicyInfo(
         rules=rules,
         encoding_version=ENCODING_VERSION,
@@ -72,5 +87,5 @@ def export_policy(
         num_actions=enc.num_actions,
         provenance=provenance,
     )
-    atomic_write_json(sidecar, info.to_json())
+    atomic_write_json(onnx_path.with_suffix(".json"), info.to_json())
     return onnx_path

@@ -29,20 +29,18 @@ import logging
 import math
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from matador_env.encoding import ENCODING_VERSION, encoding_for
 from matador_env.engine import Rules, RulesError
 from matador_env.matador_v0 import REWARD_KINDS
-from matador_env.policy import PolicyInfo
 
 from .args import parse
-from .files import atomic_write, atomic_write_json, atomic_write_text
+from .export import export_network
+from .files import atomic_write_json, atomic_write_text
 
 
 @dataclass
@@ -251,40 +249,6 @@ def iteration_summary(result: dict[str, Any]) -> dict[str, Any]:
         "illegal_actions": int(runners.get("illegal_actions_lifetime", 0)),
         "checked_actions": int(runners.get("checked_actions_lifetime", 0)),
     }
-
-
-def export_network(
-    net: torch.nn.Module, rules: Rules, out: Path, provenance: dict[str, Any]
-) -> Path:
-    """Write ``out/policy.onnx`` (obs -> logits) and its sidecar, each atomically."""
-    enc = encoding_for(rules)
-    onnx_path = out / "policy.onnx"
-    net = net.eval()
-    dummy = torch.zeros(1, enc.obs_size, dtype=torch.float32)
-
-    def write(tmp: Path) -> None:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                net,
-                (dummy,),
-                str(tmp),
-                input_names=["obs"],
-                output_names=["logits"],
-                dynamic_axes={"obs": {0: "batch"}, "logits": {0: "batch"}},
-                dynamo=False,
-            )
-
-    atomic_write(onnx_path, write)
-    info = PolicyInfo(
-        rules=rules,
-        encoding_version=ENCODING_VERSION,
-        obs_size=enc.obs_size,
-        num_actions=enc.num_actions,
-        provenance=provenance,
-    )
-    atomic_write_json(onnx_path.with_suffix(".json"), info.to_json())
-    return onnx_path
 
 
 def run_name(args: RllibArgs) -> str:

@@ -125,6 +125,6 @@ class SelfPlayEnv(MatadorSingleEnv):
         if seed is not None:
             self._pool_rng = random.Random(seed ^ 0x5EED)
         self.pool.resample(self._pool_rng)
-        obs, info = super().reset(seed=seed, options=options)
-        info["opponent"] = self.pool.current
-        return obs, info
+        # The opponent drawn for this hand is ``self.pool.current``; it stays out of the
+        # infos, which hold numbers only (the env's contract for RL buffers).
+        return super().reset(seed=seed, options=options)
