@@ -35,6 +35,11 @@ Endpoints
     :func:`matador_env.protocol.move_from_json` reads the reply as it is). The
     move is always one of the view's legal moves.
 
+``GET /`` and ``/games/...``
+    The browser page, on which a person plays against the bot levels, and the small
+    JSON game endpoints it uses (deal, the person's move, one bot move); they are
+    :mod:`matador_env.web` and are documented in ``docs/browser.md``.
+
 Errors
 ======
 
@@ -841,6 +846,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, bot in bots.items():
             about = bot.describe()["about"]
             print(f"  {name}{' (default)' if name == default else ''}: {about}")
+        print(f"play in the browser: {_url(sock)}/", flush=True)
         print("POST /move[?bot=NAME]  GET /bots  GET /health   (Ctrl-C stops)", flush=True)
         # The server's own lines (hang-ups, timeouts, errors) go out as uvicorn's do.
         log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
