@@ -326,18 +326,20 @@ class Knowledge:
         raise AssertionError("no deal fits the sizes")  # pragma: no cover - sizes always fit
 
     def sample_many(self, rng: random.Random, count: int) -> list[tuple[list[int], list[int]]]:
-        """``count`` determinizations, as ``count`` calls of :meth:`sample_masks` would
-        deal them.
+        """``count`` determinizations, drawn from the worlds :meth:`sample_masks` deals.
 
-        With one hidden hand and no soft cap (two players, the usual case) a world is
-        a uniformly random hand of the right size from the tiles that seat may hold,
-        the other unseen tiles in uniformly random boneyard order: that is what
-        :meth:`sample_masks` builds, and here the ``count`` worlds are drawn at once
-        (numpy, seeded from ``rng``). Other cases take :meth:`sample_masks` in turn.
+        With one hidden hand (two players, the usual case) a world is a hand of the
+        right size from the tiles that seat may hold, uniform among those that keep
+        every cap, with the other unseen tiles in uniformly random boneyard order: the
+        distribution :meth:`sample_masks` builds (its swaps approach that uniform
+        distribution; here it is exact). The ``count`` worlds are drawn at once with
+        numpy, seeded from ``rng``: candidates are dealt in bulk and those breaking a
+        cap are dropped. Other cases, and worlds the bulk draw leaves missing (caps
+        that very few hands keep), take :meth:`sample_masks` in turn.
         """
         seats = self.hidden_seats
         tb = self.tb
-        if len(seats) != 1 or self.soft[seats[0]] or tb.ntiles > 62:
+        if len(seats) != 1 or tb.ntiles > 62:
             return [self.sample_masks(rng) for _ in range(count)]
         seat = seats[0]
         need = self.sizes[seat]
@@ -346,18 +348,33 @@ class Knowledge:
             return [self.sample_masks(rng) for _ in range(count)]
         kept_out = np.array(bits(self.unseen & self.void[seat]), np.int64)
         gen = np.random.default_rng(rng.getrandbits(63))
-        drawn = pool[np.argsort(gen.random((count, len(pool))), axis=1)]
-        hands_of_seat = (np.int64(1) << drawn[:, :need]).sum(axis=1).tolist()
-        rest = np.concatenate(
-            [drawn[:, need:], np.broadcast_to(kept_out, (count, len(kept_out)))], 1
-        )
-        rest = np.take_along_axis(rest, np.argsort(gen.random(rest.shape), axis=1), 1).tolist()
+        hands_of_seat: list[int] = []
+        rests: list[list[int]] = []
+        for _ in range(4):
+            want = count - len(hands_of_seat)
+            if want <= 0:
+                break
+            tries = want * (1 if not self.soft[seat] else 4)
+            drawn = pool[np.argsort(gen.random((tries, len(pool))), axis=1)]
+            held = (np.int64(1) << drawn[:, :need]).sum(axis=1)
+            keep = np.ones(tries, np.bool_)
+            for mask, cap in self.soft[seat]:
+                keep &= np.bitwise_count(held & np.int64(mask)) <= cap
+            rows = np.flatnonzero(keep)[:want]
+            rest = np.concatenate(
+                [drawn[rows, need:], np.broadcast_to(kept_out, (len(rows), len(kept_out)))], 1
+            )
+            order = np.argsort(gen.random(rest.shape), axis=1)
+            hands_of_seat += held[rows].tolist()
+            rests += np.take_along_axis(rest, order, 1).tolist()
         out = []
-        for w in range(count):
+        for w in range(len(hands_of_seat)):
             hands = [0] * self.n
             hands[self.me] = self.hand
             hands[seat] = hands_of_seat[w]
-            out.append((hands, rest[w]))
+            out.append((hands, rests[w]))
+        while len(out) < count:
+            out.append(self.sample_masks(rng))
         return out
 
     def _ok(self, seat: int, mask: int, relax: int) -> bool:

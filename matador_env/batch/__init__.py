@@ -612,30 +612,29 @@ class WorldPlayouts:
         hand_words = np.zeros((nw, n, words), np.uint64)
         rest = np.zeros((nw, T), np.int16)
         rest_len = np.zeros(nw, np.int64)
-        for w, (hands, boneyard) in enumerate(worlds):
+        for w, (hands, _) in enumerate(worlds):
             if len(hands) != n:
                 raise BatchError(f"world {w}: expected {n} hands, got {len(hands)}")
-            for seat, mask in enumerate(hands):
-                for x in range(words):
-                    hand_words[w, seat, x] = (mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF
-            rest_len[w] = len(boneyard)
-            rest[w, : len(boneyard)] = boneyard
+        if words == 1:
+            hand_words[:, :, 0] = np.array([hands for hands, _ in worlds], np.uint64)
+        else:
+            for w, (hands, _) in enumerate(worlds):
+                for seat, mask in enumerate(hands):
+                    for x in range(words):
+                        hand_words[w, seat, x] = (mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF
+        # Every world of a view has the same boneyard size (it is public).
+        size = self.view.boneyard_size
+        if any(len(boneyard) != size for _, boneyard in worlds):
+            raise BatchError(f"worlds: every boneyard must hold the view's {size} tiles")
+        rest_len[:] = size
+        if size:
+            rest[:, :size] = np.array([boneyard for _, boneyard in worlds], np.int16)
         loc = np.empty((nw, T), np.int8)
         hsize = np.empty((nw, n), np.int32)
         stock = np.zeros((nw, T), np.int16)
         st = np.tile(self._st, (nw, 1))
         PL.fill_worlds(hand_words, rest, rest_len, self._layout_loc, loc, hsize, stock, st)
-        B = nw * na
-        loc = np.repeat(loc, na, axis=0)
-        hsize = np.repeat(hsize, na, axis=0)
-        stock = np.repeat(stock, na, axis=0)
-        st = np.repeat(st, na, axis=0)
-        ends = np.tile(self._ends, (B, 1, 1))
-        counts = np.zeros((B, n), np.int32)
-        cannot = np.zeros((B, n, self.enc.cannot_width), np.uint8)
-        acts = np.tile(np.asarray(actions, np.int64), nw)
-        K.apply_actions(acts, br.rp, br.tab, br.slot, loc, hsize, stock, ends, st, counts, cannot)
-        values = np.zeros(B, np.float64)
+        values = np.zeros((nw, na), np.float64)
         PL.policy_playouts(
             br.rp,
             br.tab,
@@ -647,14 +646,15 @@ class WorldPlayouts:
             loc,
             hsize,
             stock,
-            ends,
+            self._ends,
             st,
+            np.asarray(actions, np.int64),
             self.side,
             int(repeats),
             int(rng_seed),
             values,
         )
-        return values.reshape(nw, na)
+        return values
 
 
 _POLICY_TABLES: dict[Rules, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}

@@ -203,12 +203,13 @@ def policy_action(
         if count[h]:
             variety += 1
     plays_regular = False
-    for j in range(m):
-        a = lst[j]
-        if a < draw_action:
+    if lst[m - 1] == draw_action:  # a draw comes last in the list
+        for j in range(m - 1):
+            a = lst[j]
             k = a if a < T else slot[(a - T) % P, 0]
             if not tab[k, K.TMAT]:
                 plays_regular = True
+                break
     place = rp[K.R_PLACE]
     best = lst[0]
     best_score = -1e18
@@ -261,15 +262,10 @@ def policy_action(
                 elif place != 3:
                     variant = orient
                 key = ((e_at * 2 + tab[k, K.TMAT]) * T + k) * 4 + variant
+            if held == 1:
+                return int(a)  # the last tile: domino, wherever it goes
             word = k >> 6
             bit = _ONE << np.uint64(k & 63)
-            last = True
-            for w in range(W):
-                rest = hand[w] & ~bit if w == word else hand[w]
-                if rest:
-                    last = False
-            if last:
-                return int(a)  # the last tile: domino
             sc = wts[PW_PIP] * tab[k, K.TPIPS] + wts[PW_JITTER] * _uniform(rng)
             var = variety
             if tab[k, K.TMAT]:
@@ -339,18 +335,21 @@ def policy_playouts(
     stock: np.ndarray,
     ends: np.ndarray,
     st: np.ndarray,
+    candidates: np.ndarray,
     side: int,
     repeats: int,
     rng_seed: int,
     values: np.ndarray,
 ) -> int:
-    """Play every slot to the end ``repeats`` times with the policy; ``values[b]`` gets
-    the mean result for ``side`` (its points, or minus the points of the side that won
-    shared by the other sides). Returns the actions played."""
+    """In every world (row ``w`` of ``loc``, ``hsize``, ``stock``, ``st``; the open ends
+    ``ends`` are those of every world) apply each candidate action and play on to the
+    end ``repeats`` times with the policy; ``values[w, c]`` gets the mean result for
+    ``side`` (its points, or minus the points of the side that won shared by the other
+    sides). Returns the actions played."""
     n = rp[K.R_N]
     T = rp[K.R_T]
     sides = rp[K.R_SIDES]
-    E = ends.shape[1]
+    E = ends.shape[0]
     C = rp[K.R_V] + 2
     W = sets.shape[1]
     wloc = np.empty((1, T), np.int8)
@@ -368,8 +367,10 @@ def policy_playouts(
     P = rp[K.R_P]
     draw_action = T + rp[K.R_E] * P
     actions = 0
-    for b in range(loc.shape[0]):
-        # Each slot its own stream: a slot's result does not depend on the others.
+    na = candidates.shape[0]
+    for b in range(loc.shape[0] * na):
+        world = b // na
+        # Each playout its own stream: its result does not depend on the others.
         rng[0] = (np.uint64(rng_seed) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
             6364136223846793005
         ) + np.uint64(1442695040888963407)
@@ -377,11 +378,25 @@ def policy_playouts(
             rng[0] = np.uint64(88172645463325252)
         total = 0.0
         for _ in range(repeats):
-            wloc[0] = loc[b]
-            whsize[0] = hsize[b]
-            wstock[0] = stock[b]
-            wends[0] = ends[b]
-            wst[0] = st[b]
+            wloc[0] = loc[world]
+            whsize[0] = hsize[world]
+            wstock[0] = stock[world]
+            wends[0] = ends
+            wst[0] = st[world]
+            K.apply_action(
+                0,
+                candidates[b % na],
+                rp,
+                tab,
+                slot,
+                wloc,
+                whsize,
+                wstock,
+                wends,
+                wst,
+                wcounts,
+                wcannot,
+            )
             out = work[1]
             for w in range(W):
                 out[w] = 0
@@ -420,7 +435,7 @@ def policy_playouts(
                 total += wst[0, K.POINTS]
             elif won >= 0:
                 total -= wst[0, K.POINTS] / (sides - 1)
-        values[b] = total / repeats
+        values[world, b % na] = total / repeats
     return actions
 
 
