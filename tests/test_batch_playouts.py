@@ -140,3 +140,27 @@ def test_sample_many_deals_as_sample_masks() -> None:
             a = sum(h[other] >> t & 1 for h, _ in many) / 4000
             b = sum(h[other] >> t & 1 for h, _ in single) / 4000
             assert abs(a - b) < 0.05, t
+
+
+def test_sample_many_keeps_every_cap() -> None:
+    """Views whose hidden hand has soft caps (drawn since a pass): every bulk world
+    keeps every inference, and the sizes."""
+    rules = Rules.preset("standard")
+    rng = random.Random(4)
+    checked = 0
+    for seed in range(400):
+        state = HandState.deal(rules, seed)
+        while not state.is_over and checked < 30:
+            view = state.view(state.to_move)
+            kn = Knowledge(view)
+            other = (view.seat + 1) % 2
+            if kn.soft[other]:
+                for hands, rest in kn.sample_many(random.Random(seed), 50):
+                    assert kn.allows(other, hands[other]), (seed, kn.soft[other])
+                    assert hands[other].bit_count() == view.hand_sizes[other]
+                    assert len(rest) == view.boneyard_size
+                checked += 1
+            state = state.apply(rng.choice(state.legal_moves()))
+        if checked >= 30:
+            break
+    assert checked >= 30
