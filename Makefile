@@ -21,7 +21,7 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	@echo "Installing the pinned packages into .venv (torch CPU, SB3, Ray, Tianshou; a few minutes)..."
 	$(PY) -m pip install --quiet -c constraints.txt torch
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve,compat,browser]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve,batch,compat,browser]"
 	touch $(STAMP)
 
 $(CHROMIUM):
