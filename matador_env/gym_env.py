@@ -65,7 +65,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from .engine import Move, Rules
-from .matador_v0 import DEFAULT_MAX_HANDS, ENV_ARGUMENTS, Game, resolve_rules
+from .matador_v0 import DEFAULT_MAX_HANDS, ENV_ARGUMENTS, CopiesMidGame, Game, resolve_rules
 
 __all__ = ["MatadorSingleEnv", "OpponentSpec"]
 
@@ -79,7 +79,7 @@ _ARGUMENTS = (*ENV_ARGUMENTS, "opponents", "seat", "illegal_reward")
 _LIVE_FIELDS = ("seat", "_rng", "_mask", "_over", "_np_random", "_np_random_seed")
 
 
-class MatadorSingleEnv(gymnasium.Env, EzPickle):
+class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
     """One learner against opponent policies (see the module docstring).
 
     Arguments as :func:`matador_env.env` (``rules`` or ``preset``, ``episode``,
@@ -93,6 +93,7 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
     """
 
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    live_fields = _LIVE_FIELDS
 
     def __init__(
         self,
@@ -142,22 +143,6 @@ class MatadorSingleEnv(gymnasium.Env, EzPickle):
         self._mask = np.zeros(enc.num_actions, np.int8)
         self._rng = random.Random(0)
         self._over = True
-
-    # copy.deepcopy and pickle: the constructor's arguments (EzPickle), then the game
-    # and the episode's state as they were, so a copy goes on from the same point.
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(EzPickle.__getstate__(self))
-        state["live"] = {k: self.__dict__[k] for k in _LIVE_FIELDS if k in self.__dict__}
-        state["game"] = self.game.snapshot()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        live, game = state.pop("live", {}), state.pop("game", None)
-        EzPickle.__setstate__(self, state)
-        self.__dict__.update(live)
-        if game is not None:
-            self.game.restore(game)
 
     # -- gymnasium API ------------------------------------------------------------------
 

@@ -562,6 +562,30 @@ class Game:
 
 _MATCH_FIELDS = dataclasses.fields(MatchState)
 
+
+class CopiesMidGame(EzPickle):  # type: ignore[misc]
+    """``copy.deepcopy`` and ``pickle`` of an environment in mid-game: the constructor's
+    arguments (EzPickle), then the :class:`Game` and the ``live_fields`` the environment
+    holds between steps, as they were, so that a copy goes on from the same point."""
+
+    live_fields: tuple[str, ...] = ()
+    game: Game
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(EzPickle.__getstate__(self))
+        state["live"] = {k: self.__dict__[k] for k in self.live_fields if k in self.__dict__}
+        state["game"] = self.game.snapshot()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        live, game = state.pop("live", {}), state.pop("game", None)
+        EzPickle.__setstate__(self, state)
+        self.__dict__.update(live)
+        if game is not None:
+            self.game.restore(game)
+
+
 # What raw_env holds between steps, beyond its constructor's arguments and the game.
 _LIVE_FIELDS = (
     "agents",
@@ -576,8 +600,10 @@ _LIVE_FIELDS = (
 )
 
 
-class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
+class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
     """Matador as a PettingZoo AEC environment (see the module docstring)."""
+
+    live_fields = _LIVE_FIELDS
 
     metadata = {
         "render_modes": ["human", "ansi"],
@@ -633,22 +659,6 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self._stream: random.Random | None = None
         self._rewards_set = False
         self.agents: list[str] = []
-
-    # copy.deepcopy and pickle: the constructor's arguments (EzPickle), then the game
-    # and the AEC bookkeeping as they were, so a copy goes on from the same point.
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(EzPickle.__getstate__(self))
-        state["live"] = {k: self.__dict__[k] for k in _LIVE_FIELDS if k in self.__dict__}
-        state["game"] = self.game.snapshot()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        live, game = state.pop("live", {}), state.pop("game", None)
-        EzPickle.__setstate__(self, state)
-        self.__dict__.update(live)
-        if game is not None:
-            self.game.restore(game)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
