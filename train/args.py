@@ -9,6 +9,8 @@ import inspect
 import textwrap
 from typing import Any, TypeVar, get_type_hints
 
+from matador_env.engine import Rules, RulesError
+
 T = TypeVar("T")
 
 
@@ -98,3 +100,52 @@ def given_fields(cls: type, argv: list[str] | None = None, prog: str | None = No
     for action in parser._actions:
         action.default = argparse.SUPPRESS
     return set(vars(parser.parse_args(argv)))
+
+
+class ArgsError(ValueError):
+    """A command-line argument that is not allowed; the message names the flag and what is."""
+
+
+def flag_name(name: str) -> str:
+    """``net_arch`` -> ``--net-arch``."""
+    return "--" + name.replace("_", "-")
+
+
+def rules_from_flags(
+    preset: str, players: int | None, teams: bool | None, rules: list[str]
+) -> Rules:
+    """The rules of ``--preset`` with ``--players``, ``--teams`` and ``--rules KEY=VALUE``
+    applied; :class:`ArgsError` naming the flag when they are not allowed."""
+    overrides: dict[str, Any] = {}
+    if players is not None:
+        overrides["players"] = players
+    if teams is not None:
+        overrides["teams"] = teams
+    try:
+        if not rules:
+            return Rules.preset(preset, **overrides)
+        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
+        pairs = [*rules, *(f"{k}={v}" for k, v in overrides.items())]
+        return Rules.from_text(" ".join([Rules.preset(preset).to_text(), *pairs]))
+    except RulesError as e:
+        if e.field == "preset":
+            flag = "--preset"
+        elif not rules:
+            flag = " with ".join(flag_name(k) for k in overrides)
+        else:
+            flag = "--rules"
+        raise ArgsError(f"{flag}: {e}") from None
+
+
+def layer_sizes(text: str, flag: str) -> list[int]:
+    """``"256,256"`` -> ``[256, 256]``; :class:`ArgsError` naming ``flag`` otherwise."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ArgsError(
+            f"{flag}: {text!r} is not allowed; allowed: hidden layer sizes, positive "
+            "integers separated by commas, e.g. 256,256"
+        )
+    return sizes

@@ -35,10 +35,10 @@ from typing import Any
 
 import torch
 
-from matador_env.engine import Rules, RulesError
+from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
 
-from .args import parse
+from .args import ArgsError, layer_sizes, parse, rules_from_flags
 from .export import export_network
 from .files import atomic_write_json, atomic_write_text
 
@@ -102,47 +102,15 @@ class RllibArgs:
     """Torch threads per process; more than one thrashes on a small machine."""
 
 
-class ArgsError(ValueError):
-    """A command-line argument that is not allowed (the message names the flag)."""
-
-
 def resolve_rules(args: RllibArgs) -> Rules:
     """The rules of --preset with --players, --teams and --rules applied."""
-    overrides: dict[str, Any] = {}
-    if args.players is not None:
-        overrides["players"] = args.players
-    if args.teams is not None:
-        overrides["teams"] = args.teams
-    try:
-        if not args.rules:
-            return Rules.preset(args.preset, **overrides)
-        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
-        pairs = [*args.rules, *(f"{k}={v}" for k, v in overrides.items())]
-        return Rules.from_text(" ".join([Rules.preset(args.preset).to_text(), *pairs]))
-    except RulesError as e:
-        flag = "--preset" if e.field == "preset" else "--rules" if args.rules else "--players"
-        if e.field == "teams" and not args.rules:
-            flag = "--teams"
-        raise ArgsError(f"{flag}: {e}") from None
-
-
-def parse_hidden(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise ArgsError(
-            f"--hidden: {text!r} is not allowed; allowed: positive integers separated by "
-            "commas, e.g. 256,256"
-        )
-    return sizes
+    return rules_from_flags(args.preset, args.players, args.teams, args.rules)
 
 
 def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
     """The rules and hidden sizes; :class:`ArgsError` for the first bad argument."""
     rules = resolve_rules(args)
-    hidden = parse_hidden(args.hidden)
+    hidden = layer_sizes(args.hidden, "--hidden")
     if args.reward not in REWARD_KINDS:
         raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
     for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from matador_env.engine import Rules, RulesError
+from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
 
-from .args import given_fields, parse
+from .args import ArgsError, flag_name, given_fields, layer_sizes, parse, rules_from_flags
 from .files import FolderBusyError, FolderLock, RunFolderError, atomic_write_json
 
 
@@ -151,14 +151,6 @@ def run_name(args: TrainArgs) -> str:
     return f"{args.exp_name}__{args.preset}__{args.seed}__{int(time.time())}"
 
 
-class ArgsError(ValueError):
-    """A training argument that is not allowed; the message names the flag and what is."""
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 # The lowest value each integer argument allows.
 _INT_AT_LEAST: dict[str, int] = {
     "seed": 0,
@@ -197,39 +189,12 @@ _FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
 def resolve_rules(args: TrainArgs) -> Rules:
     """The rules of ``--preset`` with ``--players``, ``--teams`` and ``--rules``
     applied; :class:`ArgsError` naming the flag when they are not allowed."""
-    overrides: dict[str, Any] = {}
-    if args.players is not None:
-        overrides["players"] = args.players
-    if args.teams is not None:
-        overrides["teams"] = args.teams
-    try:
-        if not args.rules:
-            return Rules.preset(args.preset, **overrides)
-        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
-        pairs = [*args.rules, *(f"{k}={v}" for k, v in overrides.items())]
-        return Rules.from_text(" ".join([Rules.preset(args.preset).to_text(), *pairs]))
-    except RulesError as e:
-        if e.field == "preset":
-            flag = "--preset"
-        elif not args.rules:
-            flag = " with ".join(_flag(k) for k in overrides)
-        else:
-            flag = "--rules"
-        raise ArgsError(f"{flag}: {e}") from None
+    return rules_from_flags(args.preset, args.players, args.teams, args.rules)
 
 
 def parse_net_arch(text: str) -> list[int]:
     """``"256,256"`` -> ``[256, 256]``; :class:`ArgsError` for anything else."""
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise ArgsError(
-            f"--net-arch: {text!r} is not allowed; allowed: hidden layer sizes, positive "
-            "integers separated by commas, e.g. 256,256"
-        )
-    return sizes
+    return layer_sizes(text, "--net-arch")
 
 
 def parse_weights(text: str) -> dict[str, float]:
@@ -266,8 +231,9 @@ def check_args(args: TrainArgs) -> Rules:
         if f.name in _INT_AT_LEAST:
             low = _INT_AT_LEAST[f.name]
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                flag = flag_name(f.name)
                 raise ArgsError(
-                    f"{_flag(f.name)}: {value!r} is not allowed; allowed: an integer, {low} or more"
+                    f"{flag}: {value!r} is not allowed; allowed: an integer, {low} or more"
                 )
         elif f.name in _FLOAT_RANGES:
             lo, hi, lo_ok, allowed = _FLOAT_RANGES[f.name]
@@ -279,7 +245,8 @@ def check_args(args: TrainArgs) -> Rules:
                 and value <= hi
             )
             if not ok:
-                raise ArgsError(f"{_flag(f.name)}: {value!r} is not allowed; allowed: {allowed}")
+                flag = flag_name(f.name)
+                raise ArgsError(f"{flag}: {value!r} is not allowed; allowed: {allowed}")
     if not args.exp_name or "/" in args.exp_name or args.exp_name.startswith("."):
         raise ArgsError(
             f"--exp-name: {args.exp_name!r} is not allowed; allowed: a name for a folder, "
@@ -363,7 +330,7 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     for key, value in given.items():
         if key not in RESUME_FLAGS and key in stored and value != stored[key]:
             raise ArgsError(
-                f"{_flag(key)}: {value!r} differs from the run's {stored[key]!r} in {saved}; "
+                f"{flag_name(key)}: {value!r} differs from the run's {stored[key]!r} in {saved}; "
                 "a resumed run keeps its arguments except --timesteps and --progress"
             )
     merged = {**stored, **{k: v for k, v in given.items() if k in RESUME_FLAGS}}
