@@ -207,9 +207,11 @@ What to try next (after `. .venv/bin/activate`):
   python -m train --help                           every training flag, documented
   make train                                       the full recipe of the shipped bot
                                                    (40-60 minutes; rerun it to resume)
-  python -m matador_env.serve                      the bots over HTTP for a frontend
-The README shows the engine, the environments and embedding a bot; docs/rules.md
-has the rules of every preset."""
+  python -m matador_env.serve                      the bots over HTTP for a frontend, and
+                                                   a page to play them at http://127.0.0.1:8000/
+  python -m train.rllib --help                     train with Ray RLlib (docs/rl_libraries.md)
+The README shows the engine, the environments (PettingZoo, Gymnasium, the vector env)
+and embedding a bot; docs/rules.md has the rules of every preset."""
 
 
 def main(argv: list[str] | None = None) -> int:
