@@ -520,9 +520,13 @@ def trial_public(rng: random.Random, tally: Tally, label: str) -> None:
     classify(tally, rebuild, (HistoryError, RulesError), label)
 
 
-def mutated_message(rng: random.Random, message: dict[str, Any]) -> Any:
+def mutated_message(rng: random.Random, message: Any) -> Any:
+    if not isinstance(message, dict):  # e.g. rules given by a preset's name
+        return random_json(rng) if rng.random() < 0.5 else message
     message = copy.deepcopy(message)
     for _ in range(1 + rng.randrange(2)):
+        if not message:
+            break
         key = rng.choice(sorted(message))
         k = rng.randrange(8)
         value = message[key]
@@ -543,12 +547,12 @@ def mutated_message(rng: random.Random, message: dict[str, Any]) -> Any:
             )
         elif k == 4 and isinstance(value, list) and value:
             del value[rng.randrange(len(value))]
-        elif k == 5 and key == "history" and value:
+        elif k == 5 and key == "history" and isinstance(value, list) and value:
             entry = value[rng.randrange(len(value))]
-            part = rng.choice(["seat", "move"])
-            entry[part] = (
-                mutate_text(rng, entry[part]) if isinstance(entry[part], str) else random_json(rng)
-            )
+            if isinstance(entry, dict):  # an earlier mutation may have replaced it
+                part = rng.choice(["seat", "move"])
+                old = entry.get(part)
+                entry[part] = mutate_text(rng, old) if isinstance(old, str) else random_json(rng)
         elif k == 6 and isinstance(value, int) and not isinstance(value, bool):
             message[key] = rng.choice([value != 0, float(value), str(value), -value - 1])
         elif k == 7 and isinstance(value, list) and len(value) <= 64:

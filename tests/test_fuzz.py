@@ -99,3 +99,17 @@ def test_the_command_prints_the_table_and_its_exit_status() -> None:
     rows = {line.split()[0]: line.split()[1:] for line in lines[3:5]}
     assert rows["rules"][0] == rows["view"][0] == "5"
     assert "found: nothing" in done.stdout
+
+
+def test_mutating_a_message_survives_what_earlier_mutations_left() -> None:
+    # The harness itself crashed on seed 23: a history entry an earlier mutation had
+    # replaced by a bool, and a sidecar's rules that were an empty dict or a name.
+    import random
+
+    from benchmarks.fuzz import mutated_message
+
+    for seed in range(3000):
+        rng = random.Random(seed)
+        mutated_message(rng, {"history": [True, {"seat": 0}, None], "seat": 1})
+        mutated_message(rng, {})
+        mutated_message(rng, "standard")
