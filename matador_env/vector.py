@@ -24,7 +24,10 @@ seats are played inside the batch by ``opponents`` until the learner is to move:
 - ``"random"`` (the default): uniform over the legal actions, compiled;
 - a batched policy: ``callable(obs, masks) -> actions`` taking ``(m, obs_size)``
   float32 observations and ``(m, num_actions)`` int8 masks of the ``m`` slots whose
-  opponent is to move, returning ``m`` legal actions.
+  opponent is to move, returning ``m`` legal actions. With ``opponent_slots=True`` it
+  is called as ``callable(obs, masks, slots, episodes)``, also given each row's slot
+  and that slot's episode number (a new number: a new episode), so that an opponent
+  can be chosen per slot and kept for an episode.
 
 The learner's reward is everything its seat received since its last action, as in
 :class:`~matador_env.gym_env.MatadorSingleEnv`. :func:`sb3_vec_env` wraps a learner
@@ -63,8 +66,9 @@ from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, REWARD_KINDS, resolve_
 
 __all__ = ["VectorEnv", "BatchPolicy", "sb3_vec_env", "ENCODING_VERSION"]
 
-BatchPolicy = Callable[[np.ndarray, np.ndarray], Any]
-"""``policy(obs, masks) -> actions`` over the rows of a batch."""
+BatchPolicy = Callable[..., Any]
+"""``policy(obs, masks) -> actions`` over the rows of a batch (with ``opponent_slots``:
+``policy(obs, masks, slots, episodes)``)."""
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
@@ -86,6 +90,7 @@ class VectorEnv:
         max_hands: int = DEFAULT_MAX_HANDS,
         learner: int | None = None,
         opponents: str | BatchPolicy = "random",
+        opponent_slots: bool = False,
         seed: int = 0,
         **rule_overrides: Any,
     ) -> None:
@@ -122,6 +127,7 @@ class VectorEnv:
         self.max_hands = max_hands
         self.fixed_learner = learner
         self.opponents = opponents
+        self.opponent_slots = opponent_slots
         self.obs_size = self.enc.obs_size
         self.num_actions = self.enc.num_actions
         self.encoding_version = ENCODING_VERSION
@@ -381,7 +387,12 @@ class VectorEnv:
                 K.random_choices(masks, waiting, self._rng, chosen)
             else:
                 obs = self._observe(waiting, eng.to_move[waiting])
-                chosen = np.asarray(self.opponents(obs, masks[waiting].copy()))  # type: ignore[operator]
+                rows = masks[waiting].copy()
+                if self.opponent_slots:
+                    episodes = self._episodes[waiting].copy()
+                    chosen = np.asarray(self.opponents(obs, rows, waiting.copy(), episodes))  # type: ignore[operator]
+                else:
+                    chosen = np.asarray(self.opponents(obs, rows))  # type: ignore[operator]
                 if chosen.shape != (waiting.size,):
                     raise BatchError(
                         f"opponents returned shape {chosen.shape}; allowed: ({waiting.size},), "

@@ -16,7 +16,13 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import configure_logger
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import (
+    DummyVecEnv,
+    SubprocVecEnv,
+    VecEnv,
+    VecEnvWrapper,
+    VecMonitor,
+)
 
 from evaluate.arena import GameResult, Pairing, RunPlan, run
 from evaluate.stats import paired
@@ -28,7 +34,7 @@ from .checkpoint import Checkpoint, CheckpointError
 from .export import export_policy
 from .files import atomic_write, atomic_write_json, atomic_write_text
 from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
-from .selfplay import OpponentPool, SelfPlayEnv, snapshot_dirs
+from .selfplay import BatchOpponentPool, OpponentPool, SelfPlayEnv, snapshot_dirs
 
 EVAL_OPPONENTS = ("random", "expert")
 
@@ -62,6 +68,58 @@ def _env_factory(args: TrainArgs, rules: Rules, pool_dir: Path, rank: int) -> An
         return env
 
     return make
+
+
+class ScaledVecEnv(VecEnvWrapper):
+    """A vector environment with the reward multiplied by ``reward_scale``."""
+
+    def __init__(self, venv: VecEnv, reward_scale: float) -> None:
+        super().__init__(venv)
+        self.reward_scale = reward_scale
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards * self.reward_scale, dones, infos
+
+
+def make_venv(args: TrainArgs, rules: Rules, pool_dir: Path) -> VecEnv:
+    """The learner's environments: ``--n-envs`` self-play environments (in processes
+    when more than one), or with ``--vector-envs N`` one batched vector environment
+    whose opponents play inside the batch."""
+    if args.vector_envs > 0:
+        from matador_env.vector import VectorEnv, sb3_vec_env
+
+        opponents = BatchOpponentPool(
+            pool_dir,
+            snapshot_share=args.snapshot_share,
+            latest_share=args.latest_share,
+            pool_size=args.pool_size,
+            seed=args.seed,
+        )
+        batch = VectorEnv(
+            args.vector_envs,
+            rules,
+            mode="learner",
+            reward=args.reward,
+            opponents=opponents,
+            opponent_slots=True,
+            seed=args.seed * 1000,
+        )
+        return ScaledVecEnv(sb3_vec_env(batch), args.reward_scale)
+    factories = [_env_factory(args, rules, pool_dir, i) for i in range(args.n_envs)]
+    if args.n_envs > 1:
+        return SubprocVecEnv(factories, start_method="spawn")
+    return DummyVecEnv(factories)
+
+
+def rollout_steps_per_env(args: TrainArgs) -> int:
+    """PPO's ``n_steps``: --n-steps, or with --vector-envs N the rollout split N ways."""
+    if args.vector_envs > 0:
+        return args.n_steps * args.n_envs // args.vector_envs
+    return args.n_steps
 
 
 def summarise(results: Sequence[GameResult]) -> dict[str, float]:
@@ -140,18 +198,12 @@ class Trainer:
             # Every file is checked before the environments start.
             state = checkpoint.read_state(self.ckpt_dir, rules)
             self._check_pool(state)
-        factories = [_env_factory(args, rules, self.pool_dir, i) for i in range(args.n_envs)]
-        venv: VecEnv = (
-            SubprocVecEnv(factories, start_method="spawn")
-            if args.n_envs > 1
-            else DummyVecEnv(factories)
-        )
-        self.venv = VecMonitor(venv)
+        self.venv = VecMonitor(make_venv(args, rules, self.pool_dir))
         self.model = MaskablePPO(
             "MlpPolicy",
             self.venv,
             learning_rate=args.learning_rate,
-            n_steps=args.n_steps,
+            n_steps=rollout_steps_per_env(args),
             batch_size=args.batch_size,
             n_epochs=args.n_epochs,
             gamma=args.gamma,

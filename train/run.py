@@ -76,6 +76,12 @@ class TrainArgs:
     """Environments, each in its own process (SubprocVecEnv) when more than one."""
     n_steps: int = 1024
     """Steps per environment between updates."""
+    vector_envs: int = 0
+    """Games in one batched vector environment (matador_env.vector) instead of the
+    --n-envs processes (0: the processes). The rollout stays --n-steps x --n-envs
+    steps, so N must divide it (N slots of rollout / N steps each). Opponents play
+    inside the batch: random and the learner's snapshots only, so --baselines may name
+    random alone."""
     batch_size: int = 256
     """Minibatch size of the PPO update."""
     n_epochs: int = 6
@@ -157,6 +163,7 @@ _INT_AT_LEAST: dict[str, int] = {
     "timesteps": 1,
     "n_envs": 1,
     "n_steps": 1,
+    "vector_envs": 0,
     "n_epochs": 1,
     "snapshot_every": 1,
     "pool_size": 1,
@@ -258,6 +265,11 @@ def check_args(args: TrainArgs) -> Rules:
             f"--batch-size: {args.batch_size!r} is not allowed; allowed: an integer from 2 to "
             f"--n-steps x --n-envs ({rollout})"
         )
+    if args.vector_envs and rollout % args.vector_envs:
+        raise ArgsError(
+            f"--vector-envs: {args.vector_envs} does not divide the rollout, --n-steps x "
+            f"--n-envs ({rollout}); allowed: 0 or a divisor of {rollout}"
+        )
     parse_net_arch(args.net_arch)
     if args.reward not in (*REWARD_KINDS, "normalized"):  # the env takes either spelling
         raise ArgsError(
@@ -265,6 +277,12 @@ def check_args(args: TrainArgs) -> Rules:
         )
     rules = resolve_rules(args)
     for name in parse_weights(args.baselines):
+        if args.vector_envs and name != "random":
+            raise ArgsError(
+                f"--baselines: {name!r} cannot play with --vector-envs (it needs seat views, "
+                "which the batch does not build); allowed there: random (snapshots of the "
+                "learner play too, by --snapshot-share)"
+            )
         _check_agent("--baselines", name, rules)
     _check_agent("--bc-teacher", args.bc_teacher, rules)
     _check_agent("--bc-opponent", args.bc_opponent, rules)

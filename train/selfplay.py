@@ -12,6 +12,9 @@ Sampling schedule (one opponent per episode; it plays every other seat):
   action distribution (stochastic opponents give the learner varied play);
   baselines play as they always do.
 
+With ``--vector-envs`` the opponents play inside the batch (:class:`BatchOpponentPool`):
+the same schedule per slot and episode, with ``random`` the only baseline.
+
 Snapshots are found by listing the pool folder at each reset, so environments in
 other processes (``SubprocVecEnv``) see new snapshots without being told, and a
 resumed run picks up the snapshots it had written.
@@ -23,6 +26,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from gymnasium.utils import EzPickle
 
 from agents import make_agent
@@ -128,3 +132,82 @@ class SelfPlayEnv(MatadorSingleEnv):
         # The opponent drawn for this hand is ``self.pool.current``; it stays out of the
         # infos, which hold numbers only (the env's contract for RL buffers).
         return super().reset(seed=seed, options=options)
+
+
+class BatchOpponentPool:
+    """The pool's schedule for the slots of a learner-mode
+    :class:`~matador_env.vector.VectorEnv`, played inside the batch.
+
+    It is the ``opponents`` callable of a ``VectorEnv(..., opponent_slots=True)``.
+    Each slot draws its opponent when its episode begins (the pool's schedule above,
+    with ``"random"`` as the only baseline: the others need seat views, which the batch
+    does not build) and keeps it for the episode. Random opponents choose uniformly
+    among the legal actions; snapshots sample their own masked action distribution,
+    one network call per snapshot for all its slots.
+    """
+
+    def __init__(
+        self,
+        pool_dir: str | Path | None,
+        snapshot_share: float = 0.5,
+        latest_share: float = 0.5,
+        pool_size: int = 10,
+        seed: int = 0,
+    ) -> None:
+        # The same checks as the per-episode pool's.
+        OpponentPool(pool_dir, {"random": 1.0}, snapshot_share, latest_share, pool_size)
+        self.pool_dir = Path(pool_dir) if pool_dir is not None else None
+        self.snapshot_share = snapshot_share
+        self.latest_share = latest_share
+        self.pool_size = pool_size
+        self.rng = np.random.default_rng(seed)
+        self._snapshots: dict[Path, OnnxPolicy] = {}
+        self._episode: dict[int, int] = {}
+        self.current: dict[int, str] = {}
+        """Each slot's opponent in its current episode: ``random`` or ``snapshot:step_<N>``."""
+        self._policy: dict[int, OnnxPolicy | None] = {}
+
+    def __call__(
+        self, obs: np.ndarray, masks: np.ndarray, slots: np.ndarray, episodes: np.ndarray
+    ) -> np.ndarray:
+        new = [
+            (s, e)
+            for s, e in zip(slots.tolist(), episodes.tolist(), strict=True)
+            if self._episode.get(s) != e
+        ]
+        if new:
+            snaps = snapshot_dirs(self.pool_dir) if self.pool_dir is not None else []
+            for slot, episode in new:
+                self._episode[slot] = episode
+                self._draw(slot, snaps)
+        actions = np.empty(len(slots), np.int64)
+        legal = masks.astype(bool)
+        by_policy: dict[int, list[int]] = {}
+        for row, slot in enumerate(slots.tolist()):
+            policy = self._policy[slot]
+            by_policy.setdefault(id(policy), []).append(row)
+        for rows_list in by_policy.values():
+            rows = np.array(rows_list, np.int64)
+            policy = self._policy[int(slots[rows[0]])]
+            scores = self.rng.gumbel(size=(rows.size, masks.shape[1]))
+            if policy is not None:
+                # Gumbel-max: a sample of softmax(logits) over the legal actions.
+                scores = scores + policy.logits(obs[rows]).astype(np.float64)
+            actions[rows] = np.argmax(np.where(legal[rows], scores, -np.inf), axis=1)
+        return actions
+
+    def _draw(self, slot: int, snaps: list[Path]) -> None:
+        if snaps and self.rng.random() < self.snapshot_share:
+            recent = snaps[-self.pool_size :]
+            if self.rng.random() < self.latest_share:
+                chosen = recent[-1]
+            else:
+                chosen = recent[int(self.rng.integers(len(recent)))]
+            policy = self._snapshots.get(chosen)
+            if policy is None:
+                policy = self._snapshots[chosen] = load_policy(chosen)
+            self._policy[slot] = policy
+            self.current[slot] = f"snapshot:{chosen.name}"
+        else:
+            self._policy[slot] = None
+            self.current[slot] = "random"
