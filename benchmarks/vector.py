@@ -16,7 +16,9 @@ prints, in one run (so that every pair sees the same machine load):
 - ``ppo``: MaskablePPO training steps/s (collection and updates, ``python -m train``'s
   hyperparameters) on today's setup (train's self-play environment, two copies in a
   DummyVecEnv), on ``MatadorSingleEnv`` with random opponents, and on the vector
-  environment (learner mode, random opponents, 64 slots).
+  environment (learner mode, random opponents, 64 slots); then ``python -m train``'s
+  own loop (``Trainer.learn``, no warm start, random baselines) with its default two
+  processes beside ``--vector-envs 64``.
 
 Figures, not tests: the bars of issue #13 (15x engine, 10x env, 5x search) are
 printed beside them, met or not.
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -219,6 +222,35 @@ def ppo_steps(setup: str, timesteps: int) -> float:
     return model.num_timesteps / (time.perf_counter() - start)
 
 
+def trainer_steps(vector_envs: int, timesteps: int) -> float:
+    """Steps/s of ``python -m train --baselines random --bc-decisions 0`` (with
+    ``--vector-envs``), its PPO loop only: no evaluation, no final files."""
+    import tempfile
+
+    from train.loop import Trainer
+    from train.run import TrainArgs, check_args
+
+    args = TrainArgs(
+        timesteps=timesteps,
+        baselines="random",
+        bc_decisions=0,
+        eval_every=0,
+        progress=False,
+        vector_envs=vector_envs,
+    )
+    rules = check_args(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        args.out = tmp
+        trainer = Trainer(args, Path(tmp), rules)
+        try:
+            start = time.perf_counter()
+            trainer.learn()
+            seconds = time.perf_counter() - start
+        finally:
+            trainer.close()
+    return trainer.steps / seconds
+
+
 def _ratio(new: float, old: float) -> str:
     return f"{new / old:.1f}x" if old > 0 else "n/a"
 
@@ -276,6 +308,14 @@ def main() -> None:
     print(
         f"  VectorEnv learner mode, random opponents, 64 slots                 {vector:>8,.0f}"
         f" ({_ratio(vector, today)} today, {_ratio(vector, single)} single env)"
+    )
+    print(f"python -m train --baselines random --bc-decisions 0, steps/s over {ppo} steps")
+    processes = trainer_steps(0, ppo)
+    batched = trainer_steps(64, ppo)
+    print(f"  today's setup (--n-envs 2, two processes)                         {processes:>8,.0f}")
+    print(
+        f"  --vector-envs 64 (one process)                                    {batched:>8,.0f}"
+        f" ({_ratio(batched, processes)})"
     )
 
 
