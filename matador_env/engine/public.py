@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .rules import Rules, RulesError
+from .rules import Rules
 from .state import (
     Event,
     HandState,
@@ -78,7 +78,7 @@ def _tile_index(rules: Rules, tile: object, field: str, index: int | None = None
 
 
 def _sequence(value: object, field: str) -> Sequence[object]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, Iterable)):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise HistoryError(field, f"expected a list, got {value!r}"[:200])
     return value if isinstance(value, Sequence) else list(value)
 
@@ -102,9 +102,7 @@ def public_view(
     ends the hand (a finished hand has no move to make); :class:`RulesError` when
     ``rules`` is not a :class:`Rules`.
     """
-    if not isinstance(rules, Rules):
-        raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
-    t = _tables(rules)
+    t = _tables(rules)  # refuses anything but a Rules
     n = t.n
     for name, value in (("seat", seat), ("first", first)):
         if not _is_seat(value, n):

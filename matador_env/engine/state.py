@@ -328,11 +328,9 @@ class HandState:
         Raises :class:`RulesError` when ``rules`` is not a :class:`Rules`, and
         ``ValueError`` when ``seed`` is not an int or ``leader`` not a seat.
         """
-        if not isinstance(rules, Rules):
-            raise RulesError("rules", rules, "a Rules (e.g. Rules.preset('standard'))")
+        t = _tables(rules)  # refuses anything but a Rules
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise ValueError(f"seed must be an int, got {seed!r}")
-        t = _tables(rules)
         rng = random.Random(seed)
         order = list(range(len(t.tiles)))
         rng.shuffle(order)
