@@ -319,12 +319,16 @@ class VectorEnv:
             return np.array([self.match_bonus if w else -self.match_bonus for w in won], np.float32)
         return self._share(lambda s: self._side(s) in winners, self.match_bonus, "score")
 
-    def _observe(self, slots: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        out = np.empty((slots.size, self.obs_size), np.float32)
+    def _observe(
+        self, slots: np.ndarray, seats: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Seat ``seats[j]``'s observation of slot ``slots[j]`` in row ``j`` of ``out``."""
+        if out is None:
+            out = np.empty((slots.size, self.obs_size), np.float32)
         eng = self.eng
         K.observe_rows(
-            slots.astype(np.int64),
-            seats.astype(np.int64),
+            slots.astype(np.int64, copy=False),
+            seats.astype(np.int64, copy=False),
             self._with_scores,
             eng.br.rp,
             self._fc,
@@ -339,23 +343,9 @@ class VectorEnv:
         return out
 
     def _observe_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        eng = self.eng
-        seats = eng.to_move.astype(np.int64)
-        K.observe_rows(
-            self._all,
-            seats,
-            self._with_scores,
-            eng.br.rp,
-            self._fc,
-            eng.loc,
-            eng.hsize,
-            eng.ends,
-            eng.st,
-            eng.cannot,
-            eng.totals,
-            self._obs,
-        )
-        eng.legal_masks(self._masks)
+        seats = self.eng.to_move.astype(np.int64)
+        self._observe(self._all, seats, self._obs)
+        self.eng.legal_masks(self._masks)
         return self._obs.copy(), self._masks.copy(), seats
 
     def _play_opponents(
