@@ -107,7 +107,7 @@ def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict
         "--out", str(run_dir),
     ]  # fmt: skip
     summary = run_dir / "summary.json"
-    if summary.is_file() and _same_args(run_dir, decisions, eval_hands, seed):
+    if summary.is_file() and _same_args(run_dir, argv):
         return dict(json.loads(summary.read_text()), reused=True)
     if run_dir.exists():  # unfinished, or made with other arguments: this demo's own cache
         shutil.rmtree(run_dir)
@@ -119,21 +119,18 @@ def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict
     return dict(json.loads(summary.read_text()), reused=False)
 
 
-def _same_args(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
+def _same_args(run_dir: Path, argv: list[str]) -> bool:
+    """Whether the run's ``args.json`` holds every value that ``argv`` gives."""
+    from train.args import given_fields, parse
+    from train.run import TrainArgs
+
     try:
-        args = json.loads((run_dir / "args.json").read_text())
+        stored = json.loads((run_dir / "args.json").read_text())
     except (OSError, ValueError):
         return False
-    want = {
-        "bc_decisions": decisions,
-        "bc_teacher": "expert",
-        "final_eval_hands": eval_hands,
-        "seed": seed,
-        "timesteps": 64,
-        "n_envs": 1,
-        "preset": "standard",
-    }
-    return all(args.get(k) == v for k, v in want.items())
+    args = parse(TrainArgs, argv, prog="python -m train")
+    given = given_fields(TrainArgs, argv, prog="python -m train")
+    return all(stored.get(k) == getattr(args, k) for k in given)
 
 
 def learning_curve(
