@@ -190,6 +190,10 @@ def _placed(rules: Rules, move: Move, spinner_done: bool) -> _Placed:
     tile = move.tile
     assert tile is not None
     lo, hi = tile
+    if move.mode == "lead":
+        if rules.spinner != "none" and lo == hi:
+            return _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None] * 4, spinner=True)
+        return _Placed(f"[{lo}|{hi}]", f"[{hi}|{lo}]", [None, None])
     if move.mode == "inline":
         if lo == hi and rules.spinner == "first_double" and not spinner_done:
             return _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None, None, None], spinner=True)
@@ -223,20 +227,14 @@ def draw_layout(hand: HandState, width: int = 78) -> str:
         move = event.move
         if move.kind != "play":
             continue
-        assert move.tile is not None
-        lo, hi = move.tile
+        child = _placed(rules, move, spinner_done)
+        spinner_done = spinner_done or child.spinner
         if move.mode == "lead":
-            if rules.spinner != "none" and lo == hi:
-                root = _Placed(f"[{lo}+{hi}]", f"[{lo}+{hi}]", [None] * 4)
-                spinner_done = True
-            else:
-                root = _Placed(f"[{lo}|{hi}]", f"[{hi}|{lo}]", [None, None])
+            root = child
             slots = [(root, k) for k in range(len(root.sides))]
             continue
         assert move.end is not None
         node, side = slots[move.end]
-        child = _placed(rules, move, spinner_done)
-        spinner_done = spinner_done or child.spinner
         node.sides[side] = child
         slots[move.end : move.end + 1] = [(child, k) for k in range(len(child.sides))]
     assert root is not None and len(slots) == len(ends)
