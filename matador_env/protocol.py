@@ -211,12 +211,9 @@ def _int(value: Any, field: str, low: int | None = None, high: int | None = None
     return int(value)
 
 
-def _list(value: Any, field: str, limit: int | None = None) -> list[Any]:
+def _list(value: Any, field: str) -> list[Any]:
     if not isinstance(value, list):
         raise ProtocolError(field, f"expected a list, got {_show(value)}")
-    limit = MAX_ITEMS.get(field, 0) if limit is None else limit
-    if limit and len(value) > limit:
-        raise ProtocolError(field, f"at most {limit} items are allowed, got {len(value)}")
     return value
 
 
@@ -232,9 +229,10 @@ def _text(value: Any, field: str, example: str, limit: int = MAX_TEXT) -> str:
 
 def _check_sizes(data: Mapping[str, Any]) -> None:
     """Every list of a view within :data:`MAX_ITEMS`, before anything is parsed."""
-    for key in MAX_ITEMS:
-        if isinstance(data.get(key), list):
-            _list(data[key], key)
+    for key, limit in MAX_ITEMS.items():
+        value = data.get(key)
+        if isinstance(value, list) and len(value) > limit:
+            raise ProtocolError(key, f"at most {limit} items are allowed, got {len(value)}")
 
 
 def _tile(value: Any, field: str, rules: Rules) -> Tile:
