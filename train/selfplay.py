@@ -23,6 +23,7 @@ resumed run picks up the snapshots it had written.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,50 @@ def snapshot_dirs(pool_dir: Path) -> list[Path]:
     return sorted(found, key=lambda d: int(d.name.removeprefix("step_")))
 
 
-class OpponentPool:
+class _Schedule:
+    """The snapshot half of the sampling schedule above, shared by both pools."""
+
+    def __init__(
+        self,
+        pool_dir: str | Path | None,
+        snapshot_share: float,
+        latest_share: float,
+        pool_size: int,
+    ) -> None:
+        self.pool_dir = Path(pool_dir) if pool_dir is not None else None
+        for name, share in (("snapshot_share", snapshot_share), ("latest_share", latest_share)):
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"{name} must be within [0, 1], got {share}")
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be >= 1, got {pool_size}")
+        self.snapshot_share = snapshot_share
+        self.latest_share = latest_share
+        self.pool_size = pool_size
+        self._snapshots: dict[Path, OnnxPolicy] = {}
+
+    def _snapshot_dirs(self) -> list[Path]:
+        return snapshot_dirs(self.pool_dir) if self.pool_dir is not None else []
+
+    def _draw_snapshot(
+        self,
+        snaps: list[Path],
+        uniform: Callable[[], float],
+        choose: Callable[[list[Path]], Path],
+    ) -> Path | None:
+        """The snapshot a new episode plays against, or None for a baseline."""
+        if not snaps or uniform() >= self.snapshot_share:
+            return None
+        recent = snaps[-self.pool_size :]
+        return recent[-1] if uniform() < self.latest_share else choose(recent)
+
+    def _snapshot_policy(self, chosen: Path) -> OnnxPolicy:
+        policy = self._snapshots.get(chosen)
+        if policy is None:
+            policy = self._snapshots[chosen] = load_policy(chosen)
+        return policy
+
+
+class OpponentPool(_Schedule):
     """Draws the opponent of each episode; plays as that opponent (``act(view, rng)``)."""
 
     def __init__(
@@ -60,20 +104,11 @@ class OpponentPool:
         latest_share: float = 0.5,
         pool_size: int = 10,
     ) -> None:
-        self.pool_dir = Path(pool_dir) if pool_dir is not None else None
         self.baseline_weights = dict(baseline_weights or DEFAULT_BASELINES)
         if not self.baseline_weights or min(self.baseline_weights.values()) < 0:
             raise ValueError(f"baseline_weights must be non-negative, got {baseline_weights}")
-        for name, share in (("snapshot_share", snapshot_share), ("latest_share", latest_share)):
-            if not 0.0 <= share <= 1.0:
-                raise ValueError(f"{name} must be within [0, 1], got {share}")
-        if pool_size < 1:
-            raise ValueError(f"pool_size must be >= 1, got {pool_size}")
-        self.snapshot_share = snapshot_share
-        self.latest_share = latest_share
-        self.pool_size = pool_size
+        super().__init__(pool_dir, snapshot_share, latest_share, pool_size)
         self._baselines: dict[str, Any] = {}
-        self._snapshots: dict[Path, OnnxPolicy] = {}
         self.current: str = next(iter(self.baseline_weights))
         self._current_agent: Any = None
 
@@ -87,15 +122,10 @@ class OpponentPool:
 
     def resample(self, rng: random.Random) -> str:
         """Draw the next episode's opponent; returns its name."""
-        snaps = snapshot_dirs(self.pool_dir) if self.pool_dir is not None else []
-        if snaps and rng.random() < self.snapshot_share:
-            recent = snaps[-self.pool_size :]
-            chosen = recent[-1] if rng.random() < self.latest_share else rng.choice(recent)
-            policy = self._snapshots.get(chosen)
-            if policy is None:
-                policy = self._snapshots[chosen] = load_policy(chosen)
+        chosen = self._draw_snapshot(self._snapshot_dirs(), rng.random, rng.choice)
+        if chosen is not None:
             self.current = f"snapshot:{chosen.name}"
-            self._current_agent = policy
+            self._current_agent = self._snapshot_policy(chosen)
             return self.current
         names = list(self.baseline_weights)
         name = rng.choices(names, weights=[self.baseline_weights[n] for n in names])[0]
@@ -134,7 +164,7 @@ class SelfPlayEnv(MatadorSingleEnv):
         return super().reset(seed=seed, options=options)
 
 
-class BatchOpponentPool:
+class BatchOpponentPool(_Schedule):
     """The pool's schedule for the slots of a learner-mode
     :class:`~matador_env.vector.VectorEnv`, played inside the batch.
 
@@ -154,14 +184,8 @@ class BatchOpponentPool:
         pool_size: int = 10,
         seed: int = 0,
     ) -> None:
-        # The same checks as the per-episode pool's.
-        OpponentPool(pool_dir, {"random": 1.0}, snapshot_share, latest_share, pool_size)
-        self.pool_dir = Path(pool_dir) if pool_dir is not None else None
-        self.snapshot_share = snapshot_share
-        self.latest_share = latest_share
-        self.pool_size = pool_size
+        super().__init__(pool_dir, snapshot_share, latest_share, pool_size)
         self.rng = np.random.default_rng(seed)
-        self._snapshots: dict[Path, OnnxPolicy] = {}
         self._episode: dict[int, int] = {}
         self.current: dict[int, str] = {}
         """Each slot's opponent in its current episode: ``random`` or ``snapshot:step_<N>``."""
@@ -176,7 +200,7 @@ class BatchOpponentPool:
             if self._episode.get(s) != e
         ]
         if new:
-            snaps = snapshot_dirs(self.pool_dir) if self.pool_dir is not None else []
+            snaps = self._snapshot_dirs()
             for slot, episode in new:
                 self._episode[slot] = episode
                 self._draw(slot, snaps)
@@ -197,16 +221,11 @@ class BatchOpponentPool:
         return actions
 
     def _draw(self, slot: int, snaps: list[Path]) -> None:
-        if snaps and self.rng.random() < self.snapshot_share:
-            recent = snaps[-self.pool_size :]
-            if self.rng.random() < self.latest_share:
-                chosen = recent[-1]
-            else:
-                chosen = recent[int(self.rng.integers(len(recent)))]
-            policy = self._snapshots.get(chosen)
-            if policy is None:
-                policy = self._snapshots[chosen] = load_policy(chosen)
-            self._policy[slot] = policy
+        chosen = self._draw_snapshot(
+            snaps, self.rng.random, lambda recent: recent[int(self.rng.integers(len(recent)))]
+        )
+        if chosen is not None:
+            self._policy[slot] = self._snapshot_policy(chosen)
             self.current[slot] = f"snapshot:{chosen.name}"
         else:
             self._policy[slot] = None
