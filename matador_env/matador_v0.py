@@ -395,15 +395,11 @@ class Game:
     # -- pickling: the live game, rebuilt around a fresh tracker ---------------------
 
     def snapshot(self) -> dict[str, Any]:
-        """The game's state as plain data: the current hand as its deal and its actions."""
-        hand, match = self.hand, self.match
-        index = self._index
+        """The game's state: the hand and match (immutable engine values) and the
+        episode's counters; the observation tracker is left out and rebuilt."""
         return {
-            "deal": (hand.seed, hand.dealt_leader),
-            "actions": [index[event.move] for event in hand.history],
-            "match": None
-            if match is None
-            else {f.name: getattr(match, f.name) for f in _MATCH_FIELDS if f.name != "hand"},
+            "hand": self.hand,
+            "match": self.match,
             "done": self.done,
             "truncated": self.truncated,
             "hands": self.hands,
@@ -413,16 +409,8 @@ class Game:
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Continue from a :meth:`snapshot` of a game of the same rules."""
-        # The hand is replayed here rather than unpickled: the engine compares the
-        # kinds of open ends by identity, and unpickled strings are new objects.
-        seed, leader = snapshot["deal"]
-        hand = HandState.deal(self.rules, seed, leader=leader)
-        moves = self._moves
-        for action in snapshot["actions"]:
-            hand = hand.apply(moves[action])
-        self.hand = hand
-        match = snapshot["match"]
-        self.match = None if match is None else MatchState(hand=hand, **match)
+        self.hand = snapshot["hand"]
+        self.match = snapshot["match"]
         self.done = snapshot["done"]
         self.truncated = snapshot["truncated"]
         self.hands = snapshot["hands"]
@@ -558,9 +546,6 @@ class Game:
         else:
             lines.append(f"result: {hand.outcome}")
         return "\n".join(lines)
-
-
-_MATCH_FIELDS = dataclasses.fields(MatchState)
 
 
 class CopiesMidGame(EzPickle):  # type: ignore[misc]
@@ -753,8 +738,6 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
     def close(self) -> None:
         pass
 
-
-ENV_ID = "matador_v0"
 
 # help(matador_env.env) shows the documentation page through the function.
 env.__doc__ = f"{env.__doc__}\n{__doc__}"

@@ -42,7 +42,8 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env as _ray_register_env
 
-from .matador_v0 import ENV_ID, env
+from . import ENV_ID
+from .matador_v0 import env
 
 __all__ = [
     "ENV_NAME",
