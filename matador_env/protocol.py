@@ -418,12 +418,9 @@ def _check_claims(data: Mapping[str, Any], view: SeatView) -> None:
     """The optional fields must agree with the view rebuilt from the history."""
     rebuilt = view_to_json(view)
     for key in ("to_move", "leader", "boneyard_size", "draws_this_turn", "passes_in_row"):
-        if key in data:
-            _int(data[key], key, 0)
-        if key in data and data[key] != rebuilt[key]:
+        if key in data and (claimed_count := _int(data[key], key, 0)) != rebuilt[key]:
             raise ProtocolError(
-                key,
-                f"{json.dumps(data[key])} disagrees with the history, which gives {rebuilt[key]}",
+                key, f"{claimed_count} disagrees with the history, which gives {rebuilt[key]}"
             )
     if "hand_sizes" in data:
         sizes = [
@@ -437,15 +434,16 @@ def _check_claims(data: Mapping[str, Any], view: SeatView) -> None:
             )
     if "open_ends" in data:
         claimed = _list(data["open_ends"], "open_ends")
+        ends: list[str] = []
         for i, e in enumerate(claimed):
             text = _text(e, f"open_ends[{i}]", "3")
             try:
-                End.parse(text)
+                ends.append(str(End.parse(text)))
             except MoveParseError:
                 raise ProtocolError(
                     f"open_ends[{i}]", f"not an open end: {e!r} (e.g. '3', '3*', '3b', '2/5', '_')"
                 ) from None
-        if [str(End.parse(e)) for e in claimed] != rebuilt["open_ends"]:
+        if ends != rebuilt["open_ends"]:
             raise ProtocolError(
                 "open_ends",
                 f"{claimed} disagrees with the history, which leaves {rebuilt['open_ends']}",
