@@ -155,8 +155,7 @@ def learning_curve(
 
 
 def _pts(f: dict[str, float]) -> str:
-    lo, hi = f["points"] - f["points_ci"], f["points"] + f["points_ci"]
-    return f"{f['points']:+6.2f} [{lo:+.2f}, {hi:+.2f}]"
+    return f"{f['points']:+6.2f} [{f['points_lo']:+.2f}, {f['points_hi']:+.2f}]"
 
 
 def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Path) -> Path:
@@ -171,7 +170,10 @@ def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Pa
     for opp, colour in (("expert", "tab:red"), ("random", "tab:blue")):
         for ax, key, scale in ((axes[0], "points", 1.0), (axes[1], "win_rate", 100.0)):
             ys = [scale * f[opp][key] for _, f in rows]
-            errs = [scale * f[opp][f"{key}_ci"] for _, f in rows]
+            errs = [
+                [scale * (f[opp][key] - f[opp][f"{key}_lo"]) for _, f in rows],
+                [scale * (f[opp][f"{key}_hi"] - f[opp][key]) for _, f in rows],
+            ]
             ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=colour, label=f"vs {opp}")
     axes[0].axhline(0, color="grey", lw=0.8)
     axes[1].axhline(50, color="grey", lw=0.8)
