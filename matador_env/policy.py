@@ -238,7 +238,7 @@ class OnnxPolicy:
         if x.ndim != 2 or x.shape[1] != self.info.obs_size:
             raise ValueError(
                 f"logits: observations of {self.info.obs_size} values expected, "
-                f"got shape {obs.shape}"
+                f"got shape {np.shape(obs)}"
             )
         try:
             out = self._session.run(None, {"obs": x})[0]
