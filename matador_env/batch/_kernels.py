@@ -384,6 +384,16 @@ def legal_list(
 
 
 @njit(cache=True)
+def _only_spinner(b: int, rp: np.ndarray, ends: np.ndarray, n_ends: int) -> bool:
+    """Spinner "lead_double_cross" with a spinner end still open: only those take tiles."""
+    if rp[R_SPIN] == 2:
+        for i in range(n_ends):
+            if ends[b, i, 0] == SPINNER:
+                return True
+    return False
+
+
+@njit(cache=True)
 def _placements(
     b: int,
     rp: np.ndarray,
@@ -401,11 +411,7 @@ def _placements(
     seat = st[b, TO_MOVE]
     n_ends = st[b, NENDS]
     spinner_pending = rp[R_SPIN] == 1 and st[b, SPIN_DONE] == 0
-    only_spinner = False
-    if rp[R_SPIN] == 2:
-        for i in range(n_ends):
-            if ends[b, i, 0] == SPINNER:
-                only_spinner = True
+    only_spinner = _only_spinner(b, rp, ends, n_ends)
     # The mover's tiles, gathered once into the tail of ``lst``: the actions written
     # from its start never reach there (at most E * P placements and a draw).
     mine = rp[R_NACT] - T
@@ -563,11 +569,7 @@ def _mark_cannot(
         if vol == 2:
             return
         no_matador = vol == 1
-    only_spinner = False
-    if rp[R_SPIN] == 2:
-        for i in range(n_ends):
-            if ends[b, i, 0] == SPINNER:
-                only_spinner = True
+    only_spinner = _only_spinner(b, rp, ends, n_ends)
     V = rp[R_V]
     for i in range(n_ends):
         kind = ends[b, i, 0]
