@@ -356,10 +356,12 @@ class Knowledge:
                 break
             tries = want * (1 if not self.soft[seat] else 4)
             drawn = pool[np.argsort(gen.random((tries, len(pool))), axis=1)]
-            held = (np.int64(1) << drawn[:, :need]).sum(axis=1)
+            hand = drawn[:, :need]
+            held = (np.int64(1) << hand).sum(axis=1)
             keep = np.ones(tries, np.bool_)
             for mask, cap in self.soft[seat]:
-                keep &= np.bitwise_count(held & np.int64(mask)) <= cap
+                # The hand's tiles in ``mask`` (np.bitwise_count needs numpy 2; 1.26 is allowed).
+                keep &= ((np.int64(mask) >> hand) & 1).sum(axis=1) <= cap
             rows = np.flatnonzero(keep)[:want]
             rest = np.concatenate(
                 [drawn[rows, need:], np.broadcast_to(kept_out, (len(rows), len(kept_out)))], 1
