@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from matador_env.engine import PRESETS, HandState, Rules, Tile
+from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.play import draw_layout
+from tests.scripted import deal
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -130,12 +131,7 @@ def test_the_rules_document_has_every_option_preset_and_source() -> None:
 
 def _deal(preset: str, hands: list[str]) -> HandState:
     """A two-player hand of ``preset`` with these hands; P0 leads, the rest in the boneyard."""
-    rules = Rules.preset(preset)
-    held = [[Tile.parse(t) for t in h.split()] for h in hands]
-    taken = {t for h in held for t in h}
-    n = rules.set_max
-    boneyard = [Tile(a, b) for a in range(n + 1) for b in range(a, n + 1)]
-    return HandState.from_deal(rules, held, [t for t in boneyard if t not in taken])
+    return deal(Rules.preset(preset), hands)
 
 
 # The worked examples of docs/rules.md: (preset, P0's hand, P1's hand, moves) and what the
