@@ -73,19 +73,9 @@ def compile_times() -> tuple[float, float]:
 
 
 def python_engine(preset: str, seconds: float) -> float:
-    rules = Rules.preset(preset)
-    rng = random.Random(0)
-    randrange = rng.randrange
-    actions = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        s = HandState.deal(rules, randrange(1 << 30))
-        while not s.is_over:
-            moves = s.legal_moves()
-            s = s.apply(moves[randrange(len(moves))])
-            actions += 1
-    return actions / (time.perf_counter() - start)
+    from benchmarks.engine import run
+
+    return float(run(preset, seconds)["actions_per_s"])
 
 
 def batch_engine(preset: str, seconds: float, threads: int) -> float:
