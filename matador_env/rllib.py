@@ -107,9 +107,7 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]
         return torch.where(obs["action_mask"] > 0, logits, torch.full_like(logits, _MASKED))
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        return {Columns.ACTION_DIST_INPUTS: self._logits(batch)}
-
-    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        # Inference, exploration and training alike (RLModule's _forward_* call it).
         return {Columns.ACTION_DIST_INPUTS: self._logits(batch)}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
