@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +20,9 @@ from matador_env.encoding import encoding_for
 from matador_env.engine import HandState, Rules
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import PolicyMismatchError, load_policy
+from tests.train_runs import interrupt_at_first_checkpoint, run_train
 from train.export import export_policy
 
-ROOT = Path(__file__).resolve().parent.parent
 TINY = [
     "--n-envs",
     "1",
@@ -46,24 +43,12 @@ TINY = [
 
 
 def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "train", *TINY, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_train(*TINY, *args, timeout=timeout)
 
 
 def _resume(run: Path) -> subprocess.CompletedProcess[str]:
     """``--resume`` alone: the run's own arguments (TINY could differ from them)."""
-    return subprocess.run(
-        [sys.executable, "-m", "train", "--resume", str(run), "--no-progress"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_train("--resume", str(run), "--no-progress")
 
 
 def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
@@ -111,25 +96,14 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
 
 def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    cmd = [
-        sys.executable, "-m", "train", *TINY, "--timesteps", "4096", "--out", str(run),
-        "--checkpoint-every", "512", "--snapshot-every", "100000", "--eval-every", "0",
-        "--final-eval-hands", "2", "--baselines", "random:1",
+    args = [
+        *TINY, "--timesteps", "4096", "--out", str(run), "--checkpoint-every", "512",
+        "--snapshot-every", "100000", "--eval-every", "0", "--final-eval-hands", "2",
+        "--baselines", "random:1",
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    state = run / "checkpoint" / "state.json"
-    deadline = time.time() + 240
-    try:
-        while not state.is_file() and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.1)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        assert state.is_file()
-        os.kill(proc.pid, signal.SIGKILL)  # no chance to save: the last checkpoint counts
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    saved = json.loads(state.read_text())["steps"]
+    # SIGKILL: no chance to save, the last checkpoint counts.
+    interrupt_at_first_checkpoint(args, run, signal.SIGKILL)
+    saved = json.loads((run / "checkpoint" / "state.json").read_text())["steps"]
     assert 0 < saved < 4096
     assert not (run / "summary.json").exists()
     done = _train("--resume", str(run))

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -23,10 +22,10 @@ import pytest
 import torch
 
 from matador_env.engine import Rules
+from tests.train_runs import ROOT, interrupt_at_first_checkpoint, new_run, run_train
 from train.files import FolderBusyError, FolderLock
 from train.run import TrainArgs, main
 
-ROOT = Path(__file__).resolve().parent.parent
 # 256 steps a rollout, one pass over it: an update per rollout; 2048 steps are 8 updates.
 TINY = [
     "--n-envs", "1", "--n-steps", "256", "--batch-size", "256", "--n-epochs", "1",
@@ -37,28 +36,11 @@ STEPS = 2048
 UPDATES = STEPS // 256
 
 
-def _cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "train", *args]
-
-
-def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        _cmd(*args), cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-def _new_run(run: Path) -> list[str]:
-    return [
-        *TINY, "--timesteps", str(STEPS), "--out", str(run), "--checkpoint-every", "512",
-        "--snapshot-every", "512",
-    ]  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An uninterrupted run of :data:`STEPS` steps, with snapshots and checkpoints."""
     run = tmp_path_factory.mktemp("train") / "uninterrupted"
-    done = _train(*_new_run(run))
+    done = run_train(*new_run(TINY, STEPS, run))
     assert done.returncode == 0, done.stderr
     return run
 
@@ -80,30 +62,17 @@ def test_a_resumed_run_does_the_updates_and_steps_of_an_uninterrupted_one(
     assert (whole["steps"], whole["n_updates"]) == (STEPS, UPDATES)
 
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        _cmd(*_new_run(run)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    state = run / "checkpoint" / "state.json"
-    deadline = time.time() + 240
-    try:
-        while not state.is_file() and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        os.kill(proc.pid, how)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    saved = json.loads(state.read_text())
+    returncode, err = interrupt_at_first_checkpoint(new_run(TINY, STEPS, run), run, how)
+    saved = json.loads((run / "checkpoint" / "state.json").read_text())
     assert 0 < saved["steps"] < STEPS
     # A checkpoint lies between two updates: one update per 256-step rollout behind it.
     assert saved["steps"] % 256 == 0
     assert saved["n_updates"] == saved["steps"] // 256
     if how == signal.SIGINT:
-        assert proc.returncode == 130, err
+        assert returncode == 130, err
         assert "checkpoint of step" in err and "--resume" in err
 
-    done = _train("--resume", str(run), "--no-progress")
+    done = run_train("--resume", str(run), "--no-progress")
     assert done.returncode == 0, done.stderr
     resumed = json.loads((run / "summary.json").read_text())
     assert (resumed["steps"], resumed["n_updates"]) == (whole["steps"], whole["n_updates"])
@@ -175,7 +144,7 @@ def test_an_old_pickled_checkpoint_is_refused_and_never_unpickled(tmp_path: Path
     (run / "checkpoint").mkdir()
     _sb3_zip_with_payload(run / "checkpoint" / "model.zip", marker)
     (run / "checkpoint" / "state.json").write_text(json.dumps({"steps": 512, "best": None}))
-    done = _train("--resume", str(run))
+    done = run_train("--resume", str(run))
     assert not marker.exists(), "resume unpickled the crafted model.zip"
     assert done.returncode == 2, done.stderr
     assert "model.zip" in done.stderr and "not loaded" in done.stderr
@@ -193,7 +162,7 @@ def test_a_crafted_weights_file_is_refused_and_never_unpickled(
         run = _copy(finished_run, tmp_path / name.replace(" ", "_"))
         state = json.loads((run / "checkpoint" / "state.json").read_text())
         write(run / "checkpoint" / state["weights"])
-        done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
+        done = run_train("--resume", str(run), "--timesteps", str(2 * STEPS))
         assert not marker.exists(), f"resume unpickled the crafted weights ({name})"
         assert done.returncode == 2, done.stderr
         assert state["weights"] in done.stderr and "not loaded" in done.stderr, done.stderr
@@ -233,7 +202,7 @@ def test_a_damaged_run_folder_names_the_file_and_what_to_do(
 ) -> None:
     run = _copy(finished_run, tmp_path / "run")
     damage(run)  # type: ignore[operator]
-    done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
+    done = run_train("--resume", str(run), "--timesteps", str(2 * STEPS))
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert named in line
@@ -285,8 +254,8 @@ def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
 ) -> None:
     run = _copy(finished_run, tmp_path / "run")
     with FolderLock(run):  # the first trainer, as far as the second can tell
-        done = _train("--resume", str(run), "--timesteps", str(2 * STEPS))
-        fresh = _train(*TINY, "--timesteps", "256", "--out", str(tmp_path / "run"))
+        done = run_train("--resume", str(run), "--timesteps", str(2 * STEPS))
+        fresh = run_train(*TINY, "--timesteps", "256", "--out", str(tmp_path / "run"))
     for result in (done, fresh):
         assert result.returncode == 2, result.stderr
         assert f"{run} is in use by another trainer (pid {os.getpid()})" in result.stderr
@@ -340,7 +309,7 @@ def test_unknown_rules_keys_get_the_engines_list(capsys: pytest.CaptureFixture[s
 
 
 def test_the_command_line_refuses_before_writing_anything(tmp_path: Path) -> None:
-    done = _train("--timesteps", "0", "--out", str(tmp_path / "run"))
+    done = run_train("--timesteps", "0", "--out", str(tmp_path / "run"))
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "python -m train: error: --timesteps: 0 is not allowed; allowed: an integer, 1 or more"
@@ -350,7 +319,7 @@ def test_the_command_line_refuses_before_writing_anything(tmp_path: Path) -> Non
 
 def test_a_resumed_run_refuses_to_change_its_arguments(tmp_path: Path, finished_run: Path) -> None:
     run = _copy(finished_run, tmp_path / "run")
-    done = _train("--resume", str(run), "--n-steps", "512")
+    done = run_train("--resume", str(run), "--n-steps", "512")
     assert done.returncode == 2
     assert "--n-steps: 512 differs from the run's 256" in done.stderr
 
@@ -361,7 +330,7 @@ def test_a_resumed_run_refuses_to_change_its_arguments(tmp_path: Path, finished_
 def test_players_and_rules_overrides_train_and_resume_on_those_rules(tmp_path: Path) -> None:
     run = tmp_path / "run"
     flags = ["--preset", "polish", "--players", "3", "--rules", "target_score=150"]
-    done = _train(*TINY, *flags, "--timesteps", "256", "--out", str(run))
+    done = run_train(*TINY, *flags, "--timesteps", "256", "--out", str(run))
     assert done.returncode == 0, done.stderr
     rules = Rules.preset("polish", players=3, target_score=150)
     saved = json.loads((run / "args.json").read_text())
@@ -374,7 +343,7 @@ def test_players_and_rules_overrides_train_and_resume_on_those_rules(tmp_path: P
     assert side["provenance"]["rules"] == rules.to_text()
     state = json.loads((run / "checkpoint" / "state.json").read_text())
     assert Rules.from_dict(state["rules"]) == rules
-    again = _train("--resume", str(run), "--timesteps", "512", "--no-progress")
+    again = run_train("--resume", str(run), "--timesteps", "512", "--no-progress")
     assert again.returncode == 0, again.stderr
     assert json.loads((run / "summary.json").read_text())["steps"] == 512
     # The arena refuses the policy for the preset's own rules.

@@ -4,11 +4,6 @@ environment, opponents played inside the batch, checkpoints and resume as withou
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,9 +12,9 @@ import pytest
 
 from matador_env.engine import Rules
 from matador_env.vector import VectorEnv
+from tests.train_runs import interrupt_at_first_checkpoint, new_run, run_train
 from train.selfplay import BatchOpponentPool, snapshot_dirs
 
-ROOT = Path(__file__).resolve().parent.parent
 # 8 slots of 32 steps: 256 steps a rollout, one pass over it, an update per rollout.
 TINY = [
     "--vector-envs", "8", "--n-envs", "1", "--n-steps", "256", "--batch-size", "256",
@@ -30,28 +25,11 @@ STEPS = 6144
 UPDATES = STEPS // 256
 
 
-def _cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "train", *args]
-
-
-def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        _cmd(*args), cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-def _new_run(run: Path) -> list[str]:
-    return [
-        *TINY, "--timesteps", str(STEPS), "--out", str(run), "--checkpoint-every", "512",
-        "--snapshot-every", "512",
-    ]  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An uninterrupted vector run of :data:`STEPS` steps, with snapshots."""
     run = tmp_path_factory.mktemp("train_vector") / "uninterrupted"
-    done = _train(*_new_run(run))
+    done = run_train(*new_run(TINY, STEPS, run))
     assert done.returncode == 0, done.stderr
     return run
 
@@ -69,26 +47,13 @@ def test_a_resumed_vector_run_does_the_updates_and_steps_of_an_uninterrupted_one
     tmp_path: Path, finished_run: Path
 ) -> None:
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        _cmd(*_new_run(run)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    state = run / "checkpoint" / "state.json"
-    deadline = time.time() + 240
-    try:
-        while not state.is_file() and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.01)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    saved = json.loads(state.read_text())
+    interrupt_at_first_checkpoint(new_run(TINY, STEPS, run), run)
+    saved = json.loads((run / "checkpoint" / "state.json").read_text())
     assert 0 < saved["steps"] < STEPS
     assert saved["steps"] % 256 == 0
     assert saved["n_updates"] == saved["steps"] // 256
 
-    done = _train("--resume", str(run), "--no-progress")
+    done = run_train("--resume", str(run), "--no-progress")
     assert done.returncode == 0, done.stderr
     assert f"resuming {run} at step {saved['steps']}" in done.stdout
     resumed = json.loads((run / "summary.json").read_text())
@@ -108,7 +73,7 @@ def test_vector_flags_the_batch_cannot_play_are_refused_before_any_folder(
     tmp_path: Path, flags: list[str], words: list[str]
 ) -> None:
     run = tmp_path / "run"
-    done = _train(*TINY, "--timesteps", "256", "--out", str(run), *flags)
+    done = run_train(*TINY, "--timesteps", "256", "--out", str(run), *flags)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("python -m train: error: ")
