@@ -97,30 +97,21 @@ def show_hand(rules: Rules, seed: int, specs: list[str], labels: list[str]) -> N
 # -- 3. the learning curve -------------------------------------------------------------------
 
 
-def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict[str, Any]:
-    """The summary of a behaviour-cloning run of ``decisions`` decisions of ``expert``,
-    trained now unless ``run_dir`` already holds it finished with the same arguments."""
-    argv = [
+def clone_argv(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> list[str]:
+    """``python -m train``'s arguments for cloning ``decisions`` decisions of ``expert``."""
+    return [
         "--exp-name", "demo_clone", "--preset", "standard", "--seed", str(seed),
         "--bc-teacher", "expert", "--bc-decisions", str(decisions), *PPO_TOKEN,
         "--final-eval-hands", str(eval_hands), "--eval-every", "0", "--no-progress",
         "--out", str(run_dir),
     ]  # fmt: skip
-    summary = run_dir / "summary.json"
-    if summary.is_file() and _same_args(run_dir, argv):
-        return dict(json.loads(summary.read_text()), reused=True)
-    if run_dir.exists():  # unfinished, or made with other arguments: this demo's own cache
-        shutil.rmtree(run_dir)
-    from train.run import main as train_main
-
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(run_dir.parent / f"{run_dir.name}.log", "w") as log, contextlib.redirect_stdout(log):
-        train_main(argv)
-    return dict(json.loads(summary.read_text()), reused=False)
 
 
-def _same_args(run_dir: Path, argv: list[str]) -> bool:
-    """Whether the run's ``args.json`` holds every value that ``argv`` gives."""
+def finished(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
+    """Whether ``run_dir`` holds that cloning run finished (one to reuse): a summary, and
+    an ``args.json`` with every value that :func:`clone_argv` gives."""
+    if not (run_dir / "summary.json").is_file():
+        return False
     from train.args import given_fields, parse
     from train.run import TrainArgs
 
@@ -128,9 +119,26 @@ def _same_args(run_dir: Path, argv: list[str]) -> bool:
         stored = json.loads((run_dir / "args.json").read_text())
     except (OSError, ValueError):
         return False
+    argv = clone_argv(run_dir, decisions, eval_hands, seed)
     args = parse(TrainArgs, argv, prog="python -m train")
     given = given_fields(TrainArgs, argv, prog="python -m train")
     return all(stored.get(k) == getattr(args, k) for k in given)
+
+
+def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict[str, Any]:
+    """The summary of a behaviour-cloning run of ``decisions`` decisions of ``expert``,
+    trained now unless ``run_dir`` already holds it finished with the same arguments."""
+    summary = run_dir / "summary.json"
+    if finished(run_dir, decisions, eval_hands, seed):
+        return dict(json.loads(summary.read_text()), reused=True)
+    if run_dir.exists():  # unfinished, or made with other arguments: this demo's own cache
+        shutil.rmtree(run_dir)
+    from train.run import main as train_main
+
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(run_dir.parent / f"{run_dir.name}.log", "w") as log, contextlib.redirect_stdout(log):
+        train_main(clone_argv(run_dir, decisions, eval_hands, seed))
+    return dict(json.loads(summary.read_text()), reused=False)
 
 
 def learning_curve(
@@ -254,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
 
     clones = args.out / "clone"
-    fresh = [d for d in curve if not (clones / f"decisions_{d}" / "summary.json").is_file()]
+    fresh = [
+        d for d in curve if not finished(clones / f"decisions_{d}", d, args.eval_hands, args.seed)
+    ]
     announce(
         f"3/4 Learning: cloning expert's moves, {len(curve)} training runs of "
         f"{', '.join(f'{d:,}' for d in curve)} decisions, each then evaluated",
