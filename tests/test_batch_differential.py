@@ -96,7 +96,7 @@ def _compare(
         if got != legal:
             _fail("legal moves", where, b, s, got, legal)
         # The kernels' action list (what playouts draw from) names each action once.
-        listed = K.legal_list(b, br.rp, br.tab, eng.loc, T, eng.ends, eng.st, scratch)
+        listed = K.legal_list(b, br.rp, br.tab, eng.loc, eng.ends, eng.st, scratch)
         if listed != len(legal):
             _fail("legal action counts", where, b, s, listed, len(legal))
         mine = [s.hand_mask(x) for x in range(n)]

@@ -434,9 +434,7 @@ class BatchEngine:
             return f"slot {b}: action {action} given but the hand is over; allowed: -1"
         mask = np.zeros(self.num_actions, np.int8)
         br = self.br
-        K.legal_row(
-            b, br.rp, br.tab, self.loc, self.enc.num_tiles, self.ends, self.st, mask, self._scratch
-        )
+        K.legal_row(b, br.rp, br.tab, self.loc, self.ends, self.st, mask, self._scratch)
         legal = ", ".join(f"{a} ({self.enc.moves[a]})" for a in np.flatnonzero(mask))
         if not 0 <= action < self.num_actions:
             what = f"out of range 0-{self.num_actions - 1}"

@@ -316,7 +316,6 @@ def legal_row(
     rp: np.ndarray,
     tab: np.ndarray,
     loc: np.ndarray,
-    stock_len: int,
     ends: np.ndarray,
     st: np.ndarray,
     out: np.ndarray,
@@ -327,7 +326,7 @@ def legal_row(
     ``lst`` is scratch space of ``num_actions`` entries (it gets the same actions)."""
     for a in range(out.shape[0]):
         out[a] = 0
-    count = legal_list(b, rp, tab, loc, stock_len, ends, st, lst)
+    count = legal_list(b, rp, tab, loc, ends, st, lst)
     for j in range(count):
         out[lst[j]] = 1
     return count
@@ -339,7 +338,6 @@ def legal_list(
     rp: np.ndarray,
     tab: np.ndarray,
     loc: np.ndarray,
-    stock_len: int,
     ends: np.ndarray,
     st: np.ndarray,
     lst: np.ndarray,
@@ -371,7 +369,7 @@ def legal_list(
             count += 1
     else:
         count, has_regular = _placements(b, rp, tab, loc, ends, st, lst)
-    can_draw = st[b, DRAWS] < rp[R_DRAW_LIMIT] and stock_len - st[b, POS] > rp[R_RESERVE]
+    can_draw = st[b, DRAWS] < rp[R_DRAW_LIMIT] and T - st[b, POS] > rp[R_RESERVE]
     if count > 0:
         if can_draw:
             vol = rp[R_VOL]
@@ -871,10 +869,9 @@ def legal_masks(
     st: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    T = rp[R_T]
     lst = np.empty(rp[R_NACT], np.int64)
     for b in range(loc.shape[0]):
-        legal_row(b, rp, tab, loc, T, ends, st, out[b], lst)
+        legal_row(b, rp, tab, loc, ends, st, out[b], lst)
 
 
 @njit(cache=True)
@@ -888,7 +885,6 @@ def check_actions(
     scratch: np.ndarray,
 ) -> int:
     """The first slot whose action is not legal (-1 leaves a slot as it is), or -1."""
-    T = rp[R_T]
     A = rp[R_NACT]
     for b in range(loc.shape[0]):
         a = actions[b]
@@ -896,7 +892,7 @@ def check_actions(
             continue
         if st[b, OVER] or a < 0 or a >= A:
             return b
-        count = legal_list(b, rp, tab, loc, T, ends, st, scratch)
+        count = legal_list(b, rp, tab, loc, ends, st, scratch)
         legal = False
         for j in range(count):
             if scratch[j] == a:
@@ -1004,7 +1000,7 @@ def _random_range(
             0, keys[j], klens[j], -1, rp, tab, loc, hsize, stock, ends, st, counts, cannot, mt
         )
         while not st[0, OVER]:
-            m = legal_list(0, rp, tab, loc, T, ends, st, lst)
+            m = legal_list(0, rp, tab, loc, ends, st, lst)
             a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
             apply_action(0, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
             total += 1

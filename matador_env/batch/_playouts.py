@@ -132,7 +132,7 @@ def policy_action(
 ) -> int:
     """The rollout policy's action for the mover of slot ``b`` (see the module docs)."""
     T = rp[K.R_T]
-    m = K.legal_list(b, rp, tab, loc, T, ends, st, lst)
+    m = K.legal_list(b, rp, tab, loc, ends, st, lst)
     if m == 1:
         return int(lst[0])
     n = rp[K.R_N]
