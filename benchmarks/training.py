@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
-from evaluate.arena import GameResult, Pairing, RunPlan, run
-from evaluate.stats import paired
+from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from matador_env.engine import Rules
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
@@ -39,15 +38,11 @@ def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) ->
     results = run(plan, workers=2)
     out: dict[str, float] = {"opponent": opponent}  # type: ignore[dict-item]
     for kind, count in (("hand", hands), ("match", matches)):
-        per_deal: dict[int, list[GameResult]] = {}
-        for r in results:
-            if r.kind == kind:
-                per_deal.setdefault(r.deal, []).append(r)
-        if not per_deal:
+        games = [r for r in results if r.kind == kind]
+        if not games:
             continue
         # The arena report's intervals: over deals, each deal's replays averaged first.
-        win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
-        pts = paired([[g.diff for g in d] for d in per_deal.values()])
+        win, pts = duplicate_figures(games)
         out[f"{kind}_deals"] = count
         out[f"{kind}_win_rate"] = round(win.mean, 4)
         out[f"{kind}_win_rate_ci95"] = round(win.half_width, 4)

@@ -38,10 +38,12 @@ import hashlib
 import multiprocessing
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from matador_env.engine import HandState, MatchState, Rules
+
+from .stats import Estimate, paired
 
 __all__ = [
     "AgentRulesError",
@@ -52,6 +54,7 @@ __all__ = [
     "match_seed",
     "seat_patterns",
     "check_agents",
+    "duplicate_figures",
     "play_hand",
     "play_match",
     "run",
@@ -268,6 +271,18 @@ class Work:
     seed: int
     deals: tuple[int, ...]
     keep_deals: bool = False
+
+
+def duplicate_figures(results: Iterable[GameResult]) -> tuple[Estimate, Estimate]:
+    """A's win rate and points differential in ``results`` (of one pairing and kind),
+    with the report's intervals (:func:`evaluate.stats.paired`): the replays of a deal
+    are averaged first, so the interval is over deals (``n``: the deals)."""
+    per_deal: dict[int, list[GameResult]] = {}
+    for r in results:
+        per_deal.setdefault(r.deal, []).append(r)
+    win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
+    points = paired([[g.diff for g in d] for d in per_deal.values()])
+    return win, points
 
 
 class AgentRulesError(ValueError):

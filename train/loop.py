@@ -24,8 +24,7 @@ from stable_baselines3.common.vec_env import (
     VecMonitor,
 )
 
-from evaluate.arena import GameResult, Pairing, RunPlan, run
-from evaluate.stats import paired
+from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, run
 from matador_env.engine import Rules
 from matador_env.policy import PolicyError, load_policy
 
@@ -129,13 +128,9 @@ def summarise(results: Sequence[GameResult]) -> dict[str, float]:
     the games of one deal are averaged first, so the interval is over deals.
     ``*_ci`` is the half width, ``*_lo``/``*_hi`` the ends (a rate is clamped to [0, 1]).
     """
-    per_deal: dict[int, list[GameResult]] = {}
-    for r in results:
-        per_deal.setdefault(r.deal, []).append(r)
-    win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
-    points = paired([[g.diff for g in d] for d in per_deal.values()])
+    win, points = duplicate_figures(results)
     return {
-        "deals": len(per_deal),
+        "deals": win.n,
         "win_rate": win.mean,
         "win_rate_ci": win.half_width,
         "win_rate_lo": win.lo,
