@@ -69,7 +69,6 @@ def _collect_chunk(job: ChunkJob) -> str:
     """Play whole hands until ``job.decisions`` decisions of the learner's seat are
     recorded; the last hand's surplus decisions are dropped."""
     from agents import make_agent
-    from matador_env.engine import Rules
     from matador_env.gym_env import MatadorSingleEnv
 
     torch.set_num_threads(1)
