@@ -163,9 +163,13 @@ __all__ = [
     "DEFAULT_BOTS",
     "DEFAULT_MAX_BODY",
     "ConnectionLimits",
+    "RequestFailed",
+    "check_content_type",
     "create_app",
     "load_bots",
     "main",
+    "parse_json",
+    "read_body",
     "server_config",
 ]
 
@@ -438,7 +442,8 @@ def error_response(
 # -- reading a request ----------------------------------------------------------------
 
 
-def _check_content_type(request: Request) -> None:
+def check_content_type(request: Request) -> None:
+    """Refuse with 415 a body that is not declared as UTF-8 JSON."""
     raw = request.headers.get("content-type")
     media, _, params = (raw or "").partition(";")
     charset = ""
@@ -469,7 +474,7 @@ async def _drain(chunks: AsyncIterator[bytes], budget: int) -> bool:
     return False
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
     """The body, refused with 413 past ``limit`` bytes whatever the headers say."""
     too_large = f"the body is over the limit of {limit} bytes"
     declared = request.headers.get("content-length")
@@ -504,7 +509,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def _parse_json(body: bytes) -> dict[str, Any]:
+def parse_json(body: bytes) -> dict[str, Any]:
+    """The body as a JSON object, refused with 400 otherwise."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -631,8 +637,8 @@ def create_app(
                     f"no bot {name!r} here; the bots are {', '.join(bots)} (GET /bots)",
                     "query.bot",
                 )
-            _check_content_type(request)
-            data = _parse_json(await _read_body(request, max_body))
+            check_content_type(request)
+            data = parse_json(await read_body(request, max_body))
             reply = await run_in_threadpool(_decide, bot, data)
         except ClientDisconnect:
             # The client hung up while sending: the protocol logs it, there is no one to

@@ -138,9 +138,9 @@ from .protocol import ProtocolError, move_from_json, view_to_json
 from .serve import (
     DEFAULT_MAX_BODY,
     RequestFailed,
-    _check_content_type,
-    _parse_json,
-    _read_body,
+    check_content_type,
+    parse_json,
+    read_body,
 )
 
 __all__ = [
@@ -660,11 +660,11 @@ def web_routes(
         return serve_file(name)
 
     async def body_of(request: Request, empty_ok: bool) -> dict[str, Any]:
-        raw = await _read_body(request, max_body)
+        raw = await read_body(request, max_body)
         if empty_ok and not raw.strip():
             return {}
-        _check_content_type(request)
-        return _parse_json(raw)
+        check_content_type(request)
+        return parse_json(raw)
 
     def answer(handler: Callable[[Request], Any], status: int = 200) -> Callable[..., Any]:
         async def endpoint(request: Request) -> Response:
