@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .arena import GameResult, Pairing
-from .stats import Estimate, bradley_terry, paired
+from .arena import GameResult, Pairing, duplicate_figures
+from .stats import Estimate, bradley_terry
 
 __all__ = ["PairingSummary", "Report", "aliases", "summarize"]
 
@@ -297,13 +297,10 @@ def summarize(
         hands = by.get((i, "hand"), {})
         matches = by.get((i, "match"), {})
         games = [g for d in hands.values() for g in d]
-        all_games = games + [g for d in matches.values() for g in d]
-        win = paired([[g.score for g in d] for d in hands.values()], rate=True) if hands else None
-        pts = paired([[g.diff for g in d] for d in hands.values()]) if hands else None
-        mwin = (
-            paired([[g.score for g in d] for d in matches.values()], rate=True) if matches else None
-        )
-        mpts = paired([[g.diff for g in d] for d in matches.values()]) if matches else None
+        match_games = [g for d in matches.values() for g in d]
+        win, pts = duplicate_figures(games) if hands else (None, None)
+        mwin, mpts = duplicate_figures(match_games) if matches else (None, None)
+        all_games = games + match_games
         s = [sum(g.seconds[x] for g in all_games) for x in (0, 1)]
         mv = [sum(g.moves[x] for g in all_games) for x in (0, 1)]
         ch = [sum(g.choices[x] for g in all_games) for x in (0, 1)]
