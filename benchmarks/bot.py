@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,31 +119,29 @@ def in_process(
 # -- over HTTP ------------------------------------------------------------------------
 
 
-class ServerProcess:
-    """``python -m matador_env.serve`` on a free loopback port, stopped by SIGINT."""
+BENCH_OPTIONS = ("--seed", "0", "--log-level", "warning", "--no-access-log")
 
-    def __init__(self, bots: list[str]) -> None:
-        self.tmp = tempfile.TemporaryDirectory(prefix="matador-bench-")
+
+class ServerProcess:
+    """``python -m matador_env.serve`` on a free loopback port, stopped by SIGINT.
+
+    ``options`` are the server's further options (after ``--bots``); its output goes
+    to the files ``out`` and ``err``, removed by :meth:`close`."""
+
+    def __init__(
+        self,
+        bots: list[str],
+        options: Sequence[str] = BENCH_OPTIONS,
+        prefix: str = "matador-bench-",
+    ) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix=prefix)
         self.out = Path(self.tmp.name) / "stdout.txt"
         self.err = Path(self.tmp.name) / "stderr.txt"
+        command = [sys.executable, "-m", "matador_env.serve", "--host", "127.0.0.1"]
+        command += ["--port", "0", "--bots", ",".join(bots), *options]
         with self.out.open("wb") as out, self.err.open("wb") as err:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "matador_env.serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--bots",
-                    ",".join(bots),
-                    "--seed",
-                    "0",
-                    "--log-level",
-                    "warning",
-                    "--no-access-log",
-                ],
+                command,
                 cwd=ROOT,
                 stdout=out,
                 stderr=err,
@@ -157,20 +156,27 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"the server did not start:\n{self.err.read_text()}")
+        stderr = self.err.read_text()
+        self.close()
+        raise RuntimeError(f"the server did not start:\n{stderr}")
 
-    def connect(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+    def connect(self, timeout: float = 120) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def stop(self) -> int | None:
+        """Stop the server; its exit status, None when it had to be killed."""
+        code: int | None = self.proc.poll()
+        if code is None:
             self.proc.send_signal(signal.SIGINT)
             try:
-                self.proc.wait(60)
+                code = self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        return code
+
+    def close(self) -> None:
+        self.stop()
         self.tmp.cleanup()
 
 
@@ -322,7 +328,7 @@ def main() -> None:
             line = http_concurrent(server, level, bodies, args.seconds, args.clients)
             print(json.dumps(line), flush=True)
     finally:
-        server.stop()
+        server.close()
 
 
 if __name__ == "__main__":

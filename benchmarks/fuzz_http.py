@@ -61,24 +61,20 @@ import os
 import random
 import re
 import select
-import signal
 import socket
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
+from benchmarks.bot import ServerProcess
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 
-ROOT = Path(__file__).resolve().parent.parent
 REQUEST_TIMEOUT = 2
 KEEP_ALIVE_TIMEOUT = 2
 MAX_CONNECTIONS = 16
@@ -110,39 +106,17 @@ DOCUMENTED_KINDS = {
 # -- the server -----------------------------------------------------------------------
 
 
-class ServerUnderTest:
-    """``python -m matador_env.serve`` on a free loopback port, stopped by SIGINT."""
+class ServerUnderTest(ServerProcess):
+    """The server under test: bots ``greedy`` and ``random``, short timeouts, few
+    connections (module docs)."""
 
     def __init__(self, seed: int) -> None:
-        self.tmp = tempfile.TemporaryDirectory(prefix="matador-fuzz-http-")
-        self.out = Path(self.tmp.name) / "stdout.txt"
-        self.err = Path(self.tmp.name) / "stderr.txt"
-        command = [sys.executable, "-m", "matador_env.serve", "--host", "127.0.0.1"]
-        command += ["--port", "0", "--bots", "greedy,random", "--seed", str(seed)]
-        command += ["--request-timeout", str(REQUEST_TIMEOUT)]
-        command += ["--keep-alive-timeout", str(KEEP_ALIVE_TIMEOUT)]
-        command += ["--max-connections", str(MAX_CONNECTIONS), "--no-access-log"]
-        with self.out.open("wb") as out, self.err.open("wb") as err:
-            self.proc = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                stdout=out,
-                stderr=err,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            match = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.out.read_text())
-            if match:
-                self.port = int(match.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"the server did not start:\n{self.err.read_text()}")
+        options = ["--seed", str(seed), "--request-timeout", str(REQUEST_TIMEOUT)]
+        options += ["--keep-alive-timeout", str(KEEP_ALIVE_TIMEOUT)]
+        options += ["--max-connections", str(MAX_CONNECTIONS), "--no-access-log"]
+        super().__init__(["greedy", "random"], options, prefix="matador-fuzz-http-")
 
-    def connect(self, timeout: float = ANSWER_WAIT) -> socket.socket:
+    def open_socket(self, timeout: float = ANSWER_WAIT) -> socket.socket:
         return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
 
     def descriptors(self) -> int:
@@ -158,7 +132,7 @@ class ServerUnderTest:
         return count
 
     def healthy(self) -> bool:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=ANSWER_WAIT)
+        conn = self.connect(ANSWER_WAIT)
         try:
             conn.request("GET", "/health")
             resp = conn.getresponse()
@@ -167,22 +141,6 @@ class ServerUnderTest:
             return False
         finally:
             conn.close()
-
-    def stop(self) -> int | None:
-        """Stop the server; its exit status, None when it had to be killed."""
-        code: int | None = self.proc.poll()
-        if code is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                code = self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return code
-
-    def close(self) -> None:
-        self.stop()
-        self.tmp.cleanup()
 
 
 # -- raw HTTP -------------------------------------------------------------------------
@@ -398,7 +356,7 @@ def legal_reply(view_body: bytes, reply: dict[str, Any]) -> bool:
 
 def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until: float) -> None:
     pool = sample_views(rng, 120)
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=ANSWER_WAIT)
+    conn = server.connect(ANSWER_WAIT)
     try:
         for _ in range(LIMITS["views"]):
             if time.monotonic() >= until:
@@ -521,7 +479,7 @@ def mutate_request(rng: random.Random, request: bytes) -> bytes:
 def send_raw(server: ServerUnderTest, tally: Tally, request: bytes) -> None:
     tally.add("tried")
     try:
-        with server.connect() as sock:
+        with server.open_socket() as sock:
             sock.sendall(request)
             answer = read_answer(sock)
     except OSError:
@@ -560,7 +518,7 @@ def hang_up(server: ServerUnderTest, tally: Tally, rng: random.Random, view: byt
     ]
     tally.add("tried", "hangups")
     try:
-        sock = server.connect()
+        sock = server.open_socket()
         try:
             sock.sendall(request[:cut])
             time.sleep(rng.random() * 0.05)
@@ -588,7 +546,7 @@ class Stalled:
 
     def __init__(self, server: ServerUnderTest, kind: str, view: bytes) -> None:
         self.kind = kind
-        self.sock = server.connect()
+        self.sock = server.open_socket()
         self.received = b""
         self.closed = False
         self.pending = b""  # what is left to trickle
@@ -688,7 +646,7 @@ def burst_round(server: ServerUnderTest, tally: Tally, view: bytes) -> None:
     socks: list[socket.socket] = []
     try:
         for _ in range(count):
-            socks.append(server.connect())
+            socks.append(server.open_socket())
         tally.add(*["tried"] * count)
 
         def post(sock: socket.socket) -> tuple[bytes, bool]:
