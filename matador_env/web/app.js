@@ -376,16 +376,12 @@ function fail(error) {
 
 // -- playing ---------------------------------------------------------------------------------
 
-async function send(move) {
-  if (busy) return;
+// One action of the person, then the bots' moves, the page busy meanwhile; the
+// step makes the call and returns what to say, and a refusal is shown instead.
+async function act(step) {
   setBusy(true);
-  selected = null;
-  $("chooser").hidden = true;
-  $("event").classList.remove("error");
   try {
-    const reply = await call("POST", `/games/${game.id}/move`, { move: move.text });
-    game = reply.game;
-    say(reply.event.text + ".");
+    say(await step());
     render();
     await botsPlay();
   } catch (error) {
@@ -396,28 +392,32 @@ async function send(move) {
   }
 }
 
+async function send(move) {
+  if (busy) return;
+  await act(async () => {
+    selected = null;
+    $("chooser").hidden = true;
+    $("event").classList.remove("error");
+    const reply = await call("POST", `/games/${game.id}/move`, { move: move.text });
+    game = reply.game;
+    return reply.event.text + ".";
+  });
+}
+
 // The bots move one at a time with a pause, then the person's forced draws and
 // passes are made for them the same way.
 async function botsPlay() {
   for (;;) {
-    if (game.status === "bot_turn") {
-      await sleep(PAUSE);
-      const reply = await call("POST", `/games/${game.id}/bot`);
-      game = reply.game;
-      say(reply.event.text + ".");
-      render();
-      continue;
-    }
-    const moves = legalMoves();
-    if (moves.length === 1 && moves[0].kind !== "play") {
-      await sleep(PAUSE);
-      const reply = await call("POST", `/games/${game.id}/move`, { move: moves[0].text });
-      game = reply.game;
-      say(`${reply.event.text} (nothing fits).`);
-      render();
-      continue;
-    }
-    return;
+    const moves = legalMoves(); // none unless it is the person's turn
+    const forced = moves.length === 1 && moves[0].kind !== "play";
+    if (game.status !== "bot_turn" && !forced) return;
+    await sleep(PAUSE);
+    const reply = forced
+      ? await call("POST", `/games/${game.id}/move`, { move: moves[0].text })
+      : await call("POST", `/games/${game.id}/bot`);
+    game = reply.game;
+    say(forced ? `${reply.event.text} (nothing fits).` : reply.event.text + ".");
+    render();
   }
 }
 
@@ -470,47 +470,31 @@ function endClicked(index) {
 async function deal(event) {
   if (event) event.preventDefault();
   if (busy) return;
-  setBusy(true);
-  selected = null;
-  $("event").classList.remove("error");
-  const settings = {
-    preset: $("preset").value,
-    players: Number($("players").value),
-    teams: $("teams").checked,
-    level: $("level").value,
-    match: $("match").checked,
-  };
-  if (settings.match) settings.target = Number($("target").value);
-  if (params.get("seed") !== null) settings.seed = Number(params.get("seed"));
-  try {
+  await act(async () => {
+    selected = null;
+    $("event").classList.remove("error");
+    const settings = {
+      preset: $("preset").value,
+      players: Number($("players").value),
+      teams: $("teams").checked,
+      level: $("level").value,
+      match: $("match").checked,
+    };
+    if (settings.match) settings.target = Number($("target").value);
+    if (params.get("seed") !== null) settings.seed = Number(params.get("seed"));
     const old = game;
     game = await call("POST", "/games", settings);
     if (old) call("DELETE", `/games/${old.id}`).catch(() => {});
-    say("Dealt.");
-    render();
-    await botsPlay();
-  } catch (error) {
-    fail(error);
-  } finally {
-    setBusy(false);
-    render();
-  }
+    return "Dealt.";
+  });
 }
 
 async function nextHand() {
   if (busy || !game) return;
-  setBusy(true);
-  try {
+  await act(async () => {
     game = await call("POST", `/games/${game.id}/next`);
-    say(`Hand ${game.hand_no} dealt.`);
-    render();
-    await botsPlay();
-  } catch (error) {
-    fail(error);
-  } finally {
-    setBusy(false);
-    render();
-  }
+    return `Hand ${game.hand_no} dealt.`;
+  });
 }
 
 // -- the settings form ---------------------------------------------------------------------
