@@ -327,20 +327,13 @@ def test_the_same_seed_deals_and_plays_the_same_game(client: Client) -> None:
 # -- errors -------------------------------------------------------------------------------
 
 
-def bot_first_game(client: Client) -> dict[str, Any]:
+def first_game(client: Client, status: str) -> dict[str, Any]:
+    """A standard game whose first turn has ``status`` (``bot_turn``, ``your_turn``)."""
     for seed in range(50):
         game = deal(client, preset="standard", level="greedy", seed=seed)
-        if game["status"] == "bot_turn":
+        if game["status"] == status:
             return game
-    raise AssertionError("no deal in 50 seeds with a bot to lead")
-
-
-def person_first_game(client: Client) -> dict[str, Any]:
-    for seed in range(50):
-        game = deal(client, preset="standard", level="greedy", seed=seed)
-        if game["status"] == "your_turn":
-            return game
-    raise AssertionError("no deal in 50 seeds with the person to lead")
+    raise AssertionError(f"no deal in 50 seeds starting with {status}")
 
 
 @pytest.mark.parametrize(
@@ -365,7 +358,7 @@ def test_bad_settings_name_their_field(client: Client, body: dict[str, Any], fie
 
 
 def test_bad_bodies(client: Client) -> None:
-    game = person_first_game(client)
+    game = first_game(client, "your_turn")
     path = f"/games/{game['id']}/move"
     json_type = {"Content-Type": "application/json"}
     assert_error(client.post(path, content=b"{", headers=json_type), 400, "bad_json", None)
@@ -394,7 +387,7 @@ def test_unknown_game(client: Client) -> None:
 
 
 def test_moves_that_are_not_allowed(client: Client) -> None:
-    game = person_first_game(client)
+    game = first_game(client, "your_turn")
     gid = game["id"]
     legal = game["view"]["legal_moves"]
     mine = game["view"]["hand"]
@@ -418,7 +411,7 @@ def test_moves_that_are_not_allowed(client: Client) -> None:
 
 
 def test_a_move_on_a_bots_turn(client: Client) -> None:
-    game = bot_first_game(client)
+    game = first_game(client, "bot_turn")
     reply = client.post(f"/games/{game['id']}/move", {"move": "draw"})
     assert_error(reply, 409, "wrong_turn", "seat")
     assert_error(client.post(f"/games/{game['id']}/next"), 409, "hand_over", None)
