@@ -19,8 +19,6 @@ import json
 import random
 import re
 import shutil
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +29,6 @@ import pytest
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "reports" / "browser"
-STARTUP_S = 60.0
 
 if not CHROMIUM.exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
@@ -39,30 +36,16 @@ sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
 )
 
+from tests.test_serve import start_server, stop_server  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "matador_env.serve", "--port", "0", "--no-access-log"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=err,
-        )
+    srv = start_server(tmp_path_factory.mktemp("server"), "--no-access-log")
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline().decode()
-        match = re.search(r"serving on (http://\S+)", first)
-        assert match, f"the server did not start: {first!r}\n{log.read_text()}"
-        yield match.group(1)
+        yield f"http://127.0.0.1:{srv.port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(srv)
 
 
 @pytest.fixture(scope="module")
