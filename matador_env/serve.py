@@ -333,8 +333,9 @@ class GuardedH11Protocol(H11Protocol):
         super().eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if (self._peer_closed or exc is not None) and self._mid_request():
-            log.info("%s hung up %s", self._client_name(), self._mid_request())
+        hung_up = self._mid_request() if self._peer_closed or exc is not None else ""
+        if hung_up:
+            log.info("%s hung up %s", self._client_name(), hung_up)
         self._cancel_deadline()
         self.book.served.discard(self)
         self.book.turned_away.discard(self)
