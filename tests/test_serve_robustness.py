@@ -63,14 +63,20 @@ def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], Any]:
         assert chunk, f"the server closed the connection without an answer: {data!r}"
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
+    status, headers = parse_head(head)
     length = int(headers["content-length"])
     while len(body) < length:
         chunk = sock.recv(4096)
         assert chunk, "the server closed the connection in the middle of an answer"
         body += chunk
-    return int(status_line.split()[1]), headers, json.loads(body[:length])
+    return status, headers, json.loads(body[:length])
+
+
+def parse_head(head: bytes) -> tuple[int, dict[str, str]]:
+    """An answer's status and lower-case headers."""
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
+    return int(status_line.split()[1]), headers
 
 
 def closed_by_server(sock: socket.socket) -> bytes:
@@ -110,9 +116,7 @@ def trickle_until_answered(sock: socket.socket, data: bytes) -> bytes:
 
 def parse_answer(raw: bytes) -> tuple[int, dict[str, str], Any]:
     head, _, body = raw.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
-    return int(status_line.split()[1]), headers, json.loads(body)
+    return (*parse_head(head), json.loads(body))
 
 
 def open_descriptors(pid: int) -> int:
