@@ -508,6 +508,14 @@ function levelsFor() {
   return preset.levels[key].filter((level) => !changed || ["random", "greedy"].includes(level));
 }
 
+function optionOf(name, title) {
+  const option = document.createElement("option");
+  option.value = name;
+  option.textContent = name;
+  if (title !== undefined) option.title = title;
+  return option;
+}
+
 function syncForm(changed) {
   const preset = options.presets.find((p) => p.name === $("preset").value);
   if (changed === "preset") {
@@ -519,15 +527,7 @@ function syncForm(changed) {
   $("target").disabled = !$("match").checked;
   const level = $("level").value;
   const levels = levelsFor();
-  $("level").replaceChildren(
-    ...levels.map((name) => {
-      const option = document.createElement("option");
-      option.value = name;
-      option.textContent = name;
-      option.title = options.levels[name];
-      return option;
-    }),
-  );
+  $("level").replaceChildren(...levels.map((name) => optionOf(name, options.levels[name])));
   $("level").value = levels.includes(level) ? level : levels[levels.length - 1];
   document.querySelectorAll(".sum").forEach((node) => (node.textContent = String(preset.link_sum)));
 }
@@ -539,14 +539,7 @@ async function start() {
     fail(error);
     return;
   }
-  $("preset").replaceChildren(
-    ...options.presets.map((p) => {
-      const option = document.createElement("option");
-      option.value = p.name;
-      option.textContent = p.name;
-      return option;
-    }),
-  );
+  $("preset").replaceChildren(...options.presets.map((p) => optionOf(p.name)));
   for (const name of ["preset", "players", "level"]) {
     if (params.get(name) !== null) $(name).value = params.get(name);
   }
