@@ -1,0 +1,105 @@
+"""The configurations a trained bot is shipped for: a preset, a seat count, teams.
+
+A *configuration* names one table a frontend offers: the rules of a preset
+(``docs/rules.md``) with the number of players and partnerships. Each shipped bot
+(``matador_env/bots/<name>/``) plays exactly one configuration, and the strength
+matrix (``python -m benchmarks.strength``) and the bot recipe (``python -m
+train.bots``) go over the same table, in this order.
+
+>>> configuration("pagat_teams").rules().players
+4
+>>> configuration_of(Rules.preset("standard", players=3)).name
+'standard_3p'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .engine import Rules
+
+__all__ = [
+    "CONFIGURATIONS",
+    "Configuration",
+    "ConfigurationError",
+    "configuration",
+    "configuration_of",
+]
+
+
+class ConfigurationError(ValueError):
+    """An unknown configuration name; the message lists the known ones."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    name: str
+    """Its name: the preset's for the preset's own seats, else e.g. ``standard_4p``."""
+    preset: str
+    players: int | None = None
+    """Players, when not the preset's."""
+    teams: bool | None = None
+    """Partnerships, when not the preset's."""
+
+    def rules(self) -> Rules:
+        overrides: dict[str, object] = {}
+        if self.players is not None:
+            overrides["players"] = self.players
+        if self.teams is not None:
+            overrides["teams"] = self.teams
+        return Rules.preset(self.preset, **overrides)
+
+    def flags(self) -> list[str]:
+        """The command-line flags that choose it (``python -m train``, the arena)."""
+        out = ["--preset", self.preset]
+        if self.players is not None:
+            out += ["--players", str(self.players)]
+        if self.teams is not None:
+            out.append("--teams" if self.teams else "--no-teams")
+        return out
+
+    def describe(self) -> str:
+        """E.g. ``pagat, 4 players in two partnerships``."""
+        rules = self.rules()
+        if rules.teams:
+            seats = f"{rules.players} players in two partnerships"
+        else:
+            seats = f"{rules.players} players" + (", each for himself" if rules.players > 2 else "")
+        return f"{self.preset}, {seats}"
+
+
+CONFIGURATIONS: dict[str, Configuration] = {
+    c.name: c
+    for c in (
+        Configuration("standard", "standard"),
+        Configuration("pagat", "pagat"),
+        Configuration("kardinal", "kardinal"),
+        Configuration("kardinal_hard", "kardinal_hard"),
+        Configuration("polish", "polish"),
+        Configuration("leiden", "leiden"),
+        Configuration("double_nine", "double_nine"),
+        Configuration("double_twelve", "double_twelve"),
+        Configuration("standard_3p", "standard", players=3),
+        Configuration("standard_4p", "standard", players=4),
+        Configuration("pagat_teams", "pagat", players=4, teams=True),
+    )
+}
+"""Every configuration a bot is built for, by name, in the order tables list them."""
+
+
+def configuration(name: str) -> Configuration:
+    """The configuration of that name; :class:`ConfigurationError` listing the names."""
+    try:
+        return CONFIGURATIONS[name]
+    except (KeyError, TypeError):
+        raise ConfigurationError(
+            f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}"
+        ) from None
+
+
+def configuration_of(rules: Rules) -> Configuration | None:
+    """The configuration whose rules equal ``rules`` exactly, if any."""
+    for c in CONFIGURATIONS.values():
+        if c.rules() == rules:
+            return c
+    return None
