@@ -5,6 +5,7 @@
     from matador_env.bot import load_bot
 
     bot = load_bot()                      # the shipped trained bot (standard rules)
+    bot = load_bot("trained", rules="pagat_teams")   # a configuration's trained bot
     move = bot.choose(view)               # a SeatView in, one of its legal moves out
     reply = bot.move_json(view_json)      # the JSON protocol: a view in, a move out
 
@@ -21,6 +22,18 @@ Levels (:data:`LEVELS`), weakest first:
   temperature 2, so it plays the trained bot's ideas with slips; the rules a
   trained bot is shipped for.
 - ``trained``: the trained bot, always its most likely move (the default).
+
+Trained bots are shipped per *configuration* (:mod:`matador_env.configs`: a
+preset with its seat count and partnerships, e.g. ``standard``, ``standard_4p``,
+``pagat_teams``), one folder each in ``matador_env/bots/``
+(:func:`shipped_configurations`; ``python -m matador_env.bot levels`` lists them).
+``load_bot(level, rules=...)`` takes the rules as a :class:`Rules`, a preset name
+or a configuration name; ``casual`` and ``trained`` pick the bot whose
+configuration's rules equal those rules exactly, and rules no shipped bot plays
+raise :class:`BotError` naming the shipped configurations: there is no fall-back
+to another bot. :func:`load_level` gives one level over every shipped
+configuration, each view played by the bot of its rules (the HTTP server's plain
+``trained`` and ``casual``).
 
 ``load_bot`` also takes the path of any exported policy (``runs/NAME/best``, a
 ``policy.onnx`` or its ``policy.json``), played like ``trained``.
@@ -42,9 +55,16 @@ from typing import Any
 
 import numpy as np
 
-from .engine import PRESETS, HandState, Move, Rules, SeatView
-from .policy import BOTS_DIR, OnnxPolicy, PolicyError, load_policy
-from .protocol import move_to_json, view_from_json
+from .configs import CONFIGURATIONS, Configuration, configuration_of
+from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
+from .policy import (
+    OnnxPolicy,
+    PolicyError,
+    bots_dir,
+    load_policy,
+    shipped_configurations,
+)
+from .protocol import move_to_json, rules_to_json, view_from_json
 
 __all__ = [
     "LEVELS",
@@ -53,8 +73,12 @@ __all__ = [
     "RandomBot",
     "GreedyBot",
     "PolicyBot",
+    "LevelBot",
     "load_bot",
-    "shipped_presets",
+    "load_level",
+    "rules_label",
+    "resolve_rules",
+    "shipped_configurations",
     "greedy_move",
 ]
 
@@ -112,8 +136,7 @@ class Bot(ABC):
     def check_rules(self, rules: Rules) -> None:
         if self.rules is not None and rules != self.rules:
             raise BotError(
-                f"bot {self.name} plays {self.rules.preset_name() or 'other rules'} only, "
-                f"not {rules.preset_name() or 'these rules'}"
+                f"bot {self.name} plays {rules_label(self.rules)} only, not {rules_label(rules)}"
             )
 
     def move_json(self, data: Any, rng: random.Random | None = None) -> dict[str, Any]:
@@ -123,11 +146,17 @@ class Bot(ABC):
         return move_to_json(self.choose(view, rng))
 
     def describe(self) -> dict[str, Any]:
+        """Name, level, ``rules`` (``"any"``, else the protocol's form: a preset name or
+        every field), ``configuration`` (the name of the configuration those rules
+        are, or None), ``plays`` (the table in words) and ``about`` (the level)."""
         rules = self.rules
+        config = None if rules is None else configuration_of(rules)
         return {
             "name": self.name,
             "level": getattr(self, "level", None),
-            "rules": "any" if rules is None else (rules.preset_name() or rules.to_dict()),
+            "rules": "any" if rules is None else rules_to_json(rules),
+            "configuration": None if config is None else config.name,
+            "plays": "every rules configuration" if rules is None else rules_label(rules, True),
             "about": LEVELS.get(getattr(self, "level", ""), "an exported policy"),
         }
 
@@ -191,9 +220,114 @@ class PolicyBot(Bot):
         return enc.decode_action(int(rng.choices(legal.tolist(), weights=weights.tolist())[0]))
 
 
-def shipped_presets() -> list[str]:
-    """The presets a trained bot is shipped for (``casual`` and ``trained`` levels)."""
-    return sorted(p.name for p in BOTS_DIR.iterdir() if (p / "policy.onnx").is_file())
+class LevelBot(Bot):
+    """A trained level (``trained`` or ``casual``) over several configurations: each
+    view is played by the bot of its rules; rules none of them plays raise
+    :class:`BotError` naming the configurations (see :meth:`bot_for`)."""
+
+    rules = None
+
+    def __init__(self, level: str, bots: list[PolicyBot], seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.name = self.level = level
+        self.bots = {bot.policy.rules: bot for bot in bots}
+
+    @property
+    def configurations(self) -> list[str]:
+        return [rules_label(rules) for rules in self.bots]
+
+    def bot_for(self, rules: Rules) -> PolicyBot:
+        """The bot playing exactly ``rules``; :class:`BotError` naming the others."""
+        bot = self.bots.get(rules)
+        if bot is None:
+            raise BotError(_no_bot_message(rules, self.configurations))
+        return bot
+
+    def check_rules(self, rules: Rules) -> None:
+        self.bot_for(rules)
+
+    def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        return self.bot_for(view.rules)._choose(view, rng)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "level": self.level,
+            "rules": "view",
+            "configuration": None,
+            "configurations": self.configurations,
+            "plays": "the view's rules, with the bot of its configuration",
+            "about": LEVELS[self.level],
+        }
+
+
+def resolve_rules(rules: Rules | str | None) -> Rules:
+    """``rules`` as :class:`Rules`: a configuration's name, a preset's name or Rules
+    (None: standard). An unknown name raises :class:`BotError` listing both kinds."""
+    if rules is None:
+        return Rules.preset("standard")
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        if rules in CONFIGURATIONS:
+            return CONFIGURATIONS[rules].rules()
+        if rules in PRESETS:
+            return Rules.preset(rules)
+    raise BotError(
+        f"unknown rules {rules!r}: a preset ({', '.join(PRESETS)}) or a configuration "
+        f"({', '.join(CONFIGURATIONS)}), or a Rules"
+    )
+
+
+def rules_label(rules: Rules, long: bool = False) -> str:
+    """Rules in a few words: a configuration's name (``long``: with its table,
+    ``standard_4p (standard, 4 players, each for himself)``), else the nearest preset
+    with its seats and the fields that differ (``standard, 2 players, target_score=50``)."""
+    config = configuration_of(rules)
+    if config is not None:
+        return f"{config.name} ({config.describe()})" if long else config.name
+    best: tuple[int, str, list[str]] | None = None
+    for name in PRESETS:
+        try:
+            base = Rules.preset(name, players=rules.players, teams=rules.teams)
+        except RulesError:
+            continue
+        mine, theirs = rules.to_dict(), base.to_dict()
+        diffs = [f"{k}={v!r}" for k, v in mine.items() if theirs[k] != v]
+        if best is None or len(diffs) < best[0]:
+            best = (len(diffs), name, diffs)
+    if best is None or best[0] > 3:
+        return f"custom rules ({rules.players} players{' in teams' if rules.teams else ''})"
+    _, name, diffs = best
+    teams = " in two partnerships" if rules.teams else ""
+    return ", ".join([f"{name}, {rules.players} players{teams}", *diffs])
+
+
+def _no_bot_message(rules: Rules, shipped: list[str]) -> str:
+    return (
+        f"no trained bot is shipped for {rules_label(rules, long=True)}; trained bots are "
+        f"shipped for: "
+        f"{', '.join(shipped) or 'none'} (python -m matador_env.bot levels). A trained bot "
+        "plays its configuration's rules exactly; the levels random and greedy play any "
+        "rules, and python -m train makes a bot for others."
+    )
+
+
+def _shipped_bot(config: Configuration, level: str, seed: int | None) -> PolicyBot:
+    folder = bots_dir() / config.name
+    try:
+        policy = load_policy(folder, rules=config.rules())
+    except PolicyError as exc:
+        raise BotError(f"the shipped bot {config.name} cannot be loaded: {exc}") from None
+    temperature = CASUAL_TEMPERATURE if level == "casual" else 0.0
+    return PolicyBot(policy, f"{level}:{config.name}", level, temperature, seed)
+
+
+def load_level(level: str, seed: int | None = None) -> LevelBot:
+    """The ``trained`` or ``casual`` level over every shipped configuration."""
+    if level not in ("trained", "casual"):
+        raise BotError(f"load_level: {level!r} is not a trained level (trained, casual)")
+    return LevelBot(level, [_shipped_bot(c, level, seed) for c in shipped_configurations()], seed)
 
 
 def load_bot(
@@ -201,31 +335,26 @@ def load_bot(
 ) -> Bot:
     """A bot by level name (:data:`LEVELS`) or by the path of an exported policy.
 
-    ``rules`` (a :class:`Rules` or a preset name) picks the shipped trained bot for
-    the ``casual`` and ``trained`` levels (default: standard) and is checked
-    against an exported policy; heuristic levels play any rules and ignore it.
-    ``seed`` seeds the bot's own random generator.
+    ``rules`` (a :class:`Rules`, a preset name or a configuration name, see
+    :func:`resolve_rules`) picks the shipped trained bot for the ``casual`` and
+    ``trained`` levels (default: standard): the one whose configuration's rules
+    equal them exactly, else :class:`BotError` naming the shipped configurations.
+    It is checked against an exported policy; heuristic levels play any rules and
+    ignore it. ``seed`` seeds the bot's own random generator.
     """
-    if isinstance(rules, str):
-        rules = Rules.preset(rules)
+    target = resolve_rules(rules)
     if level in ("random", "greedy"):
         return RandomBot(seed) if level == "random" else GreedyBot(seed)
     if level in ("trained", "casual"):
-        target = rules or Rules.preset("standard")
-        preset = target.preset_name()
-        if preset is None or preset not in shipped_presets():
-            raise BotError(
-                f"no trained bot is shipped for {preset or 'these custom rules'}; trained bots "
-                f"exist for: {', '.join(shipped_presets())}. The levels random and greedy play "
-                "any rules; python -m train makes a bot for others."
-            )
-        policy = load_policy(BOTS_DIR / preset, rules=target)
-        temperature = CASUAL_TEMPERATURE if level == "casual" else 0.0
-        return PolicyBot(policy, f"{level}:{preset}", level, temperature, seed)
+        config = configuration_of(target)
+        shipped = shipped_configurations()
+        if config is None or config not in shipped:
+            raise BotError(_no_bot_message(target, [c.name for c in shipped]))
+        return _shipped_bot(config, level, seed)
     path = Path(level)
     if path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists():
         try:
-            policy = load_policy(path, rules=rules)
+            policy = load_policy(path, rules=None if rules is None else target)
         except PolicyError as exc:
             raise BotError(str(exc)) from None
         return PolicyBot(policy, str(path), None, 0.0, seed)
@@ -249,8 +378,7 @@ def encoding_examples(
     from .encoding import ENCODING_VERSION, encoding_for
     from .protocol import view_to_json
 
-    if isinstance(rules, str):
-        rules = Rules.preset(rules)
+    rules = resolve_rules(rules)
     enc = encoding_for(rules)
     bot = load_bot(level, rules=rules, seed=seed)
     rng = random.Random(seed)
@@ -281,7 +409,7 @@ def encoding_examples(
         positions.append(entry)
     return {
         "encoding_version": ENCODING_VERSION,
-        "rules": rules.preset_name() or rules.to_dict(),
+        "rules": rules_to_json(rules),
         "obs_size": enc.obs_size,
         "num_actions": enc.num_actions,
         "pieces": [
@@ -305,9 +433,14 @@ def main(argv: list[str] | None = None) -> int:
         "frontends that run an exported policy in another language.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("levels", help="list the bot levels and the presets with a trained bot")
+    sub.add_parser("levels", help="list the bot levels and the configurations with a trained bot")
     ex = sub.add_parser("examples", help="print encoding test vectors as JSON")
-    ex.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    ex.add_argument(
+        "--preset",
+        default="standard",
+        choices=[*PRESETS, *(c for c in CONFIGURATIONS if c not in PRESETS)],
+        help="a preset or a configuration (default standard)",
+    )
     ex.add_argument("--count", type=int, default=10, help="positions (default 10)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--level", default="trained", help="the bot whose moves are recorded")
@@ -315,7 +448,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "levels":
         for name, about in LEVELS.items():
             print(f"{name:8} {about}")
-        print(f"trained bots are shipped for: {', '.join(shipped_presets())}")
+        shipped = shipped_configurations()
+        print(
+            f"trained bots (casual, trained) are shipped for {len(shipped)} of the "
+            f"{len(CONFIGURATIONS)} configurations:"
+        )
+        for config in shipped:
+            print(f"  {config.name:14} {config.describe()}")
+        missing = [c.name for c in CONFIGURATIONS.values() if c not in shipped]
+        if missing:
+            print(f"not shipped (random and greedy only): {', '.join(missing)}")
         return 0
     if args.count < 1:
         parser.error("--count must be >= 1")

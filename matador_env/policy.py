@@ -19,6 +19,12 @@ num_actions), or that fails or answers with the wrong size on a probe
 observation. Each raises :class:`PolicyError` naming the file, never a raw
 onnxruntime, JSON or attribute error.
 
+Shipped bots: ``matador_env/bots/<configuration>/`` holds the trained bot of one
+configuration of :mod:`matador_env.configs` (``standard``, ``standard_4p``,
+``pagat_teams`` ...). The environment variable ``MATADOR_BOTS_DIR``, when set,
+names another folder of that layout to use instead (a frontend shipping bots of
+its own; tests); :func:`bots_dir` reads it.
+
 Paths: ``load_policy(p)`` accepts the ``.onnx`` file, the ``.json`` sidecar, a
 directory holding ``policy.onnx``, or a stem (``runs/x/best`` ->
 ``runs/x/best/policy.onnx`` if that is a directory, else ``runs/x/best.onnx``).
@@ -27,6 +33,7 @@ directory holding ``policy.onnx``, or a stem (``runs/x/best`` ->
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .configs import CONFIGURATIONS, Configuration, configuration
 from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
 
@@ -48,11 +56,16 @@ __all__ = [
     "load_policy",
     "policy_paths",
     "BOTS_DIR",
+    "BOTS_DIR_VARIABLE",
+    "bots_dir",
     "default_policy",
+    "shipped_configurations",
 ]
 
 BOTS_DIR = Path(__file__).resolve().parent / "bots"
-"""Trained policies shipped with the package, one folder per preset."""
+"""Trained policies shipped with the package, one folder per configuration."""
+BOTS_DIR_VARIABLE = "MATADOR_BOTS_DIR"
+"""The environment variable naming another folder of shipped bots."""
 
 POLICY_FORMAT = "matador-policy"
 POLICY_FORMAT_VERSION = 1
@@ -347,12 +360,27 @@ def _rules_mismatch(trained: Rules, asked: Rules, where: str) -> str:
     return f"{where} was trained for {name} and cannot play these rules (" + "; ".join(diffs) + ")"
 
 
-def default_policy(preset: str = "standard") -> OnnxPolicy:
-    """The trained bot shipped for ``preset`` (see ``matador_env/bots/README.md``)."""
-    folder = BOTS_DIR / preset
-    if not (folder / "policy.onnx").is_file():
-        shipped = sorted(p.name for p in BOTS_DIR.iterdir() if (p / "policy.onnx").is_file())
+def bots_dir() -> Path:
+    """The folder of shipped bots: ``$MATADOR_BOTS_DIR`` when set, else :data:`BOTS_DIR`."""
+    override = os.environ.get(BOTS_DIR_VARIABLE)
+    return Path(override) if override else BOTS_DIR
+
+
+def shipped_configurations() -> list[Configuration]:
+    """The configurations a trained bot is shipped for (a folder of :func:`bots_dir`
+    named after the configuration, holding ``policy.onnx``), in the order of
+    :data:`~matador_env.configs.CONFIGURATIONS`."""
+    folder = bots_dir()
+    return [c for c in CONFIGURATIONS.values() if (folder / c.name / "policy.onnx").is_file()]
+
+
+def default_policy(name: str = "standard") -> OnnxPolicy:
+    """The trained bot shipped for the configuration ``name`` (a preset's name is its
+    two-seat configuration; see ``matador_env/bots/README.md``)."""
+    config = configuration(name)
+    if config not in shipped_configurations():
+        shipped = ", ".join(c.name for c in shipped_configurations()) or "none"
         raise PolicyError(
-            f"no trained bot is shipped for preset {preset!r}; shipped: {', '.join(shipped)}"
+            f"no trained bot is shipped for {name} ({config.describe()}); shipped: {shipped}"
         )
-    return load_policy(folder, rules=Rules.preset(preset))
+    return load_policy(bots_dir() / config.name, rules=config.rules())
