@@ -20,20 +20,41 @@ Endpoints
 
         {"default": "trained",
          "bots": [{"name": "trained", "default": true, "level": "trained",
-                   "rules": "standard", "about": "...", "bot": "trained:standard"}, ...]}
+                   "rules": "view", "configuration": null,
+                   "configurations": ["standard", "standard_4p", ...],
+                   "plays": "the view's rules, ...", "about": "...", "bot": "trained"},
+                  {"name": "trained:standard_4p", "default": false, "level": "trained",
+                   "rules": {"players": 4, ...every field}, "configuration": "standard_4p",
+                   "plays": "standard_4p (standard, 4 players, each for himself)",
+                   "about": "...", "bot": "trained:standard_4p"},
+                  ...,
+                  {"name": "greedy", ..., "rules": "any", "configuration": null, ...}]}
 
-    ``rules`` is ``"any"`` for a bot that plays every rules configuration, else the
-    preset (or the rules object) it is limited to; ``bot`` is the bot's own name.
+    By default the trained levels are served for every configuration a bot is
+    shipped for (:mod:`matador_env.configs`; ``python -m matador_env.bot levels``):
+    one entry ``LEVEL:CONFIGURATION`` per configuration and level (``trained:leiden``,
+    ``casual:pagat_teams``), each playing that configuration's rules only, and the
+    plain level (``trained``, ``casual``), which plays every view with the bot of
+    the view's rules (``rules`` is ``"view"``; ``configurations`` lists them).
+    ``rules`` is otherwise ``"any"`` for a bot that plays every rules configuration,
+    else the rules it is limited to in the protocol's form (a preset name, or every
+    field); ``configuration`` names the configuration of those rules (or null);
+    ``bot`` is the bot's own name.
 
 ``POST /move[?bot=NAME]``
     Body: a view, ``Content-Type: application/json``, UTF-8. ``bot`` picks a bot
     from ``GET /bots`` (default: the default bot); it is a query parameter because
-    the view format allows no extra fields. Answer ``200``: the move object of the
-    protocol plus ``"bot": NAME``, e.g. ``{"format": "matador-move", "version": 1,
-    "move": "1-6@0>1", "kind": "play", "tile": "1-6", "end": 0, "shows": 1,
-    "mode": "inline", "bot": "greedy"}`` (the protocol's optional ``bot`` field;
-    :func:`matador_env.protocol.move_from_json` reads the reply as it is). The
-    move is always one of the view's legal moves.
+    the view format allows no extra fields. A plain trained level (``trained``,
+    ``casual``, the default ``trained`` included) picks the bot whose
+    configuration's rules equal the view's rules exactly; a view whose rules have
+    no shipped bot is answered ``422 no_bot`` naming the shipped configurations
+    (never another bot's move). Answer ``200``: the move object of the protocol
+    plus ``"bot"``, the name from ``GET /bots`` of the bot that chose it (for a
+    plain level, its configuration's entry, e.g. ``trained:standard_4p``), e.g.
+    ``{"format": "matador-move", "version": 1, "move": "1-6@0>1", "kind": "play",
+    "tile": "1-6", "end": 0, "shows": 1, "mode": "inline", "bot": "greedy"}`` (the
+    protocol's optional ``bot`` field; :func:`matador_env.protocol.move_from_json`
+    reads the reply as it is). The move is always one of the view's legal moves.
 
 ``GET /`` and ``/games/...``
     The browser page, on which a person plays against the bot levels, and the small
@@ -68,6 +89,10 @@ status  ``error``                   when
                                     has nothing to do (``seat``: another seat is to
                                     act; ``history``: the hand is over); an unknown
                                     query parameter (``query.NAME``)
+422     ``no_bot``                  a plain trained level (``trained``, ``casual``)
+                                    and a view whose rules have no shipped bot
+                                    (``field`` ``rules``; the message names the
+                                    shipped configurations)
 500     ``internal``                never expected: a bug, logged by the server, which
                                     keeps serving
 503     ``busy``                    ``--max-connections`` connections are open; the
@@ -111,17 +136,22 @@ Command line
 ============
 
 ``python -m matador_env.serve [--host 127.0.0.1] [--port 8000] [--bots LIST]
-[--preset standard] [--max-body BYTES] [--request-timeout SECONDS]
+[--config NAME] [--max-body BYTES] [--request-timeout SECONDS]
 [--keep-alive-timeout SECONDS] [--max-connections N] [--seed N] [--log-level info]
 [--no-access-log]``
 
 ``--bots`` is a comma-separated list of levels (``trained``, ``casual``,
-``greedy``, ``random``) or ``NAME=PATH`` entries for exported policies
-(``mine=runs/x/best``); the first is the default bot. ``--preset`` is the rules the
-trained levels play (a preset with a shipped bot); when ``--bots`` is not given,
-levels without a bot for the preset are left out with a note. ``--port 0`` picks a
-free port. The first line printed is ``serving on http://HOST:PORT``; Ctrl-C (or
-SIGTERM) stops the server after the requests in flight are answered.
+``greedy``, ``random``), one configuration's trained bot (``trained:leiden``), or
+``NAME=PATH`` entries for exported policies (``mine=runs/x/best``); the first is
+the default bot. Without ``--config`` the trained levels serve every shipped
+configuration as described under ``GET /bots``. ``--config NAME`` (or its alias
+``--preset``; a configuration, or a preset for its own seats) serves one
+configuration only: ``trained`` and ``casual`` are then that configuration's bots
+and refuse other rules (``422 invalid``, ``field`` ``rules``), and exported
+policies are checked against its rules. When ``--bots`` is not given, levels
+with no bot to serve are left out with a note. ``--port 0`` picks a free port.
+The first line printed is ``serving on http://HOST:PORT``; Ctrl-C (or SIGTERM)
+stops the server after the requests in flight are answered.
 """
 
 from __future__ import annotations
@@ -139,8 +169,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from . import __version__
-from .bot import LEVELS, Bot, BotError, load_bot
+from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level
+from .configs import CONFIGURATIONS
 from .engine import PRESETS
+from .policy import bots_dir
 from .protocol import PROTOCOL_VERSION, ProtocolError, move_to_json, view_from_json
 
 try:
@@ -552,10 +584,18 @@ def _json_type(value: Any) -> str:
     return "number"
 
 
-def _decide(bot: Bot, data: dict[str, Any]) -> dict[str, Any]:
-    """The move for a view (run in a worker thread). ProtocolError and RequestFailed
-    are the client's fault; anything else is a bug."""
+def _decide(bot: Bot, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The move for a view and, for a plain trained level, the name of the bot of the
+    view's configuration that chose it (run in a worker thread). ProtocolError and
+    RequestFailed are the client's fault; anything else is a bug."""
     view = view_from_json(data, rules=bot.rules)
+    chosen: str | None = None
+    if isinstance(bot, LevelBot):
+        try:
+            bot = bot.bot_for(view.rules)
+        except BotError as exc:
+            raise RequestFailed(422, "no_bot", str(exc), "rules") from None
+        chosen = bot.name
     if not view.legal_moves:
         if view.outcome is not None:
             raise RequestFailed(
@@ -567,7 +607,7 @@ def _decide(bot: Bot, data: dict[str, Any]) -> dict[str, Any]:
             f"seat {view.seat} is not to act: seat {view.to_move} is (by the history)",
             "seat",
         )
-    return move_to_json(bot.choose(view))
+    return move_to_json(bot.choose(view)), chosen
 
 
 # -- the app --------------------------------------------------------------------------
@@ -579,7 +619,7 @@ def create_app(
     default: str | None = None,
 ) -> Starlette:
     """The Starlette app serving ``bots`` (name -> bot; default: :func:`load_bots` of
-    :data:`DEFAULT_BOTS` for standard rules). ``default`` is the bot of a request
+    :data:`DEFAULT_BOTS`, every shipped configuration). ``default`` is the bot of a request
     without ``?bot=`` (default: the first). ``max_body`` limits request bodies."""
     if bots is None:
         bots = load_bots(DEFAULT_BOTS, strict=False)
@@ -640,7 +680,7 @@ def create_app(
                 )
             check_content_type(request)
             data = parse_json(await read_body(request, max_body))
-            reply = await run_in_threadpool(_decide, bot, data)
+            reply, chosen = await run_in_threadpool(_decide, bot, data)
         except ClientDisconnect:
             # The client hung up while sending: the protocol logs it, there is no one to
             # answer, and it is not a server error.
@@ -651,7 +691,8 @@ def create_app(
             return JSONResponse(exc.to_json(), status_code=422)
         except Exception as exc:  # a bug: answer, log, keep serving
             return _internal(request, exc)
-        reply["bot"] = name
+        # A plain level's entry for the configuration (trained:leiden) when it is served.
+        reply["bot"] = chosen if chosen in bots else name
         return JSONResponse(reply)
 
     routes: list[BaseRoute] = [
@@ -703,34 +744,59 @@ def _internal(request: Request, exc: Exception) -> Response:
 
 def load_bots(
     specs: Sequence[str],
-    preset: str = "standard",
+    config: str | None = None,
     seed: int | None = None,
     strict: bool = True,
 ) -> dict[str, Bot]:
-    """Bots by level name or ``NAME=PATH`` (an exported policy), in order.
+    """Bots by level name, ``LEVEL:CONFIGURATION`` or ``NAME=PATH`` (an exported
+    policy), in order.
 
-    Trained levels play ``preset``. With ``strict=False`` a level that has no bot
-    for the preset is left out (with a note on stderr) instead of raising
+    With ``config`` None a plain trained level (``trained``, ``casual``) is a
+    :class:`~matador_env.bot.LevelBot` over every shipped configuration, followed by
+    one entry ``LEVEL:CONFIGURATION`` per configuration. With ``config`` (a
+    configuration or preset name) the trained levels play that configuration and
+    exported policies are checked against its rules. With ``strict=False`` a level
+    that has no bot to serve is left out (with a note on stderr) instead of raising
     :class:`BotError`.
     """
     bots: dict[str, Bot] = {}
+
+    def add(name: str, bot: Bot) -> None:
+        if name in bots:
+            raise BotError(f"bot {name!r} is listed twice")
+        bots[name] = bot
+
     for spec in specs:
         name, sep, target = spec.partition("=")
         name, target = name.strip(), target.strip()
         if not sep:
             target = name
         if not name or not target:
-            raise BotError(f"bad bot entry {spec!r}: a level, or NAME=PATH")
-        if name in bots:
-            raise BotError(f"bot {name!r} is listed twice")
+            raise BotError(f"bad bot entry {spec!r}: a level, LEVEL:CONFIGURATION or NAME=PATH")
+        level, colon, config_name = target.partition(":")
         try:
-            bots[name] = load_bot(target, rules=preset, seed=seed)
+            if colon and level in ("trained", "casual"):
+                if config_name not in CONFIGURATIONS:
+                    raise BotError(
+                        f"bad bot entry {spec!r}: no configuration {config_name!r}; "
+                        f"the configurations are {', '.join(CONFIGURATIONS)}"
+                    )
+                add(name, load_bot(level, rules=config_name, seed=seed))
+            elif target in ("trained", "casual") and config is None:
+                every = load_level(target, seed)
+                if not every.bots:
+                    raise BotError(f"no trained bot is shipped (looked in {bots_dir()})")
+                add(name, every)
+                for bot in every.bots.values():
+                    add(bot.name, bot)
+            else:
+                add(name, load_bot(target, rules=config, seed=seed))
         except BotError as exc:
             if strict:
                 raise
             print(f"note: not serving {name}: {exc}", file=sys.stderr)
     if not bots:
-        raise BotError(f"no bot to serve for preset {preset}")
+        raise BotError(f"no bot to serve{'' if config is None else ' for ' + config}")
     return bots
 
 
@@ -777,7 +843,14 @@ def main(argv: list[str] | None = None) -> int:
         "exported policy; the first is the default (default: " + ",".join(DEFAULT_BOTS) + ")",
     )
     parser.add_argument(
-        "--preset", default="standard", choices=sorted(PRESETS), help="rules of trained levels"
+        "--config",
+        "--preset",
+        default=None,
+        choices=[*CONFIGURATIONS, *(p for p in PRESETS if p not in CONFIGURATIONS)],
+        metavar="NAME",
+        help="serve the trained levels of this configuration (or preset) only "
+        "(default: every configuration a bot is shipped for, each view to the bot of "
+        "its rules); one of " + ", ".join(CONFIGURATIONS),
     )
     parser.add_argument(
         "--max-body",
@@ -837,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         specs = DEFAULT_BOTS if args.bots is None else [s for s in args.bots.split(",") if s]
         try:
-            bots = load_bots(specs, args.preset, args.seed, strict=args.bots is not None)
+            bots = load_bots(specs, args.config, args.seed, strict=args.bots is not None)
         except BotError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -849,10 +922,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         default = next(iter(bots))
         print(f"serving on {_url(sock)}", flush=True)
-        print(f"matador-env {__version__}, protocol {PROTOCOL_VERSION}, rules {args.preset}; bots:")
+        rules = "every shipped configuration" if args.config is None else args.config
+        print(f"matador-env {__version__}, protocol {PROTOCOL_VERSION}, rules: {rules}; bots:")
         for name, bot in bots.items():
-            about = bot.describe()["about"]
-            print(f"  {name}{' (default)' if name == default else ''}: {about}")
+            about = bot.describe()
+            plays = "" if bot.rules is None else f" [{about['plays']}]"
+            print(f"  {name}{' (default)' if name == default else ''}: {about['about']}{plays}")
         print(f"play in the browser: {_url(sock)}/", flush=True)
         print("POST /move[?bot=NAME]  GET /bots  GET /health   (Ctrl-C stops)", flush=True)
         # The server's own lines (hang-ups, timeouts, errors) go out as uvicorn's do.
