@@ -6,12 +6,16 @@
     python -m matador_env.play --level greedy --match       # a match to 100 against greedy
     python -m matador_env.play --preset leiden --level greedy
     python -m matador_env.play --preset polish --players 3 --level random --seat 1
+    python -m matador_env.play --config pagat_teams         # 4 players in teams, trained bots
     python -m matador_env.play --level random --match --target 30 --seed 7
 
 Options: ``--preset`` (a rules preset, default standard), ``--level`` (a bot level
 of :mod:`matador_env.bot`: random, greedy, casual, trained; casual and trained
-only for the presets a trained bot is shipped for, with their rules unchanged),
-``--players`` and ``--teams`` (four players as two partnerships), ``--match``
+wherever a trained bot is shipped for the resulting rules, that is for the
+configurations of :mod:`matador_env.configs` listed by ``--list``, with their
+rules unchanged), ``--players`` and ``--teams`` (four players as two
+partnerships), ``--config`` (a configuration by name, e.g. ``standard_4p`` or
+``pagat_teams``, instead of ``--preset``, ``--players`` and ``--teams``), ``--match``
 (hands until the match target), ``--target`` (the match target, ``target_score``),
 ``--seat`` (your seat, default 0) and ``--seed`` (the same seed replays the same
 deals and bot moves; without it one is picked and printed).
@@ -29,7 +33,8 @@ numbered; type
 - ``t`` to draw the table again, ``?`` or ``help`` for help,
 - ``q`` or ``quit`` to leave (end of input, Ctrl-D, leaves too).
 
-``--list`` prints every preset with its source and the bot levels it has. Bad
+``--list`` prints every configuration with the bot levels it has, then every
+preset with its source. Bad
 input gets a hint and the same question again. Plain ``print``/``input``,
 standard library only, so it runs in any terminal and can be driven through
 stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tests.
@@ -47,7 +52,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from .bot import LEVELS, Bot, BotError, load_bot, shipped_presets
+from .bot import LEVELS, Bot, BotError, load_bot, shipped_configurations
+from .configs import CONFIGURATIONS, configuration, configuration_of
 from .engine import (
     PRESETS,
     End,
@@ -659,14 +665,20 @@ PRESET_NOTES: dict[str, str] = {
 
 
 def preset_list() -> str:
-    """Every preset with its players, what it is and the bot levels that play it."""
-    lines = [f"{'preset':<15}{'bot levels':<33}about"]
+    """Every configuration with the bot levels that play it, then every preset."""
+    lines = [f"{'configuration':<15}{'bot levels':<33}table"]
+    for config in CONFIGURATIONS.values():
+        levels = ", ".join(available_levels(config.rules()))
+        lines.append(f"{config.name:<15}{levels:<33}{config.describe()}")
+    lines += ["", f"{'preset':<15}about"]
     for name in PRESETS:
-        levels = ", ".join(available_levels(Rules.preset(name)))
-        lines.append(f"{name:<15}{levels:<33}{PRESET_NOTES.get(name, '')}")
-    lines.append(
-        "casual and trained play their preset's rules exactly (no --players, --teams or --target)."
-    )
+        lines.append(f"{name:<15}{PRESET_NOTES.get(name, '')}")
+    lines += [
+        "",
+        "Choose a configuration with --config NAME, or --preset, --players and --teams.",
+        "casual and trained play a shipped configuration's rules exactly (no --target);",
+        "random and greedy play every preset with 2 to 4 players, teams too.",
+    ]
     return "\n".join(lines)
 
 
@@ -675,15 +687,26 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Play Matador in the terminal against bots: a hand, or a match to the "
         "target. Type a move's number, its text form, ? for help or q to quit.",
-        epilog="Presets and the bot levels they have:\n\n"
+        epilog="Configurations and the bot levels they have, and the presets:\n\n"
         + preset_list()
         + "\n\nThe rules of every preset: docs/rules.md in the matador-env repository.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--list", action="store_true", help="list the presets and their bot levels, then exit"
+        "--list",
+        action="store_true",
+        help="list the configurations with their bot levels and the presets, then exit",
     )
-    parser.add_argument("--preset", default="standard", choices=list(PRESETS))
+    parser.add_argument(
+        "--preset", choices=list(PRESETS), help="the rules preset (default standard)"
+    )
+    parser.add_argument(
+        "--config",
+        choices=list(CONFIGURATIONS),
+        metavar="NAME",
+        help="a configuration (preset, players, teams; see --list), instead of --preset, "
+        "--players and --teams: " + ", ".join(CONFIGURATIONS),
+    )
     parser.add_argument(
         "--level",
         default="trained",
@@ -702,6 +725,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_rules(args: argparse.Namespace) -> Rules:
+    if args.config is not None:
+        rules = configuration(args.config).rules()
+        if args.target is not None:
+            rules = rules.replace(target_score=args.target)
+        return rules
     overrides: dict[str, object] = {}
     if args.players is not None:
         overrides["players"] = args.players
@@ -713,7 +741,8 @@ def make_rules(args: argparse.Namespace) -> Rules:
 
 
 def describe_rules(args: argparse.Namespace, rules: Rules) -> str:
-    text = f"{args.preset}, {rules.players} players"
+    preset = configuration(args.config).preset if args.config else args.preset
+    text = f"{preset}, {rules.players} players"
     if rules.teams:
         text += " in teams"
     if args.match or args.target is not None:
@@ -722,8 +751,22 @@ def describe_rules(args: argparse.Namespace, rules: Rules) -> str:
 
 
 def available_levels(rules: Rules) -> list[str]:
-    trained_ok = rules.preset_name() in shipped_presets()
+    """The levels that play ``rules``: casual and trained where a bot is shipped for
+    exactly these rules (a configuration's)."""
+    trained_ok = configuration_of(rules) in shipped_configurations()
     return [lv for lv in LEVELS if lv in ("random", "greedy") or trained_ok]
+
+
+def rules_flags(args: argparse.Namespace) -> list[str]:
+    """The options that chose the rules, for a hint to run again."""
+    flags = ["--config", args.config] if args.config else ["--preset", args.preset]
+    if args.players is not None:
+        flags += ["--players", str(args.players)]
+    if args.teams:
+        flags.append("--teams")
+    if args.target is not None:
+        flags += ["--target", str(args.target)]
+    return flags
 
 
 def main(
@@ -741,6 +784,14 @@ def main(
     if args.list:
         out.write(preset_list() + "\n")
         return 0
+    if args.config is not None and (args.preset or args.players is not None or args.teams):
+        err.write(
+            f"{PROG}: error: --config {args.config} chooses the preset, players and teams; "
+            "give it without --preset, --players or --teams\n"
+        )
+        return 2
+    if args.preset is None:
+        args.preset = "standard"
     try:
         rules = make_rules(args)
     except RulesError as exc:
@@ -761,10 +812,9 @@ def main(
             f"{PROG}: error: level {args.level!r} is not available for "
             f"{describe_rules(args, rules)}.\n"
             f"  {exc}\n"
-            f"  A trained bot plays exactly its preset's rules ({', '.join(shipped_presets())}), "
-            "without --players, --teams or --target changes.\n"
             f"  Levels that play these rules: {works}. "
-            f"E.g.: {PROG} --preset {args.preset} --level greedy\n"
+            f"E.g.: {PROG} {' '.join(rules_flags(args))} --level greedy\n"
+            f"  {PROG} --list shows every configuration and its levels.\n"
         )
         return 2
 

@@ -117,7 +117,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .bot import LEVELS, Bot, BotError, load_bot, shipped_presets
+from .bot import LEVELS, Bot, BotError, load_bot, shipped_configurations
+from .configs import configuration_of
 from .engine import (
     BLANK,
     BRANCH,
@@ -300,7 +301,9 @@ def _invalid(field_name: str, message: str) -> RequestFailed:
 
 
 def _levels_for(rules: Rules) -> list[str]:
-    trained = rules.preset_name() in shipped_presets()
+    # casual and trained where a bot is shipped for exactly these rules: a preset at
+    # a seat count (partnerships) of a shipped configuration, its target unchanged.
+    trained = configuration_of(rules) in shipped_configurations()
     return [level for level in LEVELS if level in ("random", "greedy") or trained]
 
 
@@ -349,7 +352,8 @@ def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
         raise _invalid(
             "level",
             f"level {level!r} does not play {preset} with {players} players{teamed}{to}"
-            f": a trained bot plays only its preset's own rules ({', '.join(shipped_presets())}); "
+            ": a trained bot plays only the exact rules of its configuration (shipped: "
+            f"{', '.join(c.name for c in shipped_configurations()) or 'none'}); "
             f"levels for these rules: {', '.join(_levels_for(rules))}",
         )
     seat = integer("seat", 0, 0, players - 1)
@@ -563,7 +567,7 @@ class GameSessions:
     def _bot(self, level: str, rules: Rules) -> Bot:
         # Bots are shared between threads and games; each game draws on its own rng.
         # Heuristic levels play any rules, so one of each serves every game (and odd
-        # targets cannot grow the cache); trained levels exist for a few presets only.
+        # targets cannot grow the cache); trained levels exist for a few configurations.
         key = (level, rules if level in ("casual", "trained") else None)
         bot = self._bots.get(key)
         if bot is None:
