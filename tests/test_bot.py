@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,10 +20,10 @@ from matador_env.bot import (
     PolicyBot,
     encoding_examples,
     load_bot,
-    shipped_presets,
+    shipped_configurations,
 )
 from matador_env.engine import PRESETS, HandState, Rules
-from matador_env.policy import BOTS_DIR, default_policy
+from matador_env.policy import BOTS_DIR, BOTS_DIR_VARIABLE, default_policy
 from matador_env.protocol import ProtocolError, move_from_json, view_to_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +43,7 @@ def play_hand(rules: Rules, bots: list, seed: int) -> HandState:  # type: ignore
 
 def test_levels_are_documented_weakest_first() -> None:
     assert list(LEVELS) == ["random", "greedy", "casual", "trained"]
-    assert shipped_presets() == ["standard"]
+    assert "standard" in [c.name for c in shipped_configurations()]
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
@@ -93,13 +94,18 @@ def test_casual_is_reproducible_from_its_seed() -> None:
 def test_errors_are_clear() -> None:
     with pytest.raises(BotError, match="unknown bot 'expert'.*random, greedy, casual, trained"):
         load_bot("expert")
-    with pytest.raises(BotError, match="no trained bot is shipped for leiden.*standard"):
-        load_bot("trained", rules="leiden")
+    # Leiden for three is no configuration: no bot is ever shipped for it.
+    with pytest.raises(BotError, match="no trained bot is shipped for leiden, 3 players.*standard"):
+        load_bot("trained", rules=Rules.preset("leiden", players=3))
+    with pytest.raises(
+        BotError, match="unknown rules 'leiden_3p': a preset .*kardinal.*pagat_teams"
+    ):
+        load_bot("trained", rules="leiden_3p")
     with pytest.raises(BotError, match="no exported policy"):
         load_bot(str(ROOT / "missing.onnx"))
     bot = load_bot()
     leiden = HandState.deal(Rules.preset("leiden"), 1)
-    with pytest.raises(BotError, match="plays standard only"):
+    with pytest.raises(BotError, match="plays standard only, not leiden"):
         bot.choose(leiden.view(leiden.to_move))
     state = HandState.deal(STANDARD, 1)
     with pytest.raises(BotError, match=f"seat {1 - state.to_move} is not to act"):
@@ -209,10 +215,24 @@ def test_encoding_examples_are_test_vectors() -> None:
     assert "logits" not in greedy["positions"][0]
 
 
-def test_bot_command_line() -> None:
+def test_bot_command_line(tmp_path: Path) -> None:
+    import os
+
+    from tests.test_shipped_bots import export_untrained
+
     run = [sys.executable, "-m", "matador_env.bot"]
     done = subprocess.run([*run, "levels"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0 and "casual" in done.stdout
+    assert re.search(r"^  standard +standard, 2 players$", done.stdout, re.M), done.stdout
+    # Another folder of bots (MATADOR_BOTS_DIR): every configuration in it is listed.
+    env = {**os.environ, BOTS_DIR_VARIABLE: str(export_untrained(tmp_path / "bots"))}
+    done = subprocess.run(
+        [*run, "levels"], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
+    )
+    assert "shipped for 2 of the 11 configurations" in done.stdout, done.stdout
+    assert re.search(r"^  standard_4p +standard, 4 players, each for himself$", done.stdout, re.M)
+    assert re.search(r"^  pagat_teams +pagat, 4 players in two partnerships$", done.stdout, re.M)
+    assert re.search(r"^not shipped .*: standard, pagat, .*standard_3p$", done.stdout, re.M)
     done = subprocess.run(
         [*run, "examples", "--count", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
@@ -223,8 +243,10 @@ def test_bot_command_line() -> None:
         text=True,
         cwd=ROOT,
         timeout=120,
+        env=env,
     )
     assert done.returncode == 2 and "no trained bot is shipped for leiden" in done.stderr
+    assert "shipped for: standard_4p, pagat_teams" in done.stderr
 
 
 def test_levels_are_arena_agents() -> None:

@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from matador_env.configs import CONFIGURATIONS
 from matador_env.engine import PRESETS, HandState, Move, Rules, render_layout
-from matador_env.play import describe_move, distinct_choices, draw_layout, main, narrate
+from matador_env.play import PROG, describe_move, distinct_choices, draw_layout, main, narrate
+from matador_env.policy import BOTS_DIR_VARIABLE
+from tests.test_shipped_bots import export_untrained
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -181,19 +184,41 @@ def test_other_presets_and_tables_play_to_the_end(args: list[str]) -> None:
 
 
 def test_a_level_the_rules_lack_exits_2_naming_what_works() -> None:
-    proc = run(["--preset", "leiden", "--level", "trained"], "")
+    # Leiden for three is no configuration: no trained bot is ever shipped for it.
+    proc = run(["--preset", "leiden", "--players", "3", "--level", "trained"], "")
     assert proc.returncode == 2
-    assert "level 'trained' is not available for leiden" in proc.stderr
+    assert "level 'trained' is not available for leiden, 3 players" in proc.stderr
+    assert "trained bots are shipped for: standard" in proc.stderr
     assert "Levels that play these rules: random, greedy" in proc.stderr
+    assert f"{PROG} --preset leiden --players 3 --level greedy" in proc.stderr
     assert "Traceback" not in proc.stderr
     code, _, err = play(["--level", "casual", "--target", "50"], [])
     assert code == 2 and "not available for standard, 2 players, target 50" in err
+    code, _, err = play(["--config", "standard_4p", "--level", "casual", "--target", "50"], [])
+    assert code == 2 and "not available for standard, 4 players, target 50" in err
+    assert f"{PROG} --config standard_4p --target 50 --level greedy" in err
+
+
+def test_a_configuration_without_a_shipped_bot_offers_random_and_greedy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(BOTS_DIR_VARIABLE, str(tmp_path))  # an empty folder of bots
+    code, _, err = play(["--config", "pagat_teams"], [])
+    assert code == 2
+    assert "level 'trained' is not available for pagat, 4 players in teams" in err
+    assert "no trained bot is shipped for pagat_teams" in err and "shipped for: none" in err
+    code, out, err = play(["--config", "pagat_teams", "--level", "greedy", "--seed", "1"], ["q"])
+    assert code == 0 and "Matador: pagat, 4 players in teams, bots: greedy" in out, err
 
 
 def test_bad_options_exit_2() -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["--preset", "nonsense"], stdin=io.StringIO(), stdout=io.StringIO())
-    assert exc.value.code == 2
+    for bad in (["--preset", "nonsense"], ["--config", "leiden_3p"]):
+        with pytest.raises(SystemExit) as exc:
+            main(bad, stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
+        assert exc.value.code == 2
+    for extra in (["--preset", "pagat"], ["--players", "4"], ["--teams"]):
+        code, _, err = play(["--config", "pagat_teams", *extra], [])
+        assert code == 2 and "give it without --preset, --players or --teams" in err
     code, _, err = play(["--players", "2", "--teams", "--level", "greedy"], [])
     assert code == 2 and "impossible rules" in err and "teams" in err
     code, _, err = play(["--seat", "2", "--level", "greedy"], [])
@@ -354,15 +379,31 @@ def test_the_match_score_line_counts_hands_and_what_is_needed() -> None:
     assert out.count("Score after hand 1:") == 1
 
 
-def test_list_and_help_name_every_preset_with_its_bot_levels() -> None:
+def listed(out: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``--list``'s two tables by their first word: configurations, presets."""
+    configs, presets, _ = out.split("\n\n")
+    rows = [
+        {line.split()[0]: line for line in table.splitlines()[1:]} for table in (configs, presets)
+    ]
+    return rows[0], rows[1]
+
+
+def test_list_and_help_name_every_configuration_with_its_bot_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out, _ = play(["--list"], [])
     assert code == 0
-    rows = {line.split()[0]: line for line in out.splitlines()[1:] if line.split()}
-    for name in PRESETS:
-        assert name in rows
-        assert "random, greedy" in rows[name]
-    assert "casual, trained" in rows["standard"] and "trained" not in rows["leiden"]
+    configs, presets = listed(out)
+    assert list(configs) == list(CONFIGURATIONS) and list(presets) == list(PRESETS)
+    for name, config in CONFIGURATIONS.items():
+        assert "random, greedy" in configs[name] and config.describe() in configs[name]
+    assert "casual, trained" in configs["standard"]
+    # The levels follow the bots shipped: here the four-seat ones only.
+    monkeypatch.setenv(BOTS_DIR_VARIABLE, str(export_untrained(tmp_path)))
+    configs, _ = listed(play(["--list"], [])[1])
+    trained = [name for name, row in configs.items() if "casual, trained" in row]
+    assert trained == ["standard_4p", "pagat_teams"]
     proc = run(["--help"], "")
     assert proc.returncode == 0
-    assert all(name in proc.stdout for name in PRESETS)
+    assert all(name in proc.stdout for name in [*PRESETS, *CONFIGURATIONS])
     assert "docs/rules.md" in proc.stdout

@@ -30,8 +30,9 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("onnxruntime")
 
-from matador_env.bot import Bot, BotError, load_bot  # noqa: E402
+from matador_env.bot import Bot, BotError, load_bot, shipped_configurations  # noqa: E402
 from matador_env.engine import HandState, Rules  # noqa: E402
+from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
 from matador_env.protocol import view_to_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +54,8 @@ class Server:
         return self.out.read_text() + "\n--- stderr ---\n" + self.err.read_text()
 
 
-def start_server(tmp: Path, *args: str) -> Server:
+def start_server(tmp: Path, *args: str, env: dict[str, str] | None = None) -> Server:
+    """``python -m matador_env.serve --port 0 ARGS``; ``env`` adds to the environment."""
     out, err = tmp / "stdout.txt", tmp / "stderr.txt"
     with out.open("wb") as fout, err.open("wb") as ferr:
         proc = subprocess.Popen(
@@ -61,7 +63,7 @@ def start_server(tmp: Path, *args: str) -> Server:
             cwd=ROOT,
             stdout=fout,
             stderr=ferr,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         )
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
@@ -191,12 +193,25 @@ def test_bots(server: Server) -> None:
     status, _, body = request(server, "GET", "/bots")
     assert status == 200
     assert body["default"] == "trained"
-    assert [b["name"] for b in body["bots"]] == ["trained", "casual", "greedy", "random"]
+    shipped = [c.name for c in shipped_configurations()]
+    assert [b["name"] for b in body["bots"]] == [
+        "trained",
+        *(f"trained:{c}" for c in shipped),
+        "casual",
+        *(f"casual:{c}" for c in shipped),
+        "greedy",
+        "random",
+    ]
     by_name = {b["name"]: b for b in body["bots"]}
     assert by_name["trained"]["default"] is True
     assert by_name["greedy"]["default"] is False
-    assert by_name["trained"]["rules"] == "standard"
+    assert by_name["trained"]["rules"] == "view"
+    assert by_name["trained"]["configurations"] == shipped
+    assert by_name["trained:standard"]["rules"] == "standard"
+    assert by_name["trained:standard"]["configuration"] == "standard"
+    assert by_name["casual:standard"]["plays"] == "standard (standard, 2 players)"
     assert by_name["greedy"]["rules"] == "any"
+    assert by_name["greedy"]["configuration"] is None
     assert all(b["about"] for b in body["bots"])
 
 
@@ -208,7 +223,9 @@ def test_moves_are_legal(server: Server, standard_views: list[dict], bot: str | 
             path = "/move" if bot is None else f"/move?bot={bot}"
             status, _, move = call(conn, "POST", path, view, JSON)
             assert status == 200, move
-            assert move["bot"] == (bot or "trained")
+            # a plain trained level answers with its configuration's bot
+            plain = {None: "trained:standard", "trained": "trained:standard"}
+            assert move["bot"] == {**plain, "casual": "casual:standard"}.get(bot, bot)
             assert move["format"] == "matador-move" and move["version"] == 1
             assert move["move"] in view["legal_moves"]
     finally:
@@ -223,7 +240,43 @@ def test_trained_and_greedy_answer_as_in_process(
         for view in standard_views[:6]:
             status, _, move = request(server, "POST", f"/move?bot={level}", view, **JSON)
             assert status == 200
-            assert move == {**local.move_json(view), "bot": level}
+            assert move == {**local.move_json(view), "bot": local.name}
+
+
+def test_by_default_every_configuration_is_served(tmp_path: Path) -> None:
+    from tests.test_shipped_bots import export_untrained
+
+    bots = export_untrained(tmp_path / "bots")
+    srv = start_server(tmp_path, "--seed", "1", env={BOTS_DIR_VARIABLE: str(bots)})
+    try:
+        _, _, body = request(srv, "GET", "/bots")
+        assert [b["name"] for b in body["bots"]] == [
+            "trained",
+            "trained:standard_4p",
+            "trained:pagat_teams",
+            "casual",
+            "casual:standard_4p",
+            "casual:pagat_teams",
+            "greedy",
+            "random",
+        ]
+        teams = {b["name"]: b for b in body["bots"]}["trained:pagat_teams"]
+        assert teams["rules"] == Rules.preset("pagat", players=4, teams=True).to_dict()
+        for name, rules in (
+            ("standard_4p", Rules.preset("standard", players=4)),
+            ("pagat_teams", Rules.preset("pagat", players=4, teams=True)),
+        ):
+            for view in views(rules, 3, seed=2):
+                status, _, move = request(srv, "POST", "/move", view, **JSON)
+                assert status == 200 and move["bot"] == f"trained:{name}", move
+                assert move["move"] in view["legal_moves"]
+        error = assert_error(
+            request(srv, "POST", "/move?bot=casual", a_view(), **JSON), 422, "no_bot"
+        )
+        assert "shipped for: standard_4p, pagat_teams" in error["message"]
+        assert "rules: every shipped configuration" in srv.out.read_text()
+    finally:
+        assert stop_server(srv) == 0, srv.logs()
 
 
 @pytest.mark.parametrize("preset", ["leiden", "double_nine"])
@@ -325,13 +378,23 @@ MALFORMED: list[tuple[str, str, str, Any, dict[str, str], int, str, str | None]]
         "history[0].move",
     ),
     (
-        "wrong rules for the trained bot",
+        "wrong rules for one configuration's trained bot",
         "POST",
-        "/move?bot=trained",
+        "/move?bot=trained:standard",
         with_(VIEW, rules="leiden"),
         JSON,
         422,
         "invalid",
+        "rules",
+    ),
+    (
+        "rules no trained bot is shipped for (no configuration's: another target)",
+        "POST",
+        "/move",
+        with_(VIEW, rules={"preset": "standard", "target_score": 50}),
+        JSON,
+        422,
+        "no_bot",
         "rules",
     ),
     (
@@ -622,7 +685,7 @@ def test_create_app_checks_its_arguments() -> None:
         create_app({"g": "greedy"})  # type: ignore[dict-item]
 
 
-def test_command_line_errors() -> None:
+def test_command_line_errors(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "matador_env.serve", "--port", "0", *args],
@@ -630,11 +693,19 @@ def test_command_line_errors() -> None:
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
+            # An empty folder of bots: no trained bot is shipped at all.
+            env={**os.environ, BOTS_DIR_VARIABLE: str(tmp_path)},
         )
 
-    done = run("--bots", "trained", "--preset", "leiden")
-    assert done.returncode == 2
-    assert "no trained bot is shipped for leiden" in done.stderr
+    for config_flag in ("--config", "--preset"):
+        done = run("--bots", "trained", config_flag, "leiden")
+        assert done.returncode == 2
+        assert "no trained bot is shipped for leiden" in done.stderr
+        assert "shipped for: none" in done.stderr
+    done = run("--bots", "trained")
+    assert done.returncode == 2 and "no trained bot is shipped" in done.stderr
+    done = run("--bots", "trained:leiden_3p")
+    assert done.returncode == 2 and "no configuration 'leiden_3p'" in done.stderr
     done = run("--bots", "greedy,grandmaster")
     assert done.returncode == 2 and "unknown bot 'grandmaster'" in done.stderr
     with pytest.raises(BotError):

@@ -23,7 +23,10 @@ pytest.importorskip("starlette")
 
 from starlette.applications import Starlette  # noqa: E402
 
+from matador_env.bot import LEVELS, shipped_configurations  # noqa: E402
+from matador_env.configs import configuration_of  # noqa: E402
 from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
+from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
 from matador_env.serve import create_app  # noqa: E402
 from matador_env.web import PAGE_DIR, GameSessions, web_routes  # noqa: E402
 
@@ -58,6 +61,7 @@ class Client:
             raw = json.dumps(body).encode()
             sent.setdefault("content-type", "application/json")
         sent["content-length"] = str(len(raw))
+        path, _, query = path.partition("?")
         scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
@@ -66,7 +70,7 @@ class Client:
             "scheme": "http",
             "path": path,
             "raw_path": path.encode(),
-            "query_string": b"",
+            "query_string": query.encode(),
             "root_path": "",
             "headers": [(k.encode(), v.encode()) for k, v in sent.items()],
             "client": ("127.0.0.1", 50000),
@@ -197,15 +201,47 @@ def test_deal_every_preset_and_seat_count(
     assert_nothing_hidden(reply.content.decode(), game)
 
 
+SEATS = {"2": (2, False), "3": (3, False), "4": (4, False), "4t": (4, True)}
+
+
 def test_options_name_the_levels_each_seat_count_has(client: Client) -> None:
     options = client.get("/games/options").json()
     by_name = {p["name"]: p for p in options["presets"]}
     assert list(by_name) == list(PRESETS)
     assert by_name["standard"]["levels"]["2"] == ["random", "greedy", "casual", "trained"]
-    assert by_name["standard"]["levels"]["3"] == ["random", "greedy"]
-    assert by_name["leiden"]["levels"]["4t"] == ["random", "greedy"]
+    assert by_name["leiden"]["levels"]["3"] == ["random", "greedy"]  # no configuration
+    # casual and trained exactly where a bot is shipped for the preset at that table
+    shipped = shipped_configurations()
+    for name, preset in by_name.items():
+        for key, (players, teams) in SEATS.items():
+            rules = Rules.preset(name, players=players, teams=teams)
+            trained = configuration_of(rules) in shipped
+            assert preset["levels"][key][2:] == (["casual", "trained"] if trained else [])
     assert by_name["double_nine"]["link_sum"] == 10
     assert options["max_games"] > 0 and options["idle_expiry_s"] > 0
+
+
+def test_four_seats_and_partnerships_play_their_trained_bots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_shipped_bots import export_untrained
+
+    monkeypatch.setenv(BOTS_DIR_VARIABLE, str(export_untrained(tmp_path)))
+    client = make_client()
+    levels = {p["name"]: p["levels"] for p in client.get("/games/options").json()["presets"]}
+    assert levels["standard"]["4"] == levels["pagat"]["4t"] == list(LEVELS)
+    assert levels["standard"]["2"] == levels["pagat"]["4"] == ["random", "greedy"]
+    for settings in (
+        {"preset": "standard", "players": 4, "level": "trained"},
+        {"preset": "pagat", "players": 4, "teams": True, "level": "casual"},
+    ):
+        game = play_to_end(client, deal(client, **settings, seed=3), random.Random(3))
+        assert game["status"] == "finished" and game["settings"]["level"] == settings["level"]
+    reply = client.post("/games", {"preset": "standard", "level": "trained"})
+    assert_error(reply, 422, "invalid", "level")
+    message = reply.json()["message"]
+    assert "shipped: standard_4p, pagat_teams" in message
+    assert "levels for these rules: random, greedy" in message
 
 
 # -- playing ------------------------------------------------------------------------------
@@ -226,10 +262,10 @@ def test_options_name_the_levels_each_seat_count_has(client: Client) -> None:
 def test_a_full_hand_by_legal_moves(
     client: Client, preset: str, players: int, level: str, seed: int
 ) -> None:
-    if level in ("casual", "trained") and preset != "standard":
-        level = "greedy"  # trained bots exist for standard only
-    game = deal(client, preset=preset, players=players, level=level, seed=seed)
     rules = Rules.preset(preset, players=players)
+    if level in ("casual", "trained") and configuration_of(rules) not in shipped_configurations():
+        level = "greedy"
+    game = deal(client, preset=preset, players=players, level=level, seed=seed)
     rnd = random.Random(seed)
     steps = 0
     for game, text in play_out(client, game, rnd):  # noqa: B020
@@ -341,8 +377,8 @@ def first_game(client: Client, status: str) -> dict[str, Any]:
     [
         ({"preset": "chess"}, "preset"),
         ({"level": "grandmaster"}, "level"),
-        ({"preset": "leiden", "level": "trained"}, "level"),
-        ({"players": 3, "level": "casual"}, "level"),
+        ({"preset": "leiden", "players": 3, "level": "trained"}, "level"),
+        ({"target": 50, "level": "casual"}, "level"),
         ({"players": 5}, "players"),
         ({"players": "2"}, "players"),
         ({"players": 3, "teams": True}, "teams"),
