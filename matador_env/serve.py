@@ -926,8 +926,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"matador-env {__version__}, protocol {PROTOCOL_VERSION}, rules: {rules}; bots:")
         for name, bot in bots.items():
             about = bot.describe()
-            plays = "" if bot.rules is None else f" [{about['plays']}]"
-            print(f"  {name}{' (default)' if name == default else ''}: {about['about']}{plays}")
+            if bot.rules is None:
+                text = about["about"]
+            elif about["level"] in ("trained", "casual"):  # a level's bot of one configuration
+                text = about["plays"]
+            else:
+                text = f"{about['about']} [{about['plays']}]"
+            print(f"  {name}{' (default)' if name == default else ''}: {text}")
         print(f"play in the browser: {_url(sock)}/", flush=True)
         print("POST /move[?bot=NAME]  GET /bots  GET /health   (Ctrl-C stops)", flush=True)
         # The server's own lines (hang-ups, timeouts, errors) go out as uvicorn's do.

@@ -712,3 +712,17 @@ def test_command_line_errors(tmp_path: Path) -> None:
         from matador_env.serve import load_bots
 
         load_bots(["greedy", "greedy"])
+
+
+def test_one_configuration_only() -> None:
+    from matador_env.serve import load_bots
+
+    bots = load_bots(["trained", "casual", "greedy", "mine=matador_env/bots/standard"], "standard")
+    assert list(bots) == ["trained", "casual", "greedy", "mine"]
+    assert bots["trained"].rules == bots["mine"].rules == Rules.preset("standard")
+    assert bots["casual"].name == "casual:standard"
+    # An exported policy is checked against the configuration served.
+    with pytest.raises(BotError, match="cannot play these rules"):
+        load_bots(["mine=matador_env/bots/standard"], "standard_3p")
+    with pytest.raises(BotError, match="listed twice"):
+        load_bots(["trained", "trained:standard"])
