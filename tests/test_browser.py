@@ -246,3 +246,51 @@ def test_the_drawn_layouts_never_overlap(server: str, browser: Any) -> None:
                 overlap_x = min(a[2], b[2]) - max(a[0], b[0])
                 overlap_y = min(a[3], b[3]) - max(a[1], b[1])
                 assert overlap_x < 0.01 or overlap_y < 0.01, (table, a, b)
+
+
+def test_the_level_list_offers_trained_bots_for_four_seats_and_teams(
+    browser: Any, tmp_path: Path
+) -> None:
+    """With bots shipped for standard_4p and pagat_teams only (untrained exported
+    networks, MATADOR_BOTS_DIR), the form offers casual and trained exactly there."""
+    from matador_env.policy import BOTS_DIR_VARIABLE
+    from tests.test_shipped_bots import export_untrained
+
+    bots = export_untrained(tmp_path / "bots")
+    srv = start_server(tmp_path, "--no-access-log", env={BOTS_DIR_VARIABLE: str(bots)})
+    try:
+        url = f"http://127.0.0.1:{srv.port}"
+        page = browser.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{url}/?pause=40&seed=2")
+        page.wait_for_selector("body[data-ready='1']")
+
+        def levels() -> list[str]:
+            return attributes(page, "#level option", "value")
+
+        assert levels() == ["random", "greedy"]  # standard for two: no bot here
+        page.select_option("#players", "4")
+        assert levels() == ["random", "greedy", "casual", "trained"]
+        page.select_option("#preset", "pagat")
+        page.select_option("#players", "4")
+        assert levels() == ["random", "greedy"]
+        page.check("#teams")
+        assert levels() == ["random", "greedy", "casual", "trained"]
+        page.select_option("#level", "trained")
+        page.click("#deal")
+        wait_idle(page)
+        game = server_game(url, page.get_attribute("body", "data-game"))
+        assert game["settings"] | {"seed": 0} == {
+            "preset": "pagat",
+            "players": 4,
+            "teams": True,
+            "level": "trained",
+            "seat": 0,
+            "match": False,
+            "target": game["target"],
+            "seed": 0,
+        }
+        assert game["status"] in ("your_turn", "finished", "hand_over")
+        page.close()
+    finally:
+        assert stop_server(srv) == 0, srv.logs()

@@ -503,7 +503,7 @@ function levelsFor() {
   const preset = options.presets.find((p) => p.name === $("preset").value);
   const players = $("players").value;
   const key = players === "4" && $("teams").checked ? "4t" : players;
-  // A trained bot plays its preset's own rules only, its match target included.
+  // A trained bot plays its configuration's rules only, its match target included.
   const changed = $("match").checked && Number($("target").value) !== preset.target;
   return preset.levels[key].filter((level) => !changed || ["random", "greedy"].includes(level));
 }
