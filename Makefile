@@ -33,10 +33,11 @@ demo: $(STAMP)
 	@echo "The demo: a hand, an arena and a learning curve (one to two minutes; a rerun reuses its training runs)..."
 	$(PY) -m evaluate.demo
 
-# The full recipe of the shipped bot: a behaviour-cloning warm start, then 1.8M steps of
-# self-play PPO, into runs/default. Run it again to resume an interrupted run.
+# The default recipe on the standard preset: a behaviour-cloning warm start from the
+# search agent, then 100,000 steps of PPO, into runs/default. Run it again to resume an
+# interrupted run. python -m train.bots rebuilds every shipped bot.
 train: $(STAMP)
-	@echo "Training the default recipe into runs/default (about 40-60 minutes on two cores; interrupt and rerun make train to resume)..."
+	@echo "Training the default recipe into runs/default (at most 20 minutes on two cores; interrupt and rerun make train to resume)..."
 	@if [ -f runs/default/args.json ]; then $(PY) -m train --resume runs/default; \
 	else $(PY) -m train --exp-name default --out runs/default; fi
 

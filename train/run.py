@@ -63,10 +63,11 @@ class TrainArgs:
     e.g. --rules lead_tile=any target_score=150), as python -m evaluate takes them."""
     seed: int = 1
     """Seed of the model, the environments and the evaluations."""
-    timesteps: int = 1_800_000
+    timesteps: int = 100_000
     """Total learner steps of PPO (a resumed run counts the steps it had; the warm
-    start counts none). The default recipe, warm start and 1.8M steps, fits in an
-    hour on two cores (see README, Training)."""
+    start counts none). The default recipe, the warm start and 100,000 steps of PPO
+    that refine it, builds a bot for any configuration in at most 20 minutes on two
+    cores (see README, Training)."""
     out: str | None = None
     """Run folder; default runs/{exp_name}__{preset}__{seed}__{unix time}."""
     resume: str | None = None
@@ -117,7 +118,7 @@ class TrainArgs:
     checkpoint_every: int = 50_000
     """Steps between checkpoints (written between two PPO updates, as snapshots are; an
     interrupted run also saves the state after its last update)."""
-    eval_every: int = 150_000
+    eval_every: int = 50_000
     """Steps between evaluations against random and expert (0: only at the end; taken
     between two PPO updates, as snapshots are)."""
     eval_hands: int = 300
@@ -133,11 +134,14 @@ class TrainArgs:
     """Show a progress bar."""
     bc_decisions: int = -1
     """Warm start: decisions of the teacher to clone before PPO (0: none, PPO starts
-    from a random network; -1: a twelfth of --timesteps, 150,000 for the default
-    recipe, fixed in args.json when the run starts). See train/pretrain.py."""
-    bc_teacher: str = "search:samples=16"
-    """Agent spec of the teacher whose moves are cloned: the determinized search
-    (about 3 ms a move, stronger than expert), or e.g. expert (0.1 ms a move)."""
+    from a random network; -1: the recipe's, 150,000 with two players and 100,000
+    with more, fixed in args.json when the run starts). See train/pretrain.py."""
+    bc_teacher: str = "auto"
+    """Agent spec of the teacher whose moves are cloned: the determinized search, or
+    e.g. expert (0.1 ms a move). auto: the recipe's, search:samples=64 with two
+    players (about 3 ms a move, well ahead of expert) and search:samples=32 with more
+    (a search's move costs more with every seat), fixed in args.json when the run
+    starts."""
     bc_opponent: str = "expert"
     """Agent spec of the opponent the teacher plays while its decisions are collected."""
     bc_epochs: int = 8
@@ -191,6 +195,20 @@ _FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
     "bc_learning_rate": (0.0, math.inf, False, "a number above 0"),
     "bc_vf_coef": (0.0, math.inf, True, "a number, 0 or more"),
 }
+
+
+def recipe_teacher(spec: str, rules: Rules) -> str:
+    """``--bc-teacher``, with ``auto`` resolved to the recipe's teacher for ``rules``."""
+    if spec != "auto":
+        return spec
+    return "search:samples=64" if rules.players == 2 else "search:samples=32"
+
+
+def recipe_decisions(decisions: int, rules: Rules) -> int:
+    """``--bc-decisions``, with -1 resolved to the recipe's count for ``rules``."""
+    if decisions >= 0:
+        return decisions
+    return 150_000 if rules.players == 2 else 100_000
 
 
 def resolve_rules(args: TrainArgs) -> Rules:
@@ -284,7 +302,7 @@ def check_args(args: TrainArgs) -> Rules:
                 "learner play too, by --snapshot-share)"
             )
         _check_agent("--baselines", name, rules)
-    _check_agent("--bc-teacher", args.bc_teacher, rules)
+    _check_agent("--bc-teacher", recipe_teacher(args.bc_teacher, rules), rules)
     _check_agent("--bc-opponent", args.bc_opponent, rules)
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ArgsError(f"--out: {args.out} exists and is not a folder; give a folder")
@@ -356,6 +374,8 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     args = TrainArgs(**merged)
     if args.bc_decisions < 0:
         raise ArgsError(f"{saved}: bc_decisions is {args.bc_decisions}, not fixed; {fix}")
+    if args.bc_teacher == "auto":
+        raise ArgsError(f"{saved}: bc_teacher is 'auto', not fixed; {fix}")
     return args
 
 
@@ -410,8 +430,9 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
                 f"--out: {run_dir} already holds a run; use --resume {run_dir} to continue it"
             )
         args.out = str(run_dir)
-        if args.bc_decisions < 0:
-            args.bc_decisions = args.timesteps // 12
+        # The recipe's choices are fixed in args.json, so a resumed run keeps them.
+        args.bc_decisions = recipe_decisions(args.bc_decisions, rules)
+        args.bc_teacher = recipe_teacher(args.bc_teacher, rules)
         atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
         return _train_locked(args, rules, run_dir)
     finally:

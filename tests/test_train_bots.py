@@ -1,0 +1,93 @@
+"""``python -m train.bots`` end to end on tiny recipes: train, export, install, load, play.
+
+Leiden (spinner, voluntary draws) and a four-seat table (standard_4p) go through the
+whole path a shipped bot takes, into a temporary bots folder; the shipped bots
+themselves are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from matador_env.configs import configuration
+from matador_env.engine import HandState
+from matador_env.policy import PolicyMismatchError, load_policy
+from tests.train_runs import ROOT
+
+TINY_RECIPE = [
+    "--timesteps", "256", "--n-envs", "1", "--n-steps", "256", "--batch-size", "64",
+    "--n-epochs", "1", "--net-arch", "32", "--eval-workers", "1", "--eval-every", "0",
+    "--eval-hands", "2", "--final-eval-hands", "2", "--bc-decisions", "300",
+    "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1",
+]  # fmt: skip
+
+
+def _bots(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "train.bots", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def _play_hand(folder: Path, name: str, seed: int) -> int:
+    """A whole hand with the installed policy in every seat; the moves made."""
+    rules = configuration(name).rules()
+    policy = load_policy(folder, rules=rules)
+    state = HandState.deal(rules, seed=seed)
+    rng = random.Random(seed)
+    moves = 0
+    while not state.is_over:
+        view = state.view(state.to_move)
+        move = policy.choose(view, rng)
+        assert move in view.legal_moves
+        state = state.apply(move)
+        moves += 1
+    return moves
+
+
+@pytest.mark.parametrize("name", ["leiden", "standard_4p"])
+def test_tiny_bot_recipe_trains_installs_and_plays(tmp_path: Path, name: str) -> None:
+    runs, bots = tmp_path / "runs", tmp_path / "bots"
+    args = ["--only", name, "--runs", str(runs), "--bots-dir", str(bots), "--no-matrix"]
+    done = _bots(*args, "--", *TINY_RECIPE)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"installed {bots / name}" in done.stdout
+
+    run_args = json.loads((runs / name / "args.json").read_text())
+    config = configuration(name)
+    assert (run_args["preset"], run_args["seed"]) == (config.preset, 1)
+    assert (runs / name / "summary.json").is_file()
+
+    sidecar = json.loads((bots / name / "policy.json").read_text())
+    assert sidecar["provenance"]["configuration"] == name
+    assert sidecar["provenance"]["rebuild"] == f"python -m train.bots --only {name}"
+    assert sorted(p.name for p in (bots / name).iterdir()) == ["policy.json", "policy.onnx"]
+    assert _play_hand(bots / name, name, seed=3) > 0
+
+    # The bot plays its own configuration only.
+    other = "standard" if name != "standard" else "leiden"
+    with pytest.raises(PolicyMismatchError):
+        load_policy(bots / name, rules=configuration(other).rules())
+
+    # Run again: the finished run is reused, not retrained, and installed again.
+    again = _bots(*args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"trained already in {runs / name}" in again.stdout
+
+
+def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    done = _bots("--only", "double_six", "--runs", str(tmp_path / "runs"), "--no-matrix")
+    assert done.returncode == 2
+    assert "unknown configuration 'double_six'" in done.stderr
+    assert "standard_4p" in done.stderr
+    assert not (tmp_path / "runs").exists()

@@ -1,0 +1,172 @@
+"""Rebuild every shipped bot and its figures: ``python -m train.bots``.
+
+For each configuration of :data:`matador_env.configs.CONFIGURATIONS` (or those named
+by ``--only``), in order:
+
+1. **train**: ``python -m train`` with the configuration's flags and the default
+   recipe (``python -m train --help``), into ``<runs>/<name>`` with ``--seed``. A
+   finished run (its ``summary.json`` written) is reused; an interrupted one is
+   resumed (``--resume``), so running the command again continues where it stopped;
+2. **install**: the run's best policy (``best/policy.onnx`` + ``policy.json``) replaces
+   ``matador_env/bots/<name>/`` in one rename, its sidecar's provenance naming the
+   configuration and this command;
+3. **figures**: ``python -m benchmarks.strength`` over the configurations built, the
+   strength matrix of ``matador_env/bots/README.md`` (``--no-matrix`` skips it).
+
+Each step runs as its own process, so one configuration's failure stops the command
+with that step's exit status and leaves the bots installed so far in place. Time: at
+most about 20 minutes of training per configuration on two cores, plus the matrix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
+from matador_env.policy import BOTS_DIR, load_policy
+
+from .files import atomic_write_json
+
+__all__ = ["install", "main", "train_command"]
+
+
+def train_command(
+    config: Configuration, run_dir: Path, seed: int, extra: list[str] | None = None
+) -> list[str]:
+    """The ``python -m train`` command line that builds (or resumes) the bot of ``config``;
+    ``extra`` flags change the recipe of a new run (a resumed run keeps its own)."""
+    if (run_dir / "args.json").is_file():
+        return [sys.executable, "-m", "train", "--resume", str(run_dir), "--no-progress"]
+    return [
+        sys.executable,
+        "-m",
+        "train",
+        *config.flags(),
+        "--exp-name",
+        "bot",
+        "--seed",
+        str(seed),
+        "--out",
+        str(run_dir),
+        "--no-progress",
+        *(extra or []),
+    ]
+
+
+def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> Path:
+    """Copy the run's best policy into ``bots_dir/<name>`` in one rename; the folder."""
+    best = run_dir / "best"
+    # Loading it checks the files and that they play exactly the configuration's rules.
+    load_policy(best, rules=config.rules())
+    sidecar = json.loads((best / "policy.json").read_text(encoding="utf-8"))
+    provenance = dict(sidecar.get("provenance") or {})
+    provenance["configuration"] = config.name
+    provenance["rebuild"] = f"python -m train.bots --only {config.name}"
+    sidecar["provenance"] = provenance
+
+    target = bots_dir / config.name
+    staging = bots_dir / f".{config.name}.new"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    shutil.copyfile(best / "policy.onnx", staging / "policy.onnx")
+    atomic_write_json(staging / "policy.json", sidecar)
+    old = bots_dir / f".{config.name}.old"
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+    load_policy(target, rules=config.rules())
+    return target
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.bots",
+        description="Train, install and measure the shipped bot of every configuration "
+        "(or of those named by --only). Running it again resumes unfinished runs and "
+        "reuses finished ones.",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="configurations to build (default: all): " + ", ".join(CONFIGURATIONS),
+    )
+    parser.add_argument("--runs", default="runs/bots", help="folder of the training runs")
+    parser.add_argument("--seed", type=int, default=1, help="seed of every training run")
+    parser.add_argument(
+        "--no-matrix", action="store_true", help="skip the strength matrix at the end"
+    )
+    parser.add_argument(
+        "--matrix-out", default="reports/strength", help="folder of the matrix's JSON/markdown"
+    )
+    parser.add_argument(
+        "--bots-dir",
+        default=str(BOTS_DIR),
+        help="where the bots are installed (default: the package's shipped bots)",
+    )
+    parser.add_argument(
+        "train_flags",
+        nargs="*",
+        metavar="-- TRAIN_FLAG",
+        help="flags after -- go to every new python -m train run (e.g. -- --timesteps 100000); "
+        "the shipped bots use none",
+    )
+    args = parser.parse_args(argv)
+    try:
+        args.configs = [configuration(n) for n in (args.only or list(CONFIGURATIONS))]
+    except ConfigurationError as e:
+        parser.error(f"--only: {e}")
+    if args.seed < 0:
+        parser.error(f"--seed: {args.seed} is not allowed; allowed: an integer, 0 or more")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    runs = Path(args.runs)
+    started = time.monotonic()
+    for i, config in enumerate(args.configs, 1):
+        run_dir = runs / config.name
+        head = f"[{i}/{len(args.configs)}] {config.name} ({config.describe()})"
+        if (run_dir / "summary.json").is_file():
+            print(f"{head}: trained already in {run_dir}", flush=True)
+        else:
+            command = train_command(config, run_dir, args.seed, args.train_flags)
+            print(f"{head}: training, {' '.join(command[1:])}", flush=True)
+            t0 = time.monotonic()
+            code = subprocess.call(command)
+            if code != 0:
+                print(f"{head}: training stopped with exit status {code}", file=sys.stderr)
+                return code
+            print(f"{head}: trained in {(time.monotonic() - t0) / 60:.1f} min", flush=True)
+        target = install(config, run_dir, Path(args.bots_dir))
+        print(f"{head}: installed {target}", flush=True)
+    if not args.no_matrix:
+        if len(args.configs) == len(CONFIGURATIONS):
+            which = [["--all"]]
+        else:
+            which = [["--preset", c.name] for c in args.configs]
+        for chosen in which:
+            command = [sys.executable, "-m", "benchmarks.strength", *chosen]
+            command += ["--out", args.matrix_out]
+            print(f"strength matrix: {' '.join(command[1:])}", flush=True)
+            code = subprocess.call(command)
+            if code != 0:
+                return code
+    print(f"done in {(time.monotonic() - started) / 60:.1f} min", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
