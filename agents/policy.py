@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 
-from matador_env.bot import LEVELS, Bot, BotError, load_bot
-from matador_env.engine import Move, SeatView
+from matador_env.bot import LEVELS, Bot, BotError, load_bot, load_level
+from matador_env.engine import Move, Rules, SeatView
 from matador_env.policy import OnnxPolicy, PolicyError, load_policy
 
 from .base import Agent, AgentSpecError, known_specs, register
@@ -56,9 +56,14 @@ class BotAgent(Agent):
     """A bot runtime level; the arena's random generator drives its sampling."""
 
     def __init__(self, level: str) -> None:
-        self.bot: Bot = load_bot(level)
+        # The trained levels play every shipped configuration, each with its own bot.
+        self.bot: Bot = load_level(level) if level in ("trained", "casual") else load_bot(level)
         self.name = f"bot:{level}"
         self.rules = self.bot.rules
+
+    def check_rules(self, rules: Rules) -> None:
+        """:class:`BotError` naming the shipped configurations when no bot plays ``rules``."""
+        self.bot.check_rules(rules)
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         return self.bot.choose(view, rng)

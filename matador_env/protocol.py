@@ -77,6 +77,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .configs import configuration_of
 from .engine import (
     End,
     HistoryError,
@@ -181,6 +182,12 @@ class ProtocolError(ValueError):
 
 
 # -- small typed readers -------------------------------------------------------------
+
+
+def _rules_name(rules: Rules) -> str:
+    """The configuration (or preset) ``rules`` are, for messages; else "other rules"."""
+    config = configuration_of(rules)
+    return config.name if config else rules.preset_name() or "other rules"
 
 
 def _is_int(value: Any) -> bool:
@@ -373,7 +380,7 @@ def view_from_json(data: Any, rules: Rules | None = None) -> SeatView:
         theirs = {k: v for k, v in game_rules.to_dict().items() if rules.to_dict()[k] != v}
         raise ProtocolError(
             "rules",
-            f"this bot plays {rules.preset_name() or 'other rules'} only; these rules differ in "
+            f"this bot plays {_rules_name(rules)} only; these rules differ in "
             + ", ".join(f"{k}={v!r} (bot: {rules.to_dict()[k]!r})" for k, v in theirs.items()),
         )
     n = game_rules.players

@@ -21,6 +21,7 @@ from evaluate.arena import (
     Work,
     deal_seed,
     derive,
+    field_figures,
     run,
     run_work,
     seat_patterns,
@@ -174,6 +175,84 @@ def test_hand_results_score_from_a_side() -> None:
             assert (g.score, g.diff) == (0.0, -out.points)
 
 
+def test_field_patterns_put_a_alone_in_each_seat_once() -> None:
+    for n in (3, 4):
+        field = seat_patterns(Rules(players=n), field=True)
+        assert len(field) == n
+        for seat in range(n):
+            assert [p[seat] for p in field].count(0) == 1
+        assert all(p.count(0) == 1 for p in field)
+        assert set(field) < set(seat_patterns(Rules(players=n)))
+    # Two seats and two partnerships: the field is the other side, as by default.
+    for rules in (Rules(), Rules.preset("pagat", players=4, teams=True)):
+        assert seat_patterns(rules, field=True) == seat_patterns(rules)
+
+
+def test_field_figures_compare_a_with_each_seat_of_the_field() -> None:
+    three = Rules(players=3)
+    # A sits in seat 1 with 9 points; the field's seats have 5 and 9: A is ahead of one
+    # and level with the other, and 9 - (5 + 9) / 2 = 2 points ahead of their mean.
+    assert field_figures(three, (1, 0, 1), (5, 9, 9)) == (0.75, 2.0)
+    # A hand won by a seat of the field: A is behind it and level with the other.
+    assert field_figures(three, (0, 1, 1), (0, 12, 0)) == (0.25, -6.0)
+    assert field_figures(Rules(), (1, 0), (0, 7)) == (1.0, 7.0)
+    with pytest.raises(ValueError, match="alone"):
+        field_figures(three, (1, 0, 0), (1, 2, 3))
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_field_run_plays_a_alone_against_the_same_deal(players: int) -> None:
+    """With ``field``, each deal is replayed once per seat with A alone there, from the
+    same hands; each game's figures are A's points against the field's mean."""
+    rules = Rules(players=players)
+    work = Work(rules.to_dict(), 0, "greedy", "random", "hand", 7, (0, 1), True, field=True)
+    results = run_work(work)
+    patterns = seat_patterns(rules, field=True)
+    assert len(results) == 2 * players
+    for k in range(2):
+        games = [r for r in results if r.deal == k]
+        assert sorted(patterns[g.pattern].index(0) for g in games) == list(range(players))
+        first = HandState.deal(rules, deal_seed(7, k))
+        assert {g.dealt for g in games} == {tuple(" ".join(map(str, h)) for h in first.hands)}
+    for g in results:
+        a_seat = seat_patterns(rules, field=True)[g.pattern].index(0)
+        assert g.moves[0] > 0 and g.moves[1] > 0
+        # Replay the game as the arena does and score it by hand.
+        state = HandState.deal(rules, deal_seed(7, g.deal))
+        rngs = [
+            random.Random(derive(derive(7, "hand", g.deal, g.pattern, "agents"), s))
+            for s in range(players)
+        ]
+        agents = {0: make_agent("greedy"), 1: make_agent("random")}
+        while not state.is_over:
+            seat = state.to_move
+            slot = 0 if seat == a_seat else 1
+            state = state.apply(agents[slot].act(state.view(seat), rngs[seat]))
+        out = state.outcome
+        assert out is not None
+        if out.winning_side is None:
+            assert (g.score, g.diff) == (0.5, 0.0)
+        elif out.winning_side == a_seat:
+            assert (g.score, g.diff) == (1.0, out.points)
+        else:
+            share = (players - 2) / (2 * players - 2)
+            assert g.score == pytest.approx(share)
+            assert g.diff == pytest.approx(-out.points / (players - 1))
+
+
+def test_field_plan_counts_and_matches() -> None:
+    rules = Rules(players=3)
+    plan = RunPlan(rules, [Pairing("greedy", "random")], 2, 1, seed=4, field=True)
+    assert plan.games() == (2 + 1) * 3
+    results = run(plan)
+    assert [(r.kind, r.pattern) for r in results if r.kind == "match"] == [
+        ("match", 0),
+        ("match", 1),
+        ("match", 2),
+    ]
+    assert all(0 <= r.score <= 1 for r in results)
+
+
 def _game(pairing: int, deal: int, pattern: int, score: float, diff: float, kind: str = "hand"):
     return GameResult(
         pairing, kind, deal, pattern, score, diff, 1, "domino", (0.5, 0.25), (10, 5), (4, 5)
@@ -280,15 +359,25 @@ def test_cli_pairings_and_rules() -> None:
 SHIPPED_BOT = "policy:matador_env/bots/standard"
 
 
-@pytest.mark.parametrize("spec", [SHIPPED_BOT, "bot:trained"])
-def test_cli_refuses_an_agent_for_other_rules(spec: str, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_refuses_an_agent_for_other_rules(capsys) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as info:
-        parse_args(["--vs", spec, "--agents", "random", "--preset", "leiden"])
+        parse_args(["--vs", SHIPPED_BOT, "--agents", "random", "--preset", "leiden"])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert f"agent {spec!r} plays standard only, not the chosen rules leiden" in err
+    assert f"agent {SHIPPED_BOT!r} plays standard only, not the chosen rules leiden" in err
     # The same agent on its own rules, with an override that changes nothing, is fine.
-    parse_args(["--vs", spec, "--agents", "random", "--rules", "players=2"])
+    parse_args(["--vs", SHIPPED_BOT, "--agents", "random", "--rules", "players=2"])
+
+
+def test_cli_refuses_a_bot_level_for_rules_no_bot_plays(capsys) -> None:  # type: ignore[no-untyped-def]
+    # bot:trained plays every shipped configuration; a target no bot was made for is refused.
+    with pytest.raises(SystemExit) as info:
+        parse_args(["--vs", "bot:trained", "--agents", "random", "--rules", "target_score=37"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "agent 'bot:trained' cannot play the chosen rules" in err
+    assert "standard" in err  # the shipped configurations are named
+    parse_args(["--vs", "bot:trained", "--agents", "random", "--preset", "standard"])
 
 
 def test_run_refuses_an_agent_for_other_rules_before_any_game() -> None:
