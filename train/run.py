@@ -139,9 +139,9 @@ class TrainArgs:
     bc_teacher: str = "auto"
     """Agent spec of the teacher whose moves are cloned: the determinized search, or
     e.g. expert (0.1 ms a move). auto: the recipe's, search:samples=64 with two
-    players (about 3 ms a move, well ahead of expert) and search:samples=32 with more
-    (a search's move costs more with every seat), fixed in args.json when the run
-    starts."""
+    players up to double-nine (1.5-4.5 ms a move, well ahead of expert), else
+    search:samples=32 (a search's move costs more with every seat and on
+    double-twelve), fixed in args.json when the run starts."""
     bc_opponent: str = "expert"
     """Agent spec of the opponent the teacher plays while its decisions are collected."""
     bc_epochs: int = 8
@@ -201,7 +201,10 @@ def recipe_teacher(spec: str, rules: Rules) -> str:
     """``--bc-teacher``, with ``auto`` resolved to the recipe's teacher for ``rules``."""
     if spec != "auto":
         return spec
-    return "search:samples=64" if rules.players == 2 else "search:samples=32"
+    # A search's move costs more with every seat and with the larger sets (on double-
+    # twelve about 9 ms at 64 samples); 32 samples keep the warm start within budget.
+    cheap = rules.players == 2 and rules.set_max <= 9
+    return "search:samples=64" if cheap else "search:samples=32"
 
 
 def recipe_decisions(decisions: int, rules: Rules) -> int:
