@@ -4,7 +4,8 @@ For each configuration of :data:`matador_env.configs.CONFIGURATIONS` (or those n
 by ``--only``), in order:
 
 1. **train**: ``python -m train`` with the configuration's flags and the default
-   recipe (``python -m train --help``), into ``<runs>/<name>`` with ``--seed``. A
+   recipe (``python -m train --help``; :data:`RECIPE_FLAGS` records where a shipped
+   bot was made otherwise), into ``<runs>/<name>`` with ``--seed``. A
    finished run (its ``summary.json`` written) is reused; an interrupted one is
    resumed (``--resume``), so running the command again continues where it stopped;
 2. **install**: the run's best policy (``best/policy.onnx`` + ``policy.json``) replaces
@@ -36,6 +37,19 @@ from .files import atomic_write_json
 __all__ = ["install", "main", "train_command"]
 
 
+RECIPE_FLAGS: dict[str, list[str]] = {
+    # The standard bot predates the 20-minute recipe: a search:samples=16 warm start,
+    # then 1.8M PPO steps (55 minutes). Leiden and pagat_teams ran 300,000 PPO steps.
+    "standard": [
+        "--exp-name", "default", "--bc-teacher", "search:samples=16",
+        "--bc-decisions", "150000", "--timesteps", "1800000", "--eval-every", "150000",
+    ],
+    "leiden": ["--timesteps", "300000", "--eval-every", "100000"],
+    "pagat_teams": ["--timesteps", "300000", "--eval-every", "100000"],
+}  # fmt: skip
+"""Flags each shipped bot was trained with beyond the default recipe (none: the recipe)."""
+
+
 def train_command(
     config: Configuration, run_dir: Path, seed: int, extra: list[str] | None = None
 ) -> list[str]:
@@ -49,12 +63,13 @@ def train_command(
         "train",
         *config.flags(),
         "--exp-name",
-        "bot",
+        "bot",  # RECIPE_FLAGS may name another; argparse keeps the last
         "--seed",
         str(seed),
         "--out",
         str(run_dir),
         "--no-progress",
+        *RECIPE_FLAGS.get(config.name, []),
         *(extra or []),
     ]
 
