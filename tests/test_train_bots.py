@@ -73,6 +73,9 @@ def test_tiny_bot_recipe_trains_installs_and_plays(tmp_path: Path, name: str) ->
     assert sidecar["provenance"]["rebuild"] == f"python -m train.bots --only {name}"
     assert sorted(p.name for p in (bots / name).iterdir()) == ["policy.json", "policy.onnx"]
     assert _play_hand(bots / name, name, seed=3) > 0
+    # The run's own figures, as a table row.
+    row = next(line for line in (runs / "training.md").read_text().splitlines() if name in line)
+    assert "expert x 300" in row and "(2 deals)" in row
 
     # The bot plays its own configuration only.
     other = "standard" if name != "standard" else "leiden"

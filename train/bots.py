@@ -11,8 +11,10 @@ by ``--only``), in order:
 2. **install**: the run's best policy (``best/policy.onnx`` + ``policy.json``) replaces
    ``matador_env/bots/<name>/`` in one rename, its sidecar's provenance naming the
    configuration and this command;
-3. **figures**: ``python -m benchmarks.strength`` over the configurations built, the
-   strength matrix of ``matador_env/bots/README.md`` (``--no-matrix`` skips it).
+3. **figures**: each run's own figures as a table (printed, and written to
+   ``<runs>/training.md``), then ``python -m benchmarks.strength`` over the
+   configurations built, the strength matrix of ``matador_env/bots/README.md``
+   (``--no-matrix`` skips it).
 
 Each step runs as its own process, so one configuration's failure stops the command
 with that step's exit status and leaves the bots installed so far in place. Time: at
@@ -32,7 +34,7 @@ from pathlib import Path
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.policy import BOTS_DIR, load_policy
 
-from .files import atomic_write_json
+from .files import atomic_write_json, atomic_write_text
 
 __all__ = ["install", "main", "train_command"]
 
@@ -104,6 +106,38 @@ def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> 
     return target
 
 
+def _figure(e: dict[str, float]) -> str:
+    return f"{e['points']:+.2f} [{e['points_lo']:+.2f}, {e['points_hi']:+.2f}] ({e['deals']} deals)"
+
+
+def training_table(runs: Path, names: list[str]) -> str:
+    """A markdown table of each run's own figures (``summary.json``): the minutes, the
+    warm start's agreement with its teacher, the best policy's step and its final
+    evaluation against ``expert`` and ``random`` (duplicate deals, 95% intervals)."""
+    lines = [
+        "| configuration | teacher | minutes | agreement | best at step "
+        "| vs expert, points per hand | vs random, points per hand |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in names:
+        run = runs / name
+        try:
+            summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+            args = json.loads((run / "args.json").read_text(encoding="utf-8"))
+            best = json.loads((run / "best" / "policy.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            lines.append(f"| {name} | (no finished run in {run}) | | | | | |")
+            continue
+        final = summary["final_evaluation"]
+        lines.append(
+            f"| {name} | {args['bc_teacher']} x {args['bc_decisions']:,} | {summary['minutes']} "
+            f"| {summary['pretrain'].get('held_out_agreement', '')} "
+            f"| {best['provenance']['steps']:,} | {_figure(final['expert'])} "
+            f"| {_figure(final['random'])} |"
+        )
+    return "\n".join(lines)
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m train.bots",
@@ -167,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{head}: trained in {(time.monotonic() - t0) / 60:.1f} min", flush=True)
         target = install(config, run_dir, Path(args.bots_dir))
         print(f"{head}: installed {target}", flush=True)
+    table = training_table(runs, [c.name for c in args.configs])
+    print(table, flush=True)
+    atomic_write_text(runs / "training.md", table + "\n")
     if not args.no_matrix:
         if len(args.configs) == len(CONFIGURATIONS):
             which = [["--all"]]
