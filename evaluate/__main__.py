@@ -6,6 +6,13 @@ with the agents rotated through the seats, so deal luck cancels. Work is spread
 over worker processes; the master seed is printed and every deal, match and
 agent seed derives from it, so any result reproduces.
 
+With more than two seats and no partnerships, each deal is played by default
+with A alone against B's and with B alone against A's; ``--field`` plays only the
+first kind (A alone in each seat in turn, A being the candidate of ``--vs`` or
+the first of a round-robin pair) and reports A's points minus the mean of the
+field's seats' points, and the share of the field's seats A finished ahead of
+(see :mod:`evaluate.arena`).
+
 Output: a table in the terminal, and ``report.json``, ``report.md`` and
 ``report.png`` (ratings and pairwise point differentials) in ``--out``.
 """
@@ -22,7 +29,7 @@ from pathlib import Path
 
 from matador_env.engine import PRESETS, Rules, RulesError
 
-from .arena import Pairing, RunPlan, rules_mismatch, run, seat_patterns
+from .arena import AgentRulesError, Pairing, RunPlan, check_agents, run, seat_patterns
 from .report import summarize
 
 __all__ = ["Args", "main", "parse_args"]
@@ -45,6 +52,8 @@ class Args:
     matches: int | None
     """Matches to the target per pairing, rounded up to whole duplicate sets
     (default: hands / 20; 0 for none)."""
+    field: bool
+    """Only A alone against a field of B's (more than two seats, no teams)."""
     seed: int
     """The master seed."""
     workers: int
@@ -70,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=1000, help="hands per pairing (default 1000)")
     p.add_argument(
         "--matches", type=int, default=None, help="matches per pairing (default hands/20)"
+    )
+    p.add_argument(
+        "--field",
+        action="store_true",
+        help="more than two seats, no teams: play only A alone against a field of B's, "
+        "A in each seat in turn (points: A minus the field's mean)",
     )
     p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
     p.add_argument(
@@ -107,13 +122,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     specs = [*args.agents, *([args.vs] if args.vs else [])]
     for spec in specs:
         try:
-            plays = make_agent(spec).rules
+            make_agent(spec)
         except AgentSpecError as e:
             parser.error(str(e))
         except ValueError as e:
             parser.error(f"agent spec {spec!r}: {e}; known specs: {', '.join(known_specs())}")
-        if plays is not None and plays != rules:
-            parser.error(rules_mismatch(spec, plays, rules))
+    try:
+        check_agents(rules, specs)
+    except AgentRulesError as e:
+        parser.error(str(e))
     if len(set(args.agents)) != len(args.agents):
         dup = next(a for a in args.agents if args.agents.count(a) > 1)
         parser.error(f"agent {dup!r} is listed twice in --agents")
@@ -130,12 +147,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
 
 def main(argv: list[str] | None = None) -> int:
     args, rules, pairings = parse_args(argv)
-    patterns = len(seat_patterns(rules))
+    patterns = len(seat_patterns(rules, args.field))
     deals = -(-args.hands // patterns)
     matches = args.hands // 20 if args.matches is None else args.matches
     match_sets = -(-matches // patterns)
     agents = [*([args.vs] if args.vs else []), *args.agents]
-    plan = RunPlan(rules, pairings, deals, match_sets, args.seed)
+    plan = RunPlan(rules, pairings, deals, match_sets, args.seed, field=args.field)
     command = "python -m evaluate " + shlex.join(argv if argv is not None else sys.argv[1:])
     rules_text = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
     print(f"arena: {len(pairings)} pairing(s) of {', '.join(agents)}; preset {args.preset}")
@@ -145,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{deals * patterns} hands per pairing; {match_sets * patterns} matches per pairing; "
         f"{args.workers} worker(s)"
     )
+    if args.field:
+        print(
+            "--field: A alone against a field of B's; points = A's minus the field seats' "
+            "mean, win % = share of field seats A finished ahead of"
+        )
     print(f"reproduce: {command}")
     start = time.perf_counter()
     bar = None
@@ -159,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = {
         "preset": args.preset,
         "rules": rules.to_text(),
-        "mode": f"--vs {args.vs}" if args.vs else "round robin",
+        "mode": (f"--vs {args.vs}" if args.vs else "round robin")
+        + (", --field" if args.field else ""),
         "deals": deals,
         "patterns": patterns,
         "matches": match_sets * patterns,

@@ -14,14 +14,27 @@ game                        patterns (seat -> agent)
 2 players                   AB, BA
 teams (4 players)           ABAB, BABA
 n >= 3 players, no teams    every rotation of A B B ... and of B A A ...: 2n games
+the same, ``field=True``    every rotation of A B B ... only: n games, A alone in
+                            each seat once against a field of B's
 ==========================  ===========================================================
 
 Matches to the target are duplicated the same way: one match seed per match,
 replayed for each pattern (later deals of a match follow from its seed).
 
-Every result is from A's side of the pairing: ``score`` is 1 when a seat of A
-wins, 0 when a seat of B wins, 1/2 when nobody does (a void or redeal tie);
-``diff`` is the points A's seats scored minus the points B's seats scored.
+Every result is from A's side of the pairing. By default ``score`` is 1 when a
+seat of A wins, 0 when a seat of B wins, 1/2 when nobody does (a void or redeal
+tie); ``diff`` is the points A's seats scored minus the points B's seats scored.
+
+With ``field=True`` (:class:`RunPlan`, ``python -m evaluate --field``) a pairing
+asks "does A alone beat a field of B's": ``diff`` is A's points minus the mean of
+the points of the field's seats (a hand: what each seat scored in it, a match:
+the final totals), and ``score`` is the share of the field's seats that A
+finished ahead of, ties counting half (a hand: by the points scored in it, so 1
+when A wins it, 1/2 when nobody does and (n - 2) / (2n - 2) when a seat of the
+field does; a match: by final totals). Two agents of equal strength have an
+expected ``diff`` of 0 and ``score`` of 1/2 at any seat count. With two seats or
+two partnerships ``field`` changes nothing: the patterns and both figures are
+the default's.
 
 Agents that play only some rules (an exported policy, a trained bot level: their
 ``rules``) are checked against the run's rules before any worker starts
@@ -39,7 +52,8 @@ import multiprocessing
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from matador_env.engine import HandState, MatchState, Rules
 
@@ -55,6 +69,7 @@ __all__ = [
     "seat_patterns",
     "check_agents",
     "duplicate_figures",
+    "field_figures",
     "play_hand",
     "play_match",
     "run",
@@ -80,13 +95,14 @@ def match_seed(seed: int, k: int) -> int:
     return derive(seed, "match", k)
 
 
-def seat_patterns(rules: Rules) -> tuple[tuple[int, ...], ...]:
-    """Which agent (0 = A, 1 = B) sits in each seat, for each replay of a deal."""
+def seat_patterns(rules: Rules, field: bool = False) -> tuple[tuple[int, ...], ...]:
+    """Which agent (0 = A, 1 = B) sits in each seat, for each replay of a deal;
+    ``field``: only the patterns with A alone against B's (see the module's table)."""
     n = rules.players
     if rules.teams:
         return (tuple(s % 2 for s in range(n)), tuple(1 - s % 2 for s in range(n)))
     out: list[tuple[int, ...]] = []
-    for alone in (0, 1):
+    for alone in (0,) if field else (0, 1):
         base = [alone] + [1 - alone] * (n - 1)
         for r in range(n):
             p = tuple(base[(s - r) % n] for s in range(n))
@@ -193,14 +209,38 @@ def play_match(
     return match, clock
 
 
+def field_figures(
+    rules: Rules, pattern: Sequence[int], points: Sequence[float]
+) -> tuple[float, float]:
+    """``(score, diff)`` of A's side against the field's sides, from each side's points
+    (the module's definition for ``field=True``)."""
+    sides = _side_slots(rules, pattern)
+    mine = [points[s] for s, slots in enumerate(sides) if slots == {0}]
+    theirs = [points[s] for s, slots in enumerate(sides) if slots == {1}]
+    if len(mine) != 1 or not theirs:
+        raise ValueError(f"pattern {tuple(pattern)} does not put A alone against a field")
+    a = mine[0]
+    score = sum(1.0 if a > b else 0.5 if a == b else 0.0 for b in theirs) / len(theirs)
+    return score, a - sum(theirs) / len(theirs)
+
+
 def hand_result(
-    rules: Rules, pairing: int, k: int, p: int, state: HandState, clock: _Clock, keep: bool
+    rules: Rules,
+    pairing: int,
+    k: int,
+    p: int,
+    state: HandState,
+    clock: _Clock,
+    keep: bool,
+    field: bool = False,
 ) -> GameResult:
-    pattern = seat_patterns(rules)[p]
+    pattern = seat_patterns(rules, field)[p]
     out = state.outcome
     assert out is not None
     sides = _side_slots(rules, pattern)
-    if out.winning_side is None:
+    if field:
+        score, diff = field_figures(rules, pattern, out.side_points(rules.sides))
+    elif out.winning_side is None:
         score, diff = 0.5, 0.0
     else:
         slot = next(iter(sides[out.winning_side]))
@@ -226,16 +266,25 @@ def hand_result(
 
 
 def match_result(
-    rules: Rules, pairing: int, k: int, p: int, match: MatchState, clock: _Clock
+    rules: Rules,
+    pairing: int,
+    k: int,
+    p: int,
+    match: MatchState,
+    clock: _Clock,
+    field: bool = False,
 ) -> GameResult:
-    pattern = seat_patterns(rules)[p]
+    pattern = seat_patterns(rules, field)[p]
     sides = _side_slots(rules, pattern)
-    winners = match.winners or ()
-    won = {next(iter(sides[w])) for w in winners}
-    score = 1.0 if won == {0} else 0.0 if won == {1} else 0.5
-    diff = 0.0
-    for side, total in enumerate(match.totals):
-        diff += total if next(iter(sides[side])) == 0 else -total
+    if field:
+        score, diff = field_figures(rules, pattern, match.totals)
+    else:
+        winners = match.winners or ()
+        won = {next(iter(sides[w])) for w in winners}
+        score = 1.0 if won == {0} else 0.0 if won == {1} else 0.5
+        diff = 0.0
+        for side, total in enumerate(match.totals):
+            diff += total if next(iter(sides[side])) == 0 else -total
     return GameResult(
         pairing,
         "match",
@@ -271,6 +320,8 @@ class Work:
     seed: int
     deals: tuple[int, ...]
     keep_deals: bool = False
+    field: bool = False
+    """Only the patterns with A alone against a field of B's (:func:`seat_patterns`)."""
 
 
 def duplicate_figures(results: Iterable[GameResult]) -> tuple[Estimate, Estimate]:
@@ -317,9 +368,17 @@ def check_agents(rules: Rules, specs: Sequence[str]) -> None:
     from agents import make_agent
 
     for spec in dict.fromkeys(specs):
-        plays = make_agent(spec).rules
+        agent = make_agent(spec)
+        plays = agent.rules
         if plays is not None and plays != rules:
             raise AgentRulesError(rules_mismatch(spec, plays, rules))
+        # An agent over several rules (bot:trained, one bot per configuration) says itself.
+        check = getattr(agent, "check_rules", None)
+        if check is not None:
+            try:
+                check(rules)
+            except ValueError as e:
+                raise AgentRulesError(f"agent {spec!r} cannot play the chosen rules: {e}") from None
 
 
 # Agents built in a worker, by spec: agents keep no state between moves, so one
@@ -342,18 +401,22 @@ def run_work(work: Work) -> list[GameResult]:
     agents = (_agent(work.a), _agent(work.b))
     out = []
     for k in work.deals:
-        for p, pattern in enumerate(seat_patterns(rules)):
+        for p, pattern in enumerate(seat_patterns(rules, work.field)):
             rng_seed = derive(work.seed, work.kind, k, p, "agents")
             if work.kind == "hand":
                 state, clock = play_hand(
                     rules, deal_seed(work.seed, k), agents, pattern, rng_seed, work.keep_deals
                 )
-                out.append(hand_result(rules, work.pairing, k, p, state, clock, work.keep_deals))
+                out.append(
+                    hand_result(
+                        rules, work.pairing, k, p, state, clock, work.keep_deals, work.field
+                    )
+                )
             else:
                 match, clock = play_match(
                     rules, match_seed(work.seed, k), agents, pattern, rng_seed
                 )
-                out.append(match_result(rules, work.pairing, k, p, match, clock))
+                out.append(match_result(rules, work.pairing, k, p, match, clock, work.field))
     return out
 
 
@@ -368,7 +431,9 @@ class RunPlan:
     seed: int
     chunk: int = 0
     keep_deals: bool = False
-    units: list[Work] = field(default_factory=list)
+    field: bool = False
+    """Only the patterns with A alone against a field of B's (:func:`seat_patterns`)."""
+    units: list[Work] = dataclass_field(default_factory=list)
 
     def build(self) -> list[Work]:
         rules = self.rules.to_dict()
@@ -381,7 +446,17 @@ class RunPlan:
                 for lo in range(0, count, chunk):
                     deals = tuple(range(lo, min(count, lo + chunk)))
                     units.append(
-                        Work(rules, i, pr.a, pr.b, kind, self.seed, deals, self.keep_deals)
+                        Work(
+                            rules,
+                            i,
+                            pr.a,
+                            pr.b,
+                            kind,
+                            self.seed,
+                            deals,
+                            self.keep_deals,
+                            self.field,
+                        )
                     )
         # Matches are the longest units: start them first so that the last units are short.
         units.sort(key=lambda u: u.kind != "match")
@@ -389,7 +464,7 @@ class RunPlan:
         return units
 
     def games(self) -> int:
-        per = len(seat_patterns(self.rules))
+        per = len(seat_patterns(self.rules, self.field))
         return (self.deals + self.matches) * per * len(self.pairings)
 
 

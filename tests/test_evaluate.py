@@ -356,6 +356,20 @@ def test_cli_pairings_and_rules() -> None:
     ]
 
 
+def test_cli_field_plays_the_candidate_alone(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evaluate.__main__ import main
+
+    argv = ["--agents", "random", "--vs", "greedy", "--rules", "players=3", "--hands", "6"]
+    argv += ["--matches", "0", "--workers", "1", "--no-plot", "--no-progress"]
+    assert main([*argv, "--field", "--out", str(tmp_path)]) == 0
+    assert "A alone against a field" in capsys.readouterr().out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["settings"]["patterns"] == 3 and report["settings"]["deals"] == 2
+    assert report["settings"]["mode"] == "--vs greedy, --field"
+    assert report["pairings"][0]["hands"] == 6
+    assert parse_args(argv)[0].field is False
+
+
 SHIPPED_BOT = "policy:matador_env/bots/standard"
 
 
