@@ -1,140 +1,618 @@
-"""Strength benchmarks: fixed pairings on the standard preset, printed with their bars.
+"""The strength matrix: per configuration, the agents and the shipped bot against the bars.
 
-``python -m benchmarks.strength [--workers N] [--seed S] [--search SPEC] [--quick] [--only P]``
+``python -m benchmarks.strength --preset NAME | --all [--workers N] [--seed S] [--quick]
+[--fraction F] [--search SPEC] [--out DIR]``
 
-=====================  ==========================================================
-pairing                bar
-=====================  ==========================================================
-expert vs random       at least 62% of hands and +13 points per hand
-expert vs greedy       at least 55% of hands
-search vs expert       at least +4 points per hand, significant at 95%, over at
-                       least 3,000 duplicate hands; time per move printed
-=====================  ==========================================================
+``NAME`` is a configuration of :data:`matador_env.configs.CONFIGURATIONS` (a preset
+with its seats and partnerships, e.g. ``standard_4p``); ``--all`` measures every
+one in the table's order and ends with one compact matrix. Per configuration:
 
-Every pairing is played on duplicate deals by the arena (:mod:`evaluate.arena`):
-each deal twice, the agents swapping seats, so the luck of the deal cancels; the
-95% intervals are over per-deal means. Figures, not tests: the bars are printed
-beside the measurements, met or not. ``--quick`` plays a tenth of the deals;
-``--only`` runs some pairings only (``--only search`` the last; names: ``random``,
-``greedy``, ``search``, repeatable).
+====================  ======  ======================================================
+pairing (A vs B)      hands   bars
+====================  ======  ======================================================
+expert vs greedy      1000    points per hand: CI lower bound > 0
+search vs expert      1000    points per hand: CI lower bound >= +2; search's time per
+                              move <= 50 ms
+bot vs expert         2000    match win rate >= 55% (at least 200 matches); points per
+                              hand: CI lower bound > 0
+bot vs search         1000    points per hand: CI upper bound >= 0; the bot's time per
+                              move at least 20x less than search's
+bot vs greedy         1000    none (figures only)
+====================  ======  ======================================================
+
+``search`` is the configuration's spec in :data:`SEARCH_SPECS` (``--search``
+overrides it for every configuration); ``bot`` is the exported policy shipped in
+``matador_env/bots/<configuration>/``, played as ``policy:<folder>``. A
+configuration without one prints its expert and search rows and says the bot is
+missing.
+
+What the figures mean. Every pairing is played by the arena (:mod:`evaluate.arena`)
+on duplicate deals with ``field=True``: each deal is replayed with A alone in each
+seat in turn, the other seats all B (two seats: twice, the agents swapping seats;
+two partnerships: twice, the partnerships swapping agents). "Points per hand" is
+A's points in the hand minus the mean of the points of B's seats (two seats or two
+partnerships: simply A's minus B's); "hand win %" and "match win %" are the share
+of B's seats that A finished ahead of, ties half (two seats or partnerships: A's
+win rate, ties half); matches are compared by their final totals. Equal agents
+score 0 points and 50% at any seat count. The 95% intervals are over per-deal
+means (:func:`evaluate.arena.duplicate_figures`); time per move is the mean time in
+``act`` over every move of the pairing (hands and matches).
+
+A bar is met or NOT met by its figure alone; its margin is printed. A pairing
+played with fewer hands or matches than its bar asks (``--quick``, ``--fraction``)
+marks its verdicts with ``*``: indicative only. Figures, not tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from evaluate.arena import Pairing, RunPlan, run, seat_patterns
+from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
+from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
 
+__all__ = [
+    "BENCHES",
+    "BOTS_DIR",
+    "EXPERT_VS_RANDOM_MIN_POINTS",
+    "SEARCH_SPECS",
+    "Bar",
+    "Bench",
+    "ConfigurationResult",
+    "Verdict",
+    "main",
+    "matrix",
+    "matrix_markdown",
+    "measure",
+    "verdict",
+]
+
 EXPERT_VS_RANDOM_MIN_POINTS = 13.0
-"""Points per hand ``expert`` must win by against ``random``; also the wide margin
-``benchmarks.training`` asks of a trained policy."""
+"""Points per hand ``expert`` won by against ``random`` on standard with a wide margin
+(+19.7 measured); ``benchmarks.training`` asks the same of a trained policy."""
+
+DEFAULT_SEARCH = "search:samples=64"
+
+SEARCH_SPECS: dict[str, str] = {name: DEFAULT_SEARCH for name in CONFIGURATIONS}
+"""The search agent's spec per configuration (the one the bar ``search vs expert`` is
+measured with and the bots are compared to)."""
+
+BOTS_DIR = Path(__file__).resolve().parents[1] / "matador_env" / "bots"
+"""Where the shipped bots live: ``<BOTS_DIR>/<configuration>/policy.onnx``."""
+
+QUICK_FRACTION = 0.1
+
+
+# -- bars ----------------------------------------------------------------------------------
+
+
+def _points_lo(p: PairingSummary) -> float | None:
+    return None if p.points is None else p.points.lo
+
+
+def _points_hi(p: PairingSummary) -> float | None:
+    return None if p.points is None else p.points.hi
+
+
+def _match_win(p: PairingSummary) -> float | None:
+    return None if p.match_win is None else p.match_win.mean
+
+
+def _ms_a(p: PairingSummary) -> float | None:
+    return 1000 * p.seconds_per_move[0] if p.moves[0] else None
+
+
+def _speedup(p: PairingSummary) -> float | None:
+    """How many times less time per move A takes than B."""
+    a, b = p.seconds_per_move
+    if not p.moves[0] or not p.moves[1] or a <= 0:
+        return None
+    return b / a
+
+
+@dataclass(frozen=True)
+class Bar:
+    """A threshold on one figure of a pairing."""
+
+    column: str
+    """Its column in the matrix."""
+    text: str
+    """What it asks, e.g. ``points/hand CI lower bound``."""
+    figure: Callable[[PairingSummary], float | None]
+    op: str
+    """``>``, ``>=`` or ``<=``: how the figure must compare to the threshold."""
+    threshold: float
+    unit: str = "points"
+    """``points``, ``rate``, ``ms`` or ``times``: how figures are printed."""
+
+    def show(self, value: float) -> str:
+        if self.unit == "rate":
+            return f"{100 * value:.1f}%"
+        if self.unit == "ms":
+            return f"{value:.2f} ms"
+        if self.unit == "times":
+            return f"{value:.1f}x"
+        return f"{value:+.2f}"
+
+    def describe(self) -> str:
+        threshold = self.show(self.threshold)
+        if self.unit == "points":
+            threshold = f"{self.threshold:+g}"
+        return f"{self.text} {self.op} {threshold}"
+
+    def met(self, value: float) -> bool:
+        if self.op == ">":
+            return value > self.threshold
+        if self.op == ">=":
+            return value >= self.threshold
+        if self.op == "<=":
+            return value <= self.threshold
+        raise ValueError(f"bar {self.column!r}: unknown comparison {self.op!r}; known: >, >=, <=")
 
 
 @dataclass(frozen=True)
 class Bench:
-    key: str
-    """The name ``--only`` selects it by."""
+    """One pairing of a configuration: roles ``expert``, ``greedy``, ``search``, ``bot``."""
+
     a: str
     b: str
-    deals: int
-    min_win: float | None = None
-    min_points: float | None = None
-    significant: bool = False
+    hands: int
+    """Hands the bars ask for (whole duplicate deals are played, so a few more)."""
+    matches: int = 0
+    """Matches the bars ask for (0: none played)."""
+    bars: tuple[Bar, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.a} vs {self.b}"
+
+    @property
+    def needs_bot(self) -> bool:
+        return "bot" in (self.a, self.b)
 
 
-def benches(search: str, quick: bool) -> list[Bench]:
-    f = 10 if quick else 1
-    return [
-        Bench(
-            "random",
-            "expert",
-            "random",
-            2000 // f,
-            min_win=0.62,
-            min_points=EXPERT_VS_RANDOM_MIN_POINTS,
+BENCHES: tuple[Bench, ...] = (
+    Bench(
+        "expert",
+        "greedy",
+        1000,
+        bars=(Bar("expert>greedy", "points/hand CI lower bound", _points_lo, ">", 0.0),),
+    ),
+    Bench(
+        "search",
+        "expert",
+        1000,
+        bars=(
+            Bar("search>expert", "points/hand CI lower bound", _points_lo, ">=", 2.0),
+            Bar("search ms/move", "search's time per move", _ms_a, "<=", 50.0, "ms"),
         ),
-        Bench("greedy", "expert", "greedy", 2000 // f, min_win=0.55),
-        Bench("search", search, "expert", 1500 // f, min_points=4.0, significant=True),
-    ]
+    ),
+    Bench(
+        "bot",
+        "expert",
+        2000,
+        matches=200,
+        bars=(
+            Bar("bot match win", "match win rate", _match_win, ">=", 0.55, "rate"),
+            Bar("bot>expert", "points/hand CI lower bound", _points_lo, ">", 0.0),
+        ),
+    ),
+    Bench(
+        "bot",
+        "search",
+        1000,
+        bars=(
+            Bar("bot~search", "points/hand CI upper bound", _points_hi, ">=", 0.0),
+            Bar("bot speed", "search's time per move / the bot's", _speedup, ">=", 20.0, "times"),
+        ),
+    ),
+    Bench("bot", "greedy", 1000),
+)
+"""The pairings of every configuration, in the order they are played and printed."""
 
 
-def verdict(b: Bench, p: PairingSummary) -> list[str]:
-    out = []
-    assert p.win is not None and p.points is not None
-    if b.min_win is not None:
-        ok = p.win.mean >= b.min_win
-        out.append(f"hand win >= {b.min_win:.0%}: {'met' if ok else 'NOT met'}")
-    if b.min_points is not None:
-        ok = p.points.mean >= b.min_points
-        out.append(f"points/hand >= {b.min_points:+.0f}: {'met' if ok else 'NOT met'}")
-    if b.significant:
-        sig = p.points.lo > 0
-        out.append(f"better at 95%: {'yes' if sig else 'NO'} (CI lower bound {p.points.lo:+.2f})")
-        if b.min_points is not None:
-            strict = p.points.lo >= b.min_points
-            out.append(f"CI lower bound >= {b.min_points:+.0f}: {'yes' if strict else 'no'}")
-    return out
+@dataclass(frozen=True)
+class Verdict:
+    bar: Bar
+    value: float | None
+    """The figure; None when the pairing did not measure it."""
+    short: bool = False
+    """Fewer hands or matches were played than the bar asks: indicative only."""
+
+    @property
+    def met(self) -> bool:
+        return self.value is not None and self.bar.met(self.value)
+
+    @property
+    def margin(self) -> float | None:
+        """How far the figure is past the threshold (positive: on the right side)."""
+        if self.value is None:
+            return None
+        gap = self.value - self.bar.threshold
+        return -gap if self.bar.op == "<=" else gap
+
+    def line(self) -> str:
+        """E.g. ``points/hand CI lower bound >= +2: NOT met (+1.23, short by 0.77)``."""
+        star = "*" if self.short else ""
+        if self.value is None or self.margin is None:
+            return f"{self.bar.describe()}: NOT met{star} (not measured)"
+        margin = abs(self.margin)
+        size = self.bar.show(margin).lstrip("+")
+        if self.bar.unit == "rate":
+            size = f"{100 * margin:.1f} points"
+        how = f"by {size}" if self.met else f"short by {size}"
+        verdict = "met" if self.met else "NOT met"
+        return f"{self.bar.describe()}: {verdict}{star} ({self.bar.show(self.value)}, {how})"
+
+    def cell(self) -> str:
+        """The matrix cell, e.g. ``+1.23 NOT*``."""
+        if self.value is None:
+            return "n/a"
+        shown = self.bar.show(self.value).replace(" ms", "ms")
+        return f"{shown} {'met' if self.met else 'NOT'}{'*' if self.short else ''}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bar": self.bar.describe(),
+            "column": self.bar.column,
+            "value": self.value,
+            "met": self.met,
+            "margin": self.margin,
+            "short": self.short,
+        }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--search", default="search", help="the search agent's spec")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the deals")
-    parser.add_argument(
-        "--only",
-        action="append",
-        choices=("random", "greedy", "search"),
-        help="run this pairing only (repeatable): expert vs random, expert vs greedy, "
-        "search vs expert",
-    )
-    parser.add_argument("--no-progress", dest="progress", action="store_false")
-    args = parser.parse_args(argv)
-    rules = Rules.preset("standard")
-    patterns = len(seat_patterns(rules))
-    print(f"Strength benchmarks, preset standard, master seed {args.seed}, {args.workers} workers")
-    print("duplicate deals: each deal played twice, the agents swapping seats; 95% CIs over deals")
-    total = time.perf_counter()
-    for b in benches(args.search, args.quick):
-        if args.only and b.key not in args.only:
+def verdict(bench: Bench, summary: PairingSummary) -> list[Verdict]:
+    """Each bar of ``bench`` judged on ``summary`` (A's side of the pairing)."""
+    short = summary.hands < bench.hands or summary.matches < bench.matches
+    return [Verdict(bar, bar.figure(summary), short) for bar in bench.bars]
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+@dataclass
+class PairingResult:
+    bench: Bench
+    a: str
+    b: str
+    """The agents' specs."""
+    summary: PairingSummary
+    seconds: float
+    verdicts: list[Verdict]
+
+
+@dataclass
+class ConfigurationResult:
+    """Everything measured for one configuration."""
+
+    config: Configuration
+    search: str
+    bot: str | None
+    """The bot's spec; None when none is shipped or it cannot play the configuration."""
+    bot_problem: str | None
+    """Why there is no bot row: missing, or refused (its error)."""
+    pairings: list[PairingResult]
+
+    def verdicts(self) -> dict[str, Verdict]:
+        return {v.bar.column: v for p in self.pairings for v in p.verdicts}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "configuration": self.config.name,
+            "describe": self.config.describe(),
+            "rules": self.config.rules().to_text(),
+            "search": self.search,
+            "bot": self.bot,
+            "bot_problem": self.bot_problem,
+            "pairings": [
+                {
+                    "pairing": p.bench.name,
+                    "a": p.a,
+                    "b": p.b,
+                    "seconds": round(p.seconds, 1),
+                    "summary": p.summary.to_dict(),
+                    "verdicts": [v.to_dict() for v in p.verdicts],
+                }
+                for p in self.pairings
+            ],
+        }
+
+
+def bot_spec(config: Configuration, bots_dir: Path = BOTS_DIR) -> tuple[str | None, str | None]:
+    """``(spec, None)`` for the shipped bot of ``config``, or ``(None, why not)``."""
+    folder = bots_dir / config.name
+    try:
+        # Relative to the checkout, the spec reads as the README writes it.
+        folder_text = str(folder.relative_to(Path.cwd()))
+    except ValueError:
+        folder_text = str(folder)
+    if not (folder / "policy.onnx").is_file():
+        return None, f"missing (no {folder_text}/policy.onnx)"
+    spec = f"policy:{folder_text}"
+    try:
+        check_agents(config.rules(), [spec])
+    except ValueError as e:
+        return None, f"refused: {e}"
+    return spec, None
+
+
+def deals_for(count: int, patterns: int, fraction: float) -> int:
+    """Whole duplicate deals (or match sets) for ``count`` games scaled by ``fraction``."""
+    if count <= 0:
+        return 0
+    return max(1, math.ceil(count * fraction / patterns))
+
+
+def measure(
+    config: Configuration,
+    *,
+    search: str,
+    seed: int,
+    workers: int,
+    fraction: float = 1.0,
+    bots_dir: Path = BOTS_DIR,
+    progress: bool = False,
+    echo: Callable[[str], None] = print,
+) -> ConfigurationResult:
+    """Play every pairing of :data:`BENCHES` on ``config``, printing each as it ends."""
+    rules = config.rules()
+    patterns = len(seat_patterns(rules, field=True))
+    bot, problem = bot_spec(config, bots_dir)
+    echo("")
+    changes = " ".join(f"{k}={v}" for k, v in rules.changes().items())
+    echo(f"== {config.name}: {config.describe()} (rules: {changes or 'the defaults'})")
+    echo(f"search: {search}; bot: {bot or problem}")
+    echo(header(rules, patterns))
+    roles = {"expert": "expert", "greedy": "greedy", "search": search}
+    if bot is not None:
+        roles["bot"] = bot
+    out: list[PairingResult] = []
+    for bench in BENCHES:
+        if bench.needs_bot and bot is None:
             continue
-        plan = RunPlan(rules, [Pairing(b.a, b.b)], b.deals, 0, args.seed)
+        a, b = roles[bench.a], roles[bench.b]
+        plan = RunPlan(
+            rules,
+            [Pairing(a, b)],
+            deals_for(bench.hands, patterns, fraction),
+            deals_for(bench.matches, patterns, fraction),
+            seed,
+            field=True,
+        )
         bar = None
-        if args.progress:
+        if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=plan.games(), unit="hand", desc=f"{b.a} vs {b.b}", file=sys.stderr)
+            bar = tqdm(total=plan.games(), unit="game", desc=bench.name, file=sys.stderr)
         start = time.perf_counter()
-        results = run(plan, args.workers, bar.update if bar else None)
+        results = run(plan, workers, bar.update if bar else None)
         if bar is not None:
             bar.close()
         elapsed = time.perf_counter() - start
-        rep = summarize(results, plan.pairings, [b.a, b.b], {"preset": "standard"})
-        p = rep.pairings[0]
-        assert p.win is not None and p.points is not None
-        print()
-        print(f"{b.a} vs {b.b}: {p.deals} deals x {patterns} = {p.hands} hands, {elapsed:.0f} s")
-        print(f"  hand win rate  {p.win.mean:6.1%}  95% CI [{p.win.lo:.1%}, {p.win.hi:.1%}]")
-        print(
-            f"  points/hand    {p.points.mean:+6.2f}  95% CI [{p.points.lo:+.2f}, "
-            f"{p.points.hi:+.2f}]"
+        summary = summarize(results, plan.pairings, [a, b], {"preset": config.preset}).pairings[0]
+        result = PairingResult(bench, a, b, summary, elapsed, verdict(bench, summary))
+        out.append(result)
+        for line in pairing_lines(result, patterns):
+            echo(line)
+    if bot is None:
+        echo(f"bot vs expert, search and greedy: not played; the bot is {problem}")
+    return ConfigurationResult(config, search, bot, problem, out)
+
+
+def header(rules: Rules, patterns: int) -> str:
+    if rules.players == 2:
+        seats = "each deal played twice, the agents swapping seats"
+        points = "A's points minus B's"
+    elif rules.teams:
+        seats = "each deal played twice, the partnerships swapping agents"
+        points = "A's partnership's points minus B's"
+    else:
+        seats = f"each deal played {patterns} times, A alone in each seat in turn against B's"
+        points = "A's points minus the mean of B's seats' points"
+    return (
+        f"duplicate deals, {seats}; 95% CIs over deals\n"
+        f"points/hand = {points}; win % = share of B's seats A finished ahead of (ties half)"
+    )
+
+
+def _pct(e: Any) -> str:
+    return "-" if e is None else f"{100 * e.mean:.1f}% [{100 * e.lo:.1f}, {100 * e.hi:.1f}]"
+
+
+def _pts(e: Any) -> str:
+    return "-" if e is None else f"{e.mean:+.2f} [{e.lo:+.2f}, {e.hi:+.2f}]"
+
+
+def pairing_lines(result: PairingResult, patterns: int) -> list[str]:
+    """The printed block of one pairing: counts, figures, time per move, verdicts."""
+    p = result.summary
+    lines = [
+        f"{result.bench.name} ({result.a} vs {result.b}): {p.deals} deals x {patterns} = "
+        f"{p.hands} hands, {p.matches} matches, {result.seconds:.0f} s",
+        f"  hand win %     {_pct(p.win)}",
+        f"  points/hand    {_pts(p.points)}",
+    ]
+    if p.matches:
+        lines.append(f"  match win %    {_pct(p.match_win)} over {p.matches} matches")
+    lines.append(
+        f"  ms/move        {result.bench.a} {1000 * p.seconds_per_move[0]:.2f}, "
+        f"{result.bench.b} {1000 * p.seconds_per_move[1]:.2f}"
+    )
+    for v in result.verdicts:
+        lines.append(f"  bar            {v.line()}")
+    if not result.verdicts:
+        lines.append("  bar            none (figures only)")
+    return lines
+
+
+# -- the matrix ----------------------------------------------------------------------------
+
+MATRIX_COLUMNS: tuple[Bar, ...] = tuple(bar for bench in BENCHES for bar in bench.bars)
+
+
+def _cells(result: ConfigurationResult) -> list[str]:
+    verdicts = result.verdicts()
+    cells = [result.config.name]
+    for bar in MATRIX_COLUMNS:
+        v = verdicts.get(bar.column)
+        if v is not None:
+            cells.append(v.cell())
+        elif result.bot is None and bar.column.startswith("bot"):
+            cells.append("no bot")
+        else:
+            cells.append("-")
+    return cells
+
+
+def _legend(results: Sequence[ConfigurationResult]) -> list[str]:
+    lines = [f"{bar.column}: {bar.describe()}" for bar in MATRIX_COLUMNS]
+    lines.append("search specs: " + ", ".join(f"{r.config.name} {r.search}" for r in results))
+    if any(v.short for r in results for v in r.verdicts().values()):
+        lines.append(
+            "*: fewer hands or matches than the bar asks (--quick, --fraction): indicative only"
         )
-        print(
-            f"  time per move  {b.a}: {1000 * p.seconds_per_move[0]:.2f} ms "
-            f"({1000 * p.seconds_per_choice[0]:.2f} ms per move with a choice); "
-            f"{b.b}: {1000 * p.seconds_per_move[1]:.2f} ms"
+    return lines
+
+
+def matrix(results: Sequence[ConfigurationResult]) -> str:
+    """One row per configuration, a column per bar: the figure and met / NOT."""
+    rows = [["configuration", *(bar.column for bar in MATRIX_COLUMNS)]]
+    rows += [_cells(r) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
         )
-        for line in verdict(b, p):
-            print(f"  bar: {line}")
+        if n == 0:
+            lines.append("-" * len(lines[0]))
+    return "\n".join(lines + [""] + _legend(results))
+
+
+def matrix_markdown(results: Sequence[ConfigurationResult], command: str, seed: int) -> str:
+    head = ["configuration", *(bar.column for bar in MATRIX_COLUMNS)]
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * len(MATRIX_COLUMNS),
+    ]
+    for r in results:
+        lines.append("| " + " | ".join(_cells(r)) + " |")
+    lines += ["", f"Measured with `{command}` (master seed {seed}).", ""]
+    lines += [f"- {line}" for line in _legend(results)]
+    return "\n".join(lines) + "\n"
+
+
+# -- command line --------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.strength",
+        description="The strength matrix: expert, search and the shipped bot per configuration, "
+        "on duplicate deals, against the bars of issue #12.",
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--preset",
+        action="append",
+        metavar="NAME",
+        help=f"a configuration (repeatable): {', '.join(CONFIGURATIONS)}",
+    )
+    which.add_argument("--all", action="store_true", help="every configuration, then the matrix")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
+    p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
+    p.add_argument("--search", metavar="SPEC", help="the search spec for every configuration")
+    p.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_FRACTION:g} of the hands (smoke runs)"
+    )
+    p.add_argument(
+        "--fraction",
+        type=float,
+        help="the share of the bars' hands and matches to play (default 1; --quick: "
+        f"{QUICK_FRACTION:g})",
+    )
+    p.add_argument("--out", type=Path, help="write strength.json and strength.md there")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset))
+    for name in names:
+        if name not in CONFIGURATIONS:
+            parser.error(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if args.quick and args.fraction is not None:
+        parser.error("give --quick or --fraction, not both")
+    fraction = QUICK_FRACTION if args.quick else 1.0 if args.fraction is None else args.fraction
+    if not 0 < fraction <= 1:
+        parser.error(f"--fraction must be in (0, 1], got {args.fraction}")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} exists and is not a directory")
+    if args.search is not None:
+        from agents import make_agent
+
+        try:
+            make_agent(args.search)
+        except ValueError as e:
+            parser.error(f"--search {args.search!r}: {e}")
+    command = "python -m benchmarks.strength " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    print(
+        f"Strength matrix: {', '.join(names)}; master seed {args.seed}; {args.workers} "
+        f"worker(s); {fraction:g} of the bars' hands"
+    )
+    total = time.perf_counter()
+    results = [
+        measure(
+            configuration(name),
+            search=args.search or SEARCH_SPECS[name],
+            seed=args.seed,
+            workers=args.workers,
+            fraction=fraction,
+            bots_dir=bots_dir,
+            progress=args.progress,
+        )
+        for name in names
+    ]
+    print()
+    print(matrix(results))
     print()
     print(f"total {time.perf_counter() - total:.0f} s")
+    if args.out is not None:
+        from train.files import atomic_write_json, atomic_write_text
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        data = {
+            "command": command,
+            "seed": args.seed,
+            "fraction": fraction,
+            "configurations": [r.to_dict() for r in results],
+        }
+        written = [
+            atomic_write_json(args.out / "strength.json", data),
+            atomic_write_text(
+                args.out / "strength.md", matrix_markdown(results, command, args.seed)
+            ),
+        ]
+        print(f"wrote {', '.join(str(w) for w in written)}")
     return 0
 
 

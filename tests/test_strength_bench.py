@@ -1,0 +1,204 @@
+"""The strength matrix benchmark: its verdicts on constructed summaries, and tiny runs
+that produce the table, including a four-seat configuration and a missing bot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.strength import (
+    BENCHES,
+    BOTS_DIR,
+    SEARCH_SPECS,
+    Bar,
+    Bench,
+    bot_spec,
+    main,
+    verdict,
+)
+from evaluate.report import PairingSummary
+from evaluate.stats import Estimate
+from matador_env.configs import CONFIGURATIONS, configuration
+
+FAST_SEARCH = "search:samples=2"
+
+
+def _summary(
+    *,
+    points: Estimate | None = None,
+    match_win: Estimate | None = None,
+    seconds: tuple[float, float] = (0.001, 0.001),
+    hands: int = 5000,
+    matches: int = 500,
+) -> PairingSummary:
+    return PairingSummary(
+        a="a",
+        b="b",
+        deals=hands // 2,
+        hands=hands,
+        win=Estimate(0.5, 0.4, 0.6, hands // 2),
+        points=points,
+        matches=matches,
+        match_win=match_win,
+        match_points=None,
+        terminations={},
+        seconds_per_move=seconds,
+        seconds_per_choice=seconds,
+        moves=(100, 100),
+    )
+
+
+def _bench(a: str, b: str) -> Bench:
+    return next(x for x in BENCHES if (x.a, x.b) == (a, b))
+
+
+def _verdicts(bench: Bench, summary: PairingSummary) -> dict[str, tuple[bool, bool]]:
+    return {v.bar.column: (v.met, v.short) for v in verdict(bench, summary)}
+
+
+def test_every_configuration_has_a_search_spec() -> None:
+    assert set(SEARCH_SPECS) == set(CONFIGURATIONS)
+
+
+@pytest.mark.parametrize(
+    ("lo", "met"), [(0.01, True), (0.0, False), (-1.0, False)], ids=["above", "at", "below"]
+)
+def test_expert_vs_greedy_needs_a_positive_lower_bound(lo: float, met: bool) -> None:
+    v = _verdicts(_bench("expert", "greedy"), _summary(points=Estimate(3.0, lo, 6.0, 500)))
+    assert v == {"expert>greedy": (met, False)}
+
+
+@pytest.mark.parametrize(
+    ("lo", "seconds", "points_met", "time_met"),
+    [
+        (2.0, 0.0499, True, True),
+        (1.99, 0.0499, False, True),
+        (2.5, 0.0501, True, False),
+    ],
+)
+def test_search_vs_expert_needs_two_points_within_fifty_ms(
+    lo: float, seconds: float, points_met: bool, time_met: bool
+) -> None:
+    summary = _summary(points=Estimate(5.0, lo, 8.0, 500), seconds=(seconds, 0.0002))
+    v = _verdicts(_bench("search", "expert"), summary)
+    assert v == {"search>expert": (points_met, False), "search ms/move": (time_met, False)}
+
+
+@pytest.mark.parametrize(
+    ("rate", "lo", "rate_met", "points_met"),
+    [(0.55, 0.1, True, True), (0.549, 0.1, False, True), (0.7, 0.0, True, False)],
+)
+def test_bot_vs_expert_needs_matches_and_points(
+    rate: float, lo: float, rate_met: bool, points_met: bool
+) -> None:
+    summary = _summary(
+        points=Estimate(2.0, lo, 4.0, 1000), match_win=Estimate(rate, rate - 0.05, rate + 0.05, 100)
+    )
+    v = _verdicts(_bench("bot", "expert"), summary)
+    assert v == {"bot match win": (rate_met, False), "bot>expert": (points_met, False)}
+
+
+@pytest.mark.parametrize(
+    ("hi", "search_seconds", "even_met", "speed_met"),
+    [(0.0, 0.02, True, True), (-0.01, 0.02, False, True), (1.0, 0.0199, True, False)],
+)
+def test_bot_vs_search_needs_no_significant_loss_at_a_twentieth_of_the_time(
+    hi: float, search_seconds: float, even_met: bool, speed_met: bool
+) -> None:
+    summary = _summary(points=Estimate(-2.0, -4.0, hi, 500), seconds=(0.001, search_seconds))
+    v = _verdicts(_bench("bot", "search"), summary)
+    assert v == {"bot~search": (even_met, False), "bot speed": (speed_met, False)}
+
+
+def test_verdict_lines_give_the_margin_and_mark_short_samples() -> None:
+    bench = _bench("search", "expert")
+    small = _summary(points=Estimate(3.0, 1.25, 5.0, 50), seconds=(0.04, 0.0), hands=100)
+    points, speed = verdict(bench, small)
+    assert points.short and speed.short
+    assert points.line() == ("points/hand CI lower bound >= +2: NOT met* (+1.25, short by 0.75)")
+    assert speed.line() == "search's time per move <= 50.00 ms: met* (40.00 ms, by 10.00 ms)"
+    assert points.cell() == "+1.25 NOT*"
+    # Fewer matches than the bar asks marks the verdicts too, however many hands.
+    bot = _bench("bot", "expert")
+    few = _summary(
+        points=Estimate(2.0, 1.0, 3.0, 1000), match_win=Estimate(0.6, 0.5, 0.7, 50), matches=100
+    )
+    assert all(v.short for v in verdict(bot, few))
+    # A figure the pairing did not measure is not met.
+    unmeasured = verdict(bot, _summary(points=Estimate(2.0, 1.0, 3.0, 1000)))
+    assert [v.met for v in unmeasured] == [False, True]
+    assert "not measured" in unmeasured[0].line()
+
+
+def test_bar_refuses_an_unknown_comparison() -> None:
+    with pytest.raises(ValueError, match="unknown comparison"):
+        Bar("x", "x", lambda p: 0.0, "==", 1.0).met(1.0)
+
+
+def test_missing_and_refused_bots_are_reported(tmp_path: Path) -> None:
+    assert bot_spec(configuration("leiden"), tmp_path) == (
+        None,
+        f"missing (no {tmp_path / 'leiden'}/policy.onnx)",
+    )
+    # A folder holding the standard bot under leiden's name: it plays other rules.
+    (tmp_path / "leiden").symlink_to(BOTS_DIR / "standard")
+    spec, problem = bot_spec(configuration("leiden"), tmp_path)
+    assert spec is None and problem is not None
+    assert problem.startswith("refused: ") and "leiden" in problem
+
+
+def test_quick_run_prints_the_matrix_and_reports_a_missing_bot(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "standard").symlink_to(BOTS_DIR / "standard")
+    out = tmp_path / "out"
+    argv = ["--preset", "standard", "--preset", "standard_4p", "--fraction", "0.002"]
+    argv += ["--search", FAST_SEARCH, "--workers", "1", "--no-progress", "--out", str(out)]
+    assert main(argv, bots_dir=bots) == 0
+    printed = capsys.readouterr().out
+    assert "standard_4p: standard, 4 players, each for himself" in printed
+    assert "A alone in each seat in turn" in printed
+    assert "bot vs expert, search and greedy: not played; the bot is missing" in printed
+    rows = {line.split()[0]: line for line in printed.splitlines() if line.strip()}
+    assert rows["standard_4p"].count("no bot") == 4
+    assert "no bot" not in rows["standard"]
+    assert rows["configuration"].split() == [
+        "configuration",
+        "expert>greedy",
+        "search>expert",
+        "search",
+        "ms/move",
+        "bot",
+        "match",
+        "win",
+        "bot>expert",
+        "bot~search",
+        "bot",
+        "speed",
+    ]
+    data = json.loads((out / "strength.json").read_text())
+    first, second = data["configurations"]
+    assert first["search"] == FAST_SEARCH and first["bot"] is not None
+    assert [p["pairing"] for p in first["pairings"]] == [b.name for b in BENCHES]
+    # Four seats: each deal replayed with the candidate alone in each seat.
+    assert [p["summary"]["hands"] for p in second["pairings"]] == [4, 4]
+    assert second["bot"] is None and second["bot_problem"].startswith("missing")
+    bot_expert = first["pairings"][2]
+    assert bot_expert["summary"]["matches"] == 2
+    assert all(v["short"] for p in first["pairings"] for v in p["verdicts"])
+    markdown = (out / "strength.md").read_text()
+    assert markdown.startswith("| configuration | expert>greedy |")
+    assert "| standard_4p |" in markdown and "no bot" in markdown
+
+
+def test_cli_refuses_an_unknown_configuration(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--preset", "standard_5p"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown configuration 'standard_5p'" in err and "pagat_teams" in err
