@@ -36,7 +36,9 @@ of B's seats that A finished ahead of, ties half (two seats or partnerships: A's
 win rate, ties half); matches are compared by their final totals. Equal agents
 score 0 points and 50% at any seat count. The 95% intervals are over per-deal
 means (:func:`evaluate.arena.duplicate_figures`); time per move is the mean time in
-``act`` over every move of the pairing (hands and matches).
+``act`` over every move of the pairing (hands and matches, forced moves included;
+the time per move with a choice is printed beside it). The bars on time use the
+time per move.
 
 A bar is met or NOT met by its figure alone; its margin is printed. A pairing
 played with fewer hands or matches than its bar asks (``--quick``, ``--fraction``)
@@ -446,7 +448,8 @@ def pairing_lines(result: PairingResult, patterns: int) -> list[str]:
         lines.append(f"  match win %    {_pct(p.match_win)} over {p.matches} matches")
     lines.append(
         f"  ms/move        {result.bench.a} {1000 * p.seconds_per_move[0]:.2f}, "
-        f"{result.bench.b} {1000 * p.seconds_per_move[1]:.2f}"
+        f"{result.bench.b} {1000 * p.seconds_per_move[1]:.2f} (per move with a choice: "
+        f"{1000 * p.seconds_per_choice[0]:.2f}, {1000 * p.seconds_per_choice[1]:.2f})"
     )
     for v in result.verdicts:
         lines.append(f"  bar            {v.line()}")
