@@ -1,11 +1,14 @@
 """The strength matrix: per configuration, the agents and the shipped bot against the bars.
 
-``python -m benchmarks.strength --preset NAME | --all [--workers N] [--seed S] [--quick]
-[--fraction F] [--search SPEC] [--out DIR]``
+``python -m benchmarks.strength [--preset NAME ... | --all] [--workers N] [--seed S]
+[--quick] [--fraction F] [--search SPEC] [--out DIR]``
 
 ``NAME`` is a configuration of :data:`matador_env.configs.CONFIGURATIONS` (a preset
-with its seats and partnerships, e.g. ``standard_4p``); ``--all`` measures every
-one in the table's order and ends with one compact matrix. Per configuration:
+with its seats and partnerships, e.g. ``standard_4p``; repeatable; default
+``standard``); ``--all`` measures every one in the table's order. The run ends
+with one compact matrix, a row per configuration and a column per bar, printed
+and (``--out``) written with every figure to ``strength.md`` and
+``strength.json``. Per configuration:
 
 ====================  ======  ======================================================
 pairing (A vs B)      hands   bars
@@ -527,12 +530,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="The strength matrix: expert, search and the shipped bot per configuration, "
         "on duplicate deals, against the bars of issue #12.",
     )
-    which = p.add_mutually_exclusive_group(required=True)
+    which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--preset",
         action="append",
         metavar="NAME",
-        help=f"a configuration (repeatable): {', '.join(CONFIGURATIONS)}",
+        help=f"a configuration (repeatable; default standard): {', '.join(CONFIGURATIONS)}",
     )
     which.add_argument("--all", action="store_true", help="every configuration, then the matrix")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
@@ -555,7 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset))
+    names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset or ["standard"]))
     for name in names:
         if name not in CONFIGURATIONS:
             parser.error(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
