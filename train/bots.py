@@ -206,16 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(runs / "training.md", table + "\n")
     if not args.no_matrix:
         if len(args.configs) == len(CONFIGURATIONS):
-            which = [["--all"]]
+            chosen = ["--all"]
         else:
-            which = [["--preset", c.name] for c in args.configs]
-        for chosen in which:
-            command = [sys.executable, "-m", "benchmarks.strength", *chosen]
-            command += ["--out", args.matrix_out]
-            print(f"strength matrix: {' '.join(command[1:])}", flush=True)
-            code = subprocess.call(command)
-            if code != 0:
-                return code
+            chosen = [a for c in args.configs for a in ("--preset", c.name)]
+        command = [sys.executable, "-m", "benchmarks.strength", *chosen]
+        command += ["--out", args.matrix_out]
+        print(f"strength matrix: {' '.join(command[1:])}", flush=True)
+        code = subprocess.call(command)
+        if code != 0:
+            return code
     print(f"done in {(time.monotonic() - started) / 60:.1f} min", flush=True)
     return 0
 
