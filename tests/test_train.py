@@ -280,3 +280,47 @@ def test_the_encoding_sizes_match_the_exported_graph(
     enc = encoding_for(rules)
     batch = np.zeros((5, enc.obs_size), np.float32)
     assert policy.logits(batch).shape == (5, enc.num_actions)
+
+
+def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = _train(
+        "--timesteps", "256", "--out", str(run), "--eval-every", "0", "--eval-hands", "2",
+        "--final-eval-hands", "2", "--bc-decisions", "400", "--bc-teacher", "expert",
+        "--bc-epochs", "1", "--bc-workers", "1", "--bc-dagger-decisions", "300",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pretrain = json.loads((run / "summary.json").read_text())["pretrain"]
+    assert pretrain["dagger_decisions"] == 300
+    assert pretrain["decisions"] == 700  # the second fit sees both rounds
+    assert 0.0 <= pretrain["first_round_agreement"] <= 1.0
+    load_policy(run / "pretrain" / "dagger_driver", rules=Rules.preset("standard"))
+    assert [p.name for p in (run / "pretrain" / "dagger").glob("*.npz")] == ["chunk_0000_300.npz"]
+
+
+def test_a_driver_plays_the_learner_seat_while_the_teacher_labels(tmp_path: Path) -> None:
+    from train.pretrain import ChunkJob, _collect_chunk, _load_chunk
+
+    rules = Rules.preset("standard")
+    # An untrained network plays differently from expert: the states part ways.
+    driver = tmp_path / "driver"
+    model = MaskablePPO("MlpPolicy", MatadorSingleEnv(rules=rules), seed=3, device="cpu")
+    export_policy(model.policy, rules, driver)
+
+    def chunk(name: str, with_driver: bool) -> dict[str, np.ndarray]:
+        job = ChunkJob(
+            rules.to_dict(), "expert", "expert", 120, 7, 0.99, 0.05, str(tmp_path / name),
+            str(driver) if with_driver else None,
+        )  # fmt: skip
+        return _load_chunk(Path(_collect_chunk(job)))
+
+    plain, dagger = chunk("plain.npz", False), chunk("dagger.npz", True)
+    # The same deals, so the first decision is the same; later states differ.
+    assert np.array_equal(plain["obs"][0], dagger["obs"][0])
+    assert not np.array_equal(plain["obs"], dagger["obs"])
+    # Every label is a legal action of its state, and it is the teacher's (expert is
+    # deterministic: where the states agree, the labels agree).
+    assert dagger["mask"][np.arange(120), dagger["action"]].all()
+    same = (plain["obs"] == dagger["obs"]).all(axis=1)
+    assert same.sum() >= 1
+    assert np.array_equal(plain["action"][same], dagger["action"][same])

@@ -310,8 +310,11 @@ class Trainer:
         if args.bc_decisions <= 0:
             self.warm = True
             return
+        from .export import export_policy
         from .pretrain import collect, fit
 
+        # A DAgger round refits from the same initial weights, on both rounds' data.
+        initial = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
         data = collect(
             self.run_dir / "pretrain",
             rules=self.rules,
@@ -334,6 +337,38 @@ class Trainer:
             seed=args.seed,
             progress=args.progress,
         )
+        if args.bc_dagger_decisions > 0:
+            driver = self.run_dir / "pretrain" / "dagger_driver"
+            export_policy(self.model.policy, self.rules, driver, self.provenance())
+            first = self.pretrain
+            print(f"warm start, first round: {json.dumps(first)}", flush=True)
+            dagger = collect(
+                self.run_dir / "pretrain" / "dagger",
+                rules=self.rules,
+                teacher=args.bc_teacher,
+                opponent=args.bc_opponent,
+                decisions=args.bc_dagger_decisions,
+                seed=args.seed,
+                gamma=args.gamma,
+                reward_scale=args.reward_scale,
+                workers=args.bc_workers,
+                progress=args.progress,
+                driver=str(driver),
+            )
+            both = {k: np.concatenate([data[k], dagger[k]]) for k in data}
+            self.model.policy.load_state_dict(initial)
+            self.pretrain = fit(
+                self.model.policy,
+                both,
+                epochs=args.bc_epochs,
+                batch_size=args.bc_batch_size,
+                learning_rate=args.bc_learning_rate,
+                vf_coef=args.bc_vf_coef,
+                seed=args.seed,
+                progress=args.progress,
+            )
+            self.pretrain["dagger_decisions"] = args.bc_dagger_decisions
+            self.pretrain["first_round_agreement"] = first["held_out_agreement"]
         self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
         print(f"warm start ({args.bc_teacher}): {json.dumps(self.pretrain)}", flush=True)
         # Only now is the model worth a checkpoint: one interrupted before this point

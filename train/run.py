@@ -144,6 +144,10 @@ class TrainArgs:
     double-twelve), fixed in args.json when the run starts."""
     bc_opponent: str = "expert"
     """Agent spec of the opponent the teacher plays while its decisions are collected."""
+    bc_dagger_decisions: int = 0
+    """A DAgger round after the warm start: decisions where the cloned policy plays the
+    learner's seat and the teacher labels each one; the policy is then fitted again on
+    both rounds (0: none). See train/pretrain.py."""
     bc_epochs: int = 8
     """Passes over the cloned decisions."""
     bc_batch_size: int = 512
@@ -178,6 +182,7 @@ _INT_AT_LEAST: dict[str, int] = {
     "eval_workers": 1,
     "torch_threads": 1,
     "bc_decisions": -1,
+    "bc_dagger_decisions": 0,
     "bc_epochs": 1,
     "bc_batch_size": 1,
     "bc_workers": 1,
