@@ -315,51 +315,26 @@ class Trainer:
 
         # A DAgger round refits from the same initial weights, on both rounds' data.
         initial = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
-        data = collect(
-            self.run_dir / "pretrain",
-            rules=self.rules,
-            teacher=args.bc_teacher,
-            opponent=args.bc_opponent,
-            decisions=args.bc_decisions,
-            seed=args.seed,
-            gamma=args.gamma,
-            reward_scale=args.reward_scale,
-            workers=args.bc_workers,
-            progress=args.progress,
-        )
-        self.pretrain = fit(
-            self.model.policy,
-            data,
-            epochs=args.bc_epochs,
-            batch_size=args.bc_batch_size,
-            learning_rate=args.bc_learning_rate,
-            vf_coef=args.bc_vf_coef,
-            seed=args.seed,
-            progress=args.progress,
-        )
-        if args.bc_dagger_decisions > 0:
-            driver = self.run_dir / "pretrain" / "dagger_driver"
-            export_policy(self.model.policy, self.rules, driver, self.provenance())
-            first = self.pretrain
-            print(f"warm start, first round: {json.dumps(first)}", flush=True)
-            dagger = collect(
-                self.run_dir / "pretrain" / "dagger",
+
+        def gather(folder: Path, decisions: int, driver: str | None = None) -> Any:
+            return collect(
+                folder,
                 rules=self.rules,
                 teacher=args.bc_teacher,
                 opponent=args.bc_opponent,
-                decisions=args.bc_dagger_decisions,
+                decisions=decisions,
                 seed=args.seed,
                 gamma=args.gamma,
                 reward_scale=args.reward_scale,
                 workers=args.bc_workers,
                 progress=args.progress,
-                driver=str(driver),
+                driver=driver,
             )
-            both = {k: np.concatenate([data[k], dagger[k]]) for k in data}
-            self.model.policy.load_state_dict(initial)
-            self.pretrain = fit(
+
+        def clone(data: Any) -> dict[str, Any]:
+            return fit(
                 self.model.policy,
-                both,
+                data,
                 epochs=args.bc_epochs,
                 batch_size=args.bc_batch_size,
                 learning_rate=args.bc_learning_rate,
@@ -367,6 +342,19 @@ class Trainer:
                 seed=args.seed,
                 progress=args.progress,
             )
+
+        data = gather(self.run_dir / "pretrain", args.bc_decisions)
+        self.pretrain = clone(data)
+        if args.bc_dagger_decisions > 0:
+            driver = self.run_dir / "pretrain" / "dagger_driver"
+            export_policy(self.model.policy, self.rules, driver, self.provenance())
+            first = self.pretrain
+            print(f"warm start, first round: {json.dumps(first)}", flush=True)
+            dagger = gather(
+                self.run_dir / "pretrain" / "dagger", args.bc_dagger_decisions, str(driver)
+            )
+            self.model.policy.load_state_dict(initial)
+            self.pretrain = clone({k: np.concatenate([data[k], dagger[k]]) for k in data})
             self.pretrain["dagger_decisions"] = args.bc_dagger_decisions
             self.pretrain["first_round_agreement"] = first["held_out_agreement"]
         self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
