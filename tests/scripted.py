@@ -25,3 +25,24 @@ def deal(
     else:
         hand_lists[rest] += leftover
     return HandState.from_deal(rules, hands=hand_lists, boneyard=bone, leader=leader)
+
+
+def midgame_states(rules: Rules, count: int, seed: int = 0, max_moves: int = 30) -> list[HandState]:
+    """States with a seat to act, each up to ``max_moves`` random legal moves into a
+    new deal (deals ``seed``, ``seed + 1``, ...; hands that end early are skipped)."""
+    import random
+
+    rng = random.Random(seed)
+    found: list[HandState] = []
+    deal_seed = seed
+    while len(found) < count:
+        state = HandState.deal(rules, deal_seed)
+        deal_seed += 1
+        for _ in range(rng.randrange(max_moves)):
+            if state.outcome is not None:
+                break
+            moves = state.legal_moves()
+            state = state.apply(moves[rng.randrange(len(moves))])
+        if state.outcome is None:
+            found.append(state)
+    return found

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import random
 import re
 import signal
 import socket
@@ -34,6 +33,7 @@ from matador_env.bot import Bot, BotError, load_bot, shipped_configurations  # n
 from matador_env.engine import HandState, Rules  # noqa: E402
 from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
 from matador_env.protocol import view_to_json  # noqa: E402
+from tests.scripted import midgame_states  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0  # generous: the machine may be busy with other work
@@ -146,20 +146,7 @@ def assert_error(answer: tuple[int, dict[str, str], Any], status: int, kind: str
 
 def views(rules: Rules, count: int, seed: int = 0) -> list[dict[str, Any]]:
     """JSON views of the seat to act, at random points of random hands."""
-    rng = random.Random(seed)
-    found: list[dict[str, Any]] = []
-    deal = seed
-    while len(found) < count:
-        state = HandState.deal(rules, deal)
-        deal += 1
-        for _ in range(rng.randrange(30)):
-            if state.outcome is not None:
-                break
-            moves = state.legal_moves()
-            state = state.apply(moves[rng.randrange(len(moves))])
-        if state.outcome is None:
-            found.append(view_to_json(state.view(state.to_move)))
-    return found
+    return [view_to_json(s.view(s.to_move)) for s in midgame_states(rules, count, seed, 30)]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +39,7 @@ from matador_env.policy import (
     load_policy,
 )
 from matador_env.protocol import ProtocolError, move_from_json, rules_from_json, view_to_json
+from tests.scripted import midgame_states
 
 UNTRAINED = ("standard_4p", "pagat_teams")
 """Configurations played by an untrained exported network (four seats, partnerships)."""
@@ -105,20 +105,7 @@ def other_configuration(config: Configuration) -> Configuration:
 
 def views(rules: Rules, count: int, seed: int = 0) -> list[HandState]:
     """States with a seat to act, at random points of random hands."""
-    rng = random.Random(seed)
-    found: list[HandState] = []
-    deal = seed
-    while len(found) < count:
-        state = HandState.deal(rules, deal)
-        deal += 1
-        for _ in range(rng.randrange(12)):
-            if state.outcome is not None:
-                break
-            moves = state.legal_moves()
-            state = state.apply(moves[rng.randrange(len(moves))])
-        if state.outcome is None:
-            found.append(state)
-    return found
+    return midgame_states(rules, count, seed, 12)
 
 
 # -- the folders --------------------------------------------------------------------------
