@@ -46,10 +46,9 @@ RECIPE_FLAGS: dict[str, list[str]] = {
         "--exp-name", "default", "--bc-teacher", "search:samples=16",
         "--bc-decisions", "150000", "--timesteps", "1800000", "--eval-every", "150000",
     ],
-    # Leiden and double-twelve clones fell behind expert without a DAgger round
-    # (-2.58 and -6.22 points per hand in their runs' evaluations).
+    # Leiden's first clone fell behind expert without a DAgger round (-2.58 points per
+    # hand in its run's evaluation).
     "leiden": ["--bc-dagger-decisions", "60000"],
-    "double_twelve": ["--bc-dagger-decisions", "60000"],
     "pagat_teams": ["--timesteps", "300000", "--eval-every", "100000"],
 }  # fmt: skip
 """Flags each shipped bot was trained with beyond the default recipe (none: the recipe)."""
