@@ -131,8 +131,11 @@ def training_table(runs: Path, names: list[str]) -> str:
             lines.append(f"| {name} | (no finished run in {run}) | | | | | |")
             continue
         final = summary["final_evaluation"]
+        teacher = f"{args['bc_teacher']} x {args['bc_decisions']:,}"
+        if args.get("bc_dagger_decisions"):
+            teacher += f" + DAgger {args['bc_dagger_decisions']:,}"
         lines.append(
-            f"| {name} | {args['bc_teacher']} x {args['bc_decisions']:,} | {summary['minutes']} "
+            f"| {name} | {teacher} | {summary['minutes']} "
             f"| {summary['pretrain'].get('held_out_agreement', '')} "
             f"| {best['provenance']['steps']:,} | {_figure(final['expert'])} "
             f"| {_figure(final['random'])} |"
