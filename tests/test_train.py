@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shutil
@@ -324,3 +325,25 @@ def test_a_driver_plays_the_learner_seat_while_the_teacher_labels(tmp_path: Path
     same = (plain["obs"] == dagger["obs"]).all(axis=1)
     assert same.sum() >= 1
     assert np.array_equal(plain["action"][same], dagger["action"][same])
+
+
+def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
+    from train.args import ArgsError
+    from train.run import TrainArgs, load_run_args, recipe_decisions, recipe_teacher
+
+    four = Rules.preset("standard", players=4)
+    assert recipe_teacher("auto", Rules.preset("standard")) == "search:samples=64"
+    assert recipe_teacher("auto", Rules.preset("double_twelve")) == "search:samples=32"
+    assert recipe_teacher("auto", four) == "search:samples=32"
+    assert recipe_teacher("expert", four) == "expert"
+    assert (recipe_decisions(-1, Rules.preset("leiden")), recipe_decisions(-1, four)) == (
+        150_000,
+        100_000,
+    )
+    # A run folder whose args.json left the teacher to be chosen cannot be resumed.
+    run = tmp_path / "run"
+    run.mkdir()
+    args = TrainArgs(out=str(run), bc_decisions=500)  # bc_teacher: "auto"
+    (run / "args.json").write_text(json.dumps(dataclasses.asdict(args)))
+    with pytest.raises(ArgsError, match="bc_teacher is 'auto', not fixed"):
+        load_run_args(run, {})

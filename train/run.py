@@ -382,7 +382,7 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     args = TrainArgs(**merged)
     if args.bc_decisions < 0:
         raise ArgsError(f"{saved}: bc_decisions is {args.bc_decisions}, not fixed; {fix}")
-    if args.bc_teacher == "auto":
+    if args.bc_teacher == "auto" and args.bc_decisions > 0:
         raise ArgsError(f"{saved}: bc_teacher is 'auto', not fixed; {fix}")
     return args
 
