@@ -29,7 +29,7 @@ from pathlib import Path
 
 from matador_env.engine import PRESETS, Rules, RulesError
 
-from .arena import AgentRulesError, Pairing, RunPlan, check_agents, run, seat_patterns
+from .arena import AgentRulesError, Pairing, RunPlan, check_agent, run, seat_patterns
 from .report import summarize
 
 __all__ = ["Args", "main", "parse_args"]
@@ -120,17 +120,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} exists and is not a directory")
     specs = [*args.agents, *([args.vs] if args.vs else [])]
-    for spec in specs:
+    for spec in dict.fromkeys(specs):
         try:
-            make_agent(spec)
+            agent = make_agent(spec)
         except AgentSpecError as e:
             parser.error(str(e))
         except ValueError as e:
             parser.error(f"agent spec {spec!r}: {e}; known specs: {', '.join(known_specs())}")
-    try:
-        check_agents(rules, specs)
-    except AgentRulesError as e:
-        parser.error(str(e))
+        try:
+            check_agent(rules, spec, agent)
+        except AgentRulesError as e:
+            parser.error(str(e))
     if len(set(args.agents)) != len(args.agents):
         dup = next(a for a in args.agents if args.agents.count(a) > 1)
         parser.error(f"agent {dup!r} is listed twice in --agents")

@@ -54,10 +54,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from typing import TYPE_CHECKING
 
 from matador_env.engine import HandState, MatchState, Rules
 
 from .stats import Estimate, paired
+
+if TYPE_CHECKING:  # the agents are imported where they are built, not at import time
+    from agents.base import Agent
 
 __all__ = [
     "AgentRulesError",
@@ -67,6 +71,7 @@ __all__ = [
     "deal_seed",
     "match_seed",
     "seat_patterns",
+    "check_agent",
     "check_agents",
     "duplicate_figures",
     "field_figures",
@@ -368,17 +373,21 @@ def check_agents(rules: Rules, specs: Sequence[str]) -> None:
     from agents import make_agent
 
     for spec in dict.fromkeys(specs):
-        agent = make_agent(spec)
-        plays = agent.rules
-        if plays is not None and plays != rules:
-            raise AgentRulesError(rules_mismatch(spec, plays, rules))
-        # An agent over several rules (bot:trained, one bot per configuration) says itself.
-        check = getattr(agent, "check_rules", None)
-        if check is not None:
-            try:
-                check(rules)
-            except ValueError as e:
-                raise AgentRulesError(f"agent {spec!r} cannot play the chosen rules: {e}") from None
+        check_agent(rules, spec, make_agent(spec))
+
+
+def check_agent(rules: Rules, spec: str, agent: Agent) -> None:
+    """:class:`AgentRulesError` when the agent built from ``spec`` cannot play ``rules``."""
+    plays = agent.rules
+    if plays is not None and plays != rules:
+        raise AgentRulesError(rules_mismatch(spec, plays, rules))
+    # An agent over several rules (bot:trained, one bot per configuration) says itself.
+    check = getattr(agent, "check_rules", None)
+    if check is not None:
+        try:
+            check(rules)
+        except ValueError as e:
+            raise AgentRulesError(f"agent {spec!r} cannot play the chosen rules: {e}") from None
 
 
 # Agents built in a worker, by spec: agents keep no state between moves, so one
