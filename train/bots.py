@@ -34,7 +34,7 @@ from pathlib import Path
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.policy import BOTS_DIR, load_policy
 
-from .files import atomic_write_json, atomic_write_text
+from .files import atomic_write_text, replace_dir
 
 __all__ = ["install", "main", "train_command"]
 
@@ -89,23 +89,12 @@ def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> 
     provenance["rebuild"] = f"python -m train.bots --only {config.name}"
     sidecar["provenance"] = provenance
 
-    target = bots_dir / config.name
-    staging = bots_dir / f".{config.name}.new"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    shutil.copyfile(best / "policy.onnx", staging / "policy.onnx")
-    atomic_write_json(staging / "policy.json", sidecar)
-    old = bots_dir / f".{config.name}.old"
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        target.rename(old)
-    staging.rename(target)
-    if old.exists():
-        shutil.rmtree(old)
-    load_policy(target, rules=config.rules())
-    return target
+    def fill(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        shutil.copyfile(best / "policy.onnx", folder / "policy.onnx")
+        (folder / "policy.json").write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
+
+    return replace_dir(bots_dir / config.name, fill)
 
 
 def _figure(e: dict[str, float]) -> str:

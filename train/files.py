@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,25 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def replace_dir(dst: Path, fill: Callable[[Path], None]) -> Path:
+    """Replace the folder ``dst`` by the one ``fill(tmp)`` creates at ``tmp``, a sibling
+    path that does not exist yet, swapped in by renames: a crash leaves the old folder
+    or the new one in place, never a half-written one."""
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    fill(tmp)
+    old = dst.with_name(f".{dst.name}.old")
+    if dst.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        dst.rename(old)
+    tmp.rename(dst)
+    if old.exists():
+        shutil.rmtree(old)
+    return dst
 
 
 class RunFolderError(ValueError):

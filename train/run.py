@@ -42,7 +42,7 @@ from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import ArgsError, flag_name, given_fields, layer_sizes, parse, rules_from_flags
-from .files import FolderBusyError, FolderLock, RunFolderError, atomic_write_json
+from .files import FolderBusyError, FolderLock, RunFolderError, atomic_write_json, replace_dir
 
 
 @dataclass
@@ -497,18 +497,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def copy_dir_atomic(src: Path, dst: Path) -> None:
     """Replace ``dst`` by a copy of ``src`` (via a temporary sibling and a rename)."""
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(src, tmp)
-    old = dst.with_name(f".{dst.name}.old")
-    if dst.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        dst.rename(old)
-    tmp.rename(dst)
-    if old.exists():
-        shutil.rmtree(old)
+    replace_dir(dst, lambda tmp: shutil.copytree(src, tmp))
 
 
 __all__ = [
