@@ -314,7 +314,11 @@ class Trainer:
         from .pretrain import collect, fit
 
         # A DAgger round refits from the same initial weights, on both rounds' data.
-        initial = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
+        initial = (
+            {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
+            if args.bc_dagger_decisions > 0
+            else None
+        )
 
         def gather(folder: Path, decisions: int, driver: str | None = None) -> Any:
             return collect(
@@ -345,7 +349,7 @@ class Trainer:
 
         data = gather(self.run_dir / "pretrain", args.bc_decisions)
         self.pretrain = clone(data)
-        if args.bc_dagger_decisions > 0:
+        if initial is not None:
             driver = self.run_dir / "pretrain" / "dagger_driver"
             export_policy(self.model.policy, self.rules, driver, self.provenance())
             first = self.pretrain
