@@ -102,15 +102,14 @@ def _collect_chunk(job: ChunkJob) -> str:
         rewards: list[float] = []
         done = False
         while not done:
-            view = env.game.view(env.seat)
-            action = env.encoding.encode_action(teacher.act(view, rng))
+            action = env.encoding.encode_action(teacher.act(env.game.view(env.seat), rng))
             obs_rows.append(obs)
             masks.append(env.action_masks())
             actions.append(action)
             if driver is not None:
                 # The states come from the cloned policy's own play, the labels from the
                 # teacher: the clone learns to recover from its own mistakes.
-                action = env.encoding.encode_action(driver.choose(view))
+                action = driver.act(obs, masks[-1])
             obs, reward, done, _, _ = env.step(action)
             rewards.append(float(reward) * job.reward_scale)
         returns.extend(_discounted(rewards, job.gamma))
