@@ -76,6 +76,7 @@ __all__ = [
     "LevelBot",
     "load_bot",
     "load_level",
+    "levels_for",
     "rules_label",
     "resolve_rules",
     "shipped_configurations",
@@ -259,6 +260,13 @@ class LevelBot(Bot):
             "plays": "the view's rules, with the bot of its configuration",
             "about": LEVELS[self.level],
         }
+
+
+def levels_for(rules: Rules) -> list[str]:
+    """The levels that play ``rules``, weakest first: random and greedy always, casual
+    and trained where a bot is shipped for exactly these rules (a configuration's)."""
+    trained = configuration_of(rules) in shipped_configurations()
+    return [level for level in LEVELS if level in ("random", "greedy") or trained]
 
 
 def resolve_rules(rules: Rules | str | None) -> Rules:

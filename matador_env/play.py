@@ -52,8 +52,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from .bot import LEVELS, Bot, BotError, load_bot, shipped_configurations
-from .configs import CONFIGURATIONS, configuration, configuration_of
+from .bot import LEVELS, Bot, BotError, levels_for, load_bot
+from .configs import CONFIGURATIONS, configuration
 from .engine import (
     PRESETS,
     End,
@@ -668,7 +668,7 @@ def preset_list() -> str:
     """Every configuration with the bot levels that play it, then every preset."""
     lines = [f"{'configuration':<15}{'bot levels':<33}table"]
     for config in CONFIGURATIONS.values():
-        levels = ", ".join(available_levels(config.rules()))
+        levels = ", ".join(levels_for(config.rules()))
         lines.append(f"{config.name:<15}{levels:<33}{config.describe()}")
     lines += ["", f"{'preset':<15}about"]
     for name in PRESETS:
@@ -750,13 +750,6 @@ def describe_rules(args: argparse.Namespace, rules: Rules) -> str:
     return text
 
 
-def available_levels(rules: Rules) -> list[str]:
-    """The levels that play ``rules``: casual and trained where a bot is shipped for
-    exactly these rules (a configuration's)."""
-    trained_ok = configuration_of(rules) in shipped_configurations()
-    return [lv for lv in LEVELS if lv in ("random", "greedy") or trained_ok]
-
-
 def rules_flags(args: argparse.Namespace) -> list[str]:
     """The options that chose the rules, for a hint to run again."""
     flags = ["--config", args.config] if args.config else ["--preset", args.preset]
@@ -807,7 +800,7 @@ def main(
             if seat != args.seat:
                 bots[seat] = load_bot(args.level, rules=rules, seed=derive_seed(seed, -1 - seat))
     except BotError as exc:
-        works = ", ".join(available_levels(rules))
+        works = ", ".join(levels_for(rules))
         err.write(
             f"{PROG}: error: level {args.level!r} is not available for "
             f"{describe_rules(args, rules)}.\n"

@@ -117,8 +117,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .bot import LEVELS, Bot, BotError, load_bot, shipped_configurations
-from .configs import configuration_of
+from .bot import LEVELS, Bot, BotError, levels_for, load_bot, shipped_configurations
 from .engine import (
     BLANK,
     BRANCH,
@@ -300,13 +299,6 @@ def _invalid(field_name: str, message: str) -> RequestFailed:
     return RequestFailed(422, "invalid", message, field_name)
 
 
-def _levels_for(rules: Rules) -> list[str]:
-    # casual and trained where a bot is shipped for exactly these rules: a preset at
-    # a seat count (partnerships) of a shipped configuration, its target unchanged.
-    trained = configuration_of(rules) in shipped_configurations()
-    return [level for level in LEVELS if level in ("random", "greedy") or trained]
-
-
 def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
     """Settings of a new game from a request body, each field checked."""
     unknown = sorted(set(data) - set(SETTINGS_FIELDS))
@@ -343,10 +335,10 @@ def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
         rules = rules.replace(target_score=target)
     except RulesError as exc:
         raise _invalid(exc.field, str(exc)) from None
-    level = data.get("level", "trained" if "trained" in _levels_for(rules) else "greedy")
+    level = data.get("level", "trained" if "trained" in levels_for(rules) else "greedy")
     if not isinstance(level, str) or level not in LEVELS:
         raise _invalid("level", f"no level {level!r}; the levels are {', '.join(LEVELS)}")
-    if level not in _levels_for(rules):
+    if level not in levels_for(rules):
         teamed = " in teams" if teams else ""
         to = f" to {target}" if target != base.target_score else ""
         raise _invalid(
@@ -354,7 +346,7 @@ def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
             f"level {level!r} does not play {preset} with {players} players{teamed}{to}"
             ": a trained bot plays only the exact rules of its configuration (shipped: "
             f"{', '.join(c.name for c in shipped_configurations()) or 'none'}); "
-            f"levels for these rules: {', '.join(_levels_for(rules))}",
+            f"levels for these rules: {', '.join(levels_for(rules))}",
         )
     seat = integer("seat", 0, 0, players - 1)
     seed = integer("seed", random.SystemRandom().randrange(1 << 31), 0, (1 << 63) - 1)
@@ -620,8 +612,8 @@ class GameSessions:
             base = Rules.preset(name)
             levels: dict[str, list[str]] = {}
             for players in (2, 3, 4):
-                levels[str(players)] = _levels_for(Rules.preset(name, players=players))
-            levels["4t"] = _levels_for(Rules.preset(name, players=4, teams=True))
+                levels[str(players)] = levels_for(Rules.preset(name, players=players))
+            levels["4t"] = levels_for(Rules.preset(name, players=4, teams=True))
             presets.append(
                 {
                     "name": name,
