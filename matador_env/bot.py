@@ -212,6 +212,8 @@ class PolicyBot(Bot):
         self.temperature = temperature
 
     def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        if len(view.legal_moves) == 1:
+            return view.legal_moves[0]  # forced: the network has nothing to choose
         enc = self.policy.encoding
         legal = np.flatnonzero(enc.action_mask(view.legal_moves))
         logits = self.policy.logits(enc.observation(view))[legal].astype(np.float64)

@@ -276,6 +276,10 @@ class OnnxPolicy:
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("act: the mask marks no legal action")
+        if legal.size == 1:
+            # A forced move (a draw, a pass, a single fit): nothing for the network to
+            # choose, so it is not run, as the search and expert agents skip it too.
+            return int(legal[0])
         logits = self.logits(obs)[legal].astype(np.float64)
         if rng is None:
             return int(legal[int(np.argmax(logits))])
@@ -286,6 +290,8 @@ class OnnxPolicy:
         """The move for a seat's view (argmax, or sampled when ``rng`` is given)."""
         if view.rules != self.info.rules:
             raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))
+        if len(view.legal_moves) == 1:
+            return view.legal_moves[0]  # forced: see act()
         enc = self.encoding
         obs = enc.observation(view)
         mask = enc.action_mask(view.legal_moves)

@@ -76,6 +76,37 @@ def test_default_bot_is_the_shipped_policy() -> None:
     assert isinstance(load_bot(str(BOTS_DIR / "standard")), PolicyBot)
 
 
+def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view with one legal move is answered without running the network (in the
+    bot levels and in OnnxPolicy.choose/act); a real choice still runs it."""
+    from matador_env.policy import OnnxPolicy
+
+    runs = []
+    real = OnnxPolicy.logits
+    monkeypatch.setattr(OnnxPolicy, "logits", lambda self, obs: runs.append(1) or real(self, obs))
+    policy = default_policy()
+    bots = [load_bot("trained"), load_bot("casual", seed=1)]
+    forced = chosen = 0
+    for seed in range(40):
+        state = HandState.deal(STANDARD, seed)
+        while state.outcome is None:
+            view = state.view(state.to_move)
+            before = len(runs)
+            moves = [bot.choose(view) for bot in bots] + [policy.choose(view)]
+            enc = policy.encoding
+            obs, mask = enc.observation(view), enc.action_mask(view.legal_moves)
+            moves.append(enc.decode_action(policy.act(obs, mask, random.Random(0))))
+            assert all(m in view.legal_moves for m in moves)
+            if len(view.legal_moves) == 1:
+                forced += 1
+                assert len(runs) == before and set(moves) == {view.legal_moves[0]}
+            else:
+                chosen += 1
+                assert len(runs) == before + 4
+            state = state.apply(moves[0])
+    assert forced > 50 and chosen > 50
+
+
 def test_casual_is_reproducible_from_its_seed() -> None:
     def moves(seed: int) -> list[str]:
         bot = load_bot("casual", seed=seed)
