@@ -327,6 +327,30 @@ def test_a_driver_plays_the_learner_seat_while_the_teacher_labels(tmp_path: Path
     assert np.array_equal(plain["action"][same], dagger["action"][same])
 
 
+def test_skip_forced_records_only_real_choices(tmp_path: Path) -> None:
+    from train.pretrain import ChunkJob, _collect_chunk, _load_chunk
+
+    rules = Rules.preset("kardinal")  # draws one tile at a time: many forced moves
+
+    def chunk(name: str, skip: bool) -> dict[str, np.ndarray]:
+        job = ChunkJob(
+            rules.to_dict(), "expert", "expert", 300, 7, 0.99, 0.05, str(tmp_path / name),
+            None, skip,
+        )  # fmt: skip
+        return _load_chunk(Path(_collect_chunk(job)))
+
+    every, choices = chunk("every.npz", False), chunk("choices.npz", True)
+    assert len(choices["action"]) == 300
+    assert (every["mask"].sum(axis=1) == 1).sum() > 50
+    assert (choices["mask"].sum(axis=1) > 1).all()
+    # The same hands: the choices are the recorded-everything rows with a choice, in
+    # order, with the same labels and returns (the return still counts every step).
+    real = every["mask"].sum(axis=1) > 1
+    n = min(int(real.sum()), 300)
+    for key in ("obs", "action", "ret"):
+        assert np.array_equal(every[key][real][:n], choices[key][:n])
+
+
 def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
     from train.args import ArgsError
     from train.run import TrainArgs, load_run_args, recipe_decisions, recipe_teacher
@@ -347,3 +371,11 @@ def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
     (run / "args.json").write_text(json.dumps(dataclasses.asdict(args)))
     with pytest.raises(ArgsError, match="bc_teacher is 'auto', not fixed"):
         load_run_args(run, {})
+    # A run from before --bc-skip-forced recorded forced moves: it resumes so.
+    stored = dataclasses.asdict(dataclasses.replace(args, bc_teacher="expert"))
+    del stored["bc_skip_forced"]
+    (run / "args.json").write_text(json.dumps(stored))
+    assert load_run_args(run, {}).bc_skip_forced is False
+    stored["bc_skip_forced"] = True
+    (run / "args.json").write_text(json.dumps(stored))
+    assert load_run_args(run, {}).bc_skip_forced is True

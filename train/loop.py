@@ -333,6 +333,7 @@ class Trainer:
                 workers=args.bc_workers,
                 progress=args.progress,
                 driver=driver,
+                skip_forced=args.bc_skip_forced,
             )
 
         def clone(data: Any) -> dict[str, Any]:

@@ -64,6 +64,8 @@ class ChunkJob:
     driver: str | None = None
     """An exported policy that plays the learner's seat instead of the teacher (the
     DAgger round); the teacher still labels every decision."""
+    skip_forced: bool = False
+    """Record only decisions with more than one legal move."""
 
 
 def _discounted(rewards: list[float], gamma: float) -> list[float]:
@@ -101,18 +103,23 @@ def _collect_chunk(job: ChunkJob) -> str:
         episode += 1
         rewards: list[float] = []
         done = False
+        recorded: list[int] = []  # the steps of this hand that are recorded
         while not done:
             action = env.encoding.encode_action(teacher.act(env.game.view(env.seat), rng))
-            obs_rows.append(obs)
-            masks.append(env.action_masks())
-            actions.append(action)
+            mask = env.action_masks()
+            if not job.skip_forced or mask.sum() > 1:
+                recorded.append(len(rewards))
+                obs_rows.append(obs)
+                masks.append(mask)
+                actions.append(action)
             if driver is not None:
                 # The states come from the cloned policy's own play, the labels from the
                 # teacher: the clone learns to recover from its own mistakes.
-                action = driver.act(obs, masks[-1])
+                action = driver.act(obs, mask)
             obs, reward, done, _, _ = env.step(action)
             rewards.append(float(reward) * job.reward_scale)
-        returns.extend(_discounted(rewards, job.gamma))
+        discounted = _discounted(rewards, job.gamma)
+        returns.extend(discounted[step] for step in recorded)
     n = job.decisions
     arrays = {
         "obs": np.asarray(obs_rows[:n], np.float32),
@@ -147,6 +154,7 @@ def collect(
     workers: int,
     progress: bool,
     driver: str | None = None,
+    skip_forced: bool = False,
 ) -> dict[str, np.ndarray]:
     """The teacher's decisions (collected into ``folder``, reusing chunks already there);
     with ``driver`` (an exported policy) that policy plays the learner's seat and the
@@ -168,6 +176,7 @@ def collect(
                 reward_scale,
                 str(path),
                 driver,
+                skip_forced,
             )
         )
     todo = [j for j in jobs if not Path(j.path).is_file()]

@@ -136,6 +136,10 @@ class TrainArgs:
     """Warm start: decisions of the teacher to clone before PPO (0: none, PPO starts
     from a random network; -1: the recipe's, 150,000 with two players and 100,000
     with more, fixed in args.json when the run starts). See train/pretrain.py."""
+    bc_skip_forced: bool = False
+    """Warm start: record only decisions with more than one legal move (a forced move
+    teaches the policy nothing), so --bc-decisions counts real choices. Runs made before
+    this option recorded forced moves too and count them."""
     bc_teacher: str = "auto"
     """Agent spec of the teacher whose moves are cloned: the determinized search, or
     e.g. expert (0.1 ms a move). auto: the recipe's, search:samples=64 with two
@@ -366,6 +370,8 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     hints = get_type_hints(TrainArgs)
     if not isinstance(stored, dict):
         raise ArgsError(f"{saved} is not a JSON object of arguments; {fix}")
+    # Runs from before the option recorded forced moves too: they resume as they began.
+    stored.setdefault("bc_skip_forced", False)
     for key, value in stored.items():
         if key not in hints:
             raise ArgsError(f"{saved}: unknown argument {key!r}; {fix}")
