@@ -31,29 +31,45 @@ strategy this player follows; each idea is one term of a move's score:
   for the team, the more so when the partner is close to going out.
 
 Each term is a feature of :meth:`ExpertAgent.features`; the score is their
-weighted sum (:class:`ExpertWeights`, every weight settable from the spec, e.g.
-``expert:partner=8``). The player works from the seat's view only (its
-estimates of the other hands come from :class:`agents.knowledge.Knowledge`); it
-looks no further than the ends its move leaves and takes well under a
-millisecond per move.
+weighted sum. The weights depend on the configuration played: where
+``agents/expert_weights.json`` holds a set fitted for it (``python -m
+train.expert_fit``, see :func:`fitted_weights`), that set, else the base set
+:class:`ExpertWeights`. ``expert:weights=base`` plays the base set under every
+rules; every weight is settable from the spec on top (e.g. ``expert:partner=8``).
+The player works from the seat's view only (its estimates of the other hands
+come from :class:`agents.knowledge.Knowledge`); it looks no further than the
+ends its move leaves and takes well under a millisecond per move.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import random
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
 
-from matador_env.engine import Move, SeatView
+from matador_env.configs import configuration_of
+from matador_env.engine import Move, Rules, SeatView
 
 from .base import Agent, AgentSpecError, register
 from .knowledge import Knowledge, bits, regular_fit
 
-__all__ = ["ExpertAgent", "ExpertWeights", "FEATURES"]
+__all__ = [
+    "FEATURES",
+    "FITTED_WEIGHTS_PATH",
+    "ExpertAgent",
+    "ExpertWeights",
+    "ExpertWeightsError",
+    "fitted_weights",
+]
 
 
 @dataclass(frozen=True)
 class ExpertWeights:
-    """One weight per feature of a move (see :meth:`ExpertAgent.features`).
+    """One weight per feature of a move (see :meth:`ExpertAgent.features`); the
+    defaults are the base set, played where no set is fitted (:func:`fitted_weights`).
 
     The features are the strategy of the module docstring. The weights were first
     set by hand, then fitted by least squares to the move values that a large
@@ -109,15 +125,77 @@ class ExpertWeights:
 
 FEATURES: tuple[str, ...] = tuple(f.name for f in fields(ExpertWeights))
 
+FITTED_WEIGHTS_PATH = Path(__file__).with_name("expert_weights.json")
+"""The weights fitted per configuration, written by ``python -m train.expert_fit``."""
+
+
+class ExpertWeightsError(ValueError):
+    """The fitted-weights file is malformed (names the file and what is wrong)."""
+
+
+@functools.cache
+def fitted_weights(path: Path = FITTED_WEIGHTS_PATH) -> dict[str, ExpertWeights]:
+    """Configuration name -> the weights fitted for it and kept (confirmed in the arena).
+
+    A missing file means no fitted set: every configuration plays the base set.
+    A malformed one raises :class:`ExpertWeightsError`: it is never half read.
+    """
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries: dict[str, Any] = data["configurations"]
+        out = {}
+        for name, entry in entries.items():
+            if not entry["kept"]:
+                continue
+            weights = entry["weights"]
+            unknown = sorted(set(weights) - set(FEATURES))
+            if unknown:
+                raise ExpertWeightsError(
+                    f"{path}: {name}: unknown weights {unknown}; known: {', '.join(FEATURES)}"
+                )
+            out[name] = ExpertWeights(**{k: float(v) for k, v in weights.items()})
+        return out
+    except ExpertWeightsError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ExpertWeightsError(
+            f"{path}: not a fitted-weights file ({type(e).__name__}: {e}); "
+            "rebuild it with python -m train.expert_fit"
+        ) from None
+
 
 class ExpertAgent(Agent):
     """The strongest hand-written player: a one-ply score of every legal move."""
 
     name = "expert"
 
-    def __init__(self, weights: ExpertWeights | None = None) -> None:
-        self.w = weights or ExpertWeights()
-        self._vector = astuple(self.w)
+    def __init__(
+        self,
+        weights: ExpertWeights | None = None,
+        overrides: dict[str, float] | None = None,
+    ) -> None:
+        """``weights``: one set for every rules; None: the set fitted for the view's
+        configuration (:func:`fitted_weights`), else the base set. ``overrides``
+        replaces single weights of whichever set applies."""
+        self.fixed = weights
+        self.overrides = dict(overrides or {})
+        self._vectors: dict[Rules, tuple[float, ...]] = {}
+
+    def weights_for(self, rules: Rules) -> ExpertWeights:
+        """The weights this player uses under ``rules``."""
+        weights = self.fixed
+        if weights is None:
+            config = configuration_of(rules)
+            weights = fitted_weights().get(config.name) if config else None
+        return replace(weights or ExpertWeights(), **self.overrides)
+
+    def _vector(self, rules: Rules) -> tuple[float, ...]:
+        vector = self._vectors.get(rules)
+        if vector is None:
+            vector = self._vectors[rules] = astuple(self.weights_for(rules))
+        return vector
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         moves = view.legal_moves
@@ -130,7 +208,7 @@ class ExpertAgent(Agent):
 
     def scores(self, view: SeatView, knowledge: Knowledge | None = None) -> list[float]:
         """The score of each of ``view.legal_moves`` (higher is better; a domino is best)."""
-        w = self._vector
+        w = self._vector(view.rules)
         out = []
         for f in self.features(view, knowledge):
             if f is None:
@@ -309,15 +387,23 @@ class _Context:
 
 
 def _build(options: dict[str, str]) -> Agent:
+    weights = options.pop("weights", "fitted")
+    if weights not in ("fitted", "base"):
+        raise AgentSpecError(
+            f"expert option weights={weights!r}: expected fitted (the set fitted for the "
+            "configuration played, the default) or base (the base set under every rules)"
+        )
     values = {}
     for key, raw in options.items():
         if key not in FEATURES:
-            raise AgentSpecError(f"expert has no option {key!r}; options: {', '.join(FEATURES)}")
+            raise AgentSpecError(
+                f"expert has no option {key!r}; options: weights, {', '.join(FEATURES)}"
+            )
         try:
             values[key] = float(raw)
         except ValueError:
             raise AgentSpecError(f"expert option {key}={raw!r}: expected a number") from None
-    return ExpertAgent(ExpertWeights(**values))
+    return ExpertAgent(ExpertWeights() if weights == "base" else None, values)
 
 
-register("expert", _build, "expert")
+register("expert", _build, "expert[:weights=fitted|base,<weight>=<number>]")

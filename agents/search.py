@@ -47,7 +47,7 @@ from typing import Any
 from matador_env.engine import HandState, Move, Outcome, Rules, SeatView, blocked_points
 
 from .base import Agent, AgentSpecError, register
-from .expert import ExpertAgent
+from .expert import ExpertAgent, ExpertWeights
 from .knowledge import Knowledge, Tables, bits
 
 __all__ = [
@@ -520,7 +520,10 @@ class SearchAgent(Agent):
         self.halving = halving
         self.fast = bool(fast) and batch_playouts_available()
         """Compiled batch playouts (needs numba); else bit masks or the engine."""
-        self.expert = ExpertAgent()
+        # The candidates are ordered by the base weights, the set the rollout policy's
+        # constants above come from, under every rules: the search (and the bots that
+        # cloned it) were measured with that order.
+        self.expert = ExpertAgent(ExpertWeights())
         self.name = f"search:samples={samples},playouts={playouts},width={width}"
         if not fast:
             self.name += ",fast=0"

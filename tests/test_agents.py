@@ -55,7 +55,7 @@ def test_known_specs_build_their_agents() -> None:
     agent = make_agent("search:samples=8,playouts=2,width=4,halving=0")
     assert isinstance(agent, SearchAgent)
     assert (agent.samples, agent.playouts, agent.width, agent.halving) == (8, 2, 4, 0)
-    assert make_agent(" expert:matador=12 ").w.matador == 12.0  # type: ignore[attr-defined]
+    assert make_agent(" expert:matador=12 ").weights_for(Rules()).matador == 12.0  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,163 @@
+"""The expert's weights per configuration: the file, the agent's choice of set, the fit."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import astuple, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents.expert as expert_module
+from agents import AgentSpecError, make_agent
+from agents.expert import (
+    FEATURES,
+    FITTED_WEIGHTS_PATH,
+    ExpertAgent,
+    ExpertWeights,
+    ExpertWeightsError,
+    fitted_weights,
+)
+from matador_env.configs import CONFIGURATIONS, configuration
+from matador_env.engine import HandState, Rules
+from train.expert_fit import Labelled, fit_weights, main, weights_spec
+
+
+def _write(path: Path, configurations: dict) -> Path:  # type: ignore[type-arg]
+    path.write_text(json.dumps({"format": 1, "configurations": configurations}))
+    return path
+
+
+def test_the_shipped_file_names_configurations_and_every_weight() -> None:
+    fitted = fitted_weights()
+    assert set(fitted) <= set(CONFIGURATIONS)
+    data = json.loads(FITTED_WEIGHTS_PATH.read_text())
+    for name, entry in data["configurations"].items():
+        assert name in CONFIGURATIONS
+        assert set(entry["weights"]) == set(FEATURES)
+        # Kept exactly where the fitted set beat the base set in its confirming run.
+        assert entry["kept"] == (entry["confirm"]["points_per_hand"]["lo"] > 0)
+        assert (name in fitted) == entry["kept"]
+
+
+def test_fitted_weights_reads_only_kept_sets(tmp_path: Path) -> None:
+    weights = dict(zip(FEATURES, astuple(replace(ExpertWeights(), partner=1.5)), strict=True))
+    path = _write(
+        tmp_path / "w.json",
+        {
+            "leiden": {"kept": True, "weights": weights},
+            "polish": {"kept": False, "weights": weights},
+        },
+    )
+    assert fitted_weights(path) == {"leiden": replace(ExpertWeights(), partner=1.5)}
+    assert fitted_weights(tmp_path / "missing.json") == {}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("not json", "not a fitted-weights file"),
+        ('{"configurations": {"leiden": {"weights": {}}}}', "KeyError"),
+        (
+            '{"configurations": {"leiden": {"kept": true, "weights": {"nerve": 1}}}}',
+            "unknown weights",
+        ),
+        ('{"configurations": {"leiden": {"kept": true, "weights": {"block": "x"}}}}', "ValueError"),
+    ],
+)
+def test_a_malformed_weights_file_is_refused(tmp_path: Path, content: str, says: str) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(content)
+    with pytest.raises(ExpertWeightsError, match=says) as info:
+        fitted_weights(path)
+    assert str(path) in str(info.value)
+
+
+def test_the_expert_plays_the_set_of_the_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    leiden = replace(ExpertWeights(), block=-7.0)
+    monkeypatch.setattr(expert_module, "fitted_weights", lambda: {"leiden": leiden})
+    expert = ExpertAgent()
+    assert expert.weights_for(configuration("leiden").rules()) == leiden
+    assert expert.weights_for(configuration("polish").rules()) == ExpertWeights()
+    assert expert.weights_for(Rules(hand_size=5)) == ExpertWeights()  # no configuration
+    # weights=base plays the base set everywhere; single weights go on top of either.
+    base = make_agent("expert:weights=base")
+    assert isinstance(base, ExpertAgent)
+    assert base.weights_for(configuration("leiden").rules()) == ExpertWeights()
+    tuned = make_agent("expert:partner=2")
+    assert isinstance(tuned, ExpertAgent)
+    assert tuned.weights_for(configuration("leiden").rules()) == replace(leiden, partner=2.0)
+    # The scores follow the set: the same view, scored with the fitted and base sets.
+    rules = configuration("leiden").rules()
+    state = HandState.deal(rules, 4)
+    view = state.view(state.to_move)
+    w = np.array(astuple(leiden))
+    features = [f for f in expert.features(view) if f is not None]
+    scores = [
+        s for s, f in zip(expert.scores(view), expert.features(view), strict=True) if f is not None
+    ]
+    assert scores == pytest.approx([float(np.dot(w, f)) for f in features])
+
+
+def test_bad_weight_sets_are_refused() -> None:
+    with pytest.raises(AgentSpecError, match="expected fitted .* or base"):
+        make_agent("expert:weights=mine")
+
+
+def test_the_fit_recovers_the_weights_that_made_the_values() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=len(FEATURES))
+    truth[FEATURES.index("partner")] = 99.0  # never varies below: must keep the base value
+    data = []
+    for _ in range(300):
+        x = rng.normal(size=(4, len(FEATURES)))
+        x[:, FEATURES.index("partner")] = 0.7
+        data.append(Labelled(x, x @ truth + 5.0))  # a per-position offset changes nothing
+    fitted = np.array(astuple(fit_weights(data, ExpertWeights(), ridge=0.0)))
+    expected = truth.copy()
+    expected[FEATURES.index("partner")] = ExpertWeights().partner
+    assert fitted == pytest.approx(expected, rel=1e-3, abs=1e-3)
+    # The ridge pulls towards the base set.
+    pulled = np.array(astuple(fit_weights(data, ExpertWeights(), ridge=100.0)))
+    base = np.array(astuple(ExpertWeights()))
+    assert np.abs(pulled - base).sum() < np.abs(fitted - base).sum()
+
+
+def test_the_weights_spec_plays_those_weights() -> None:
+    weights = replace(ExpertWeights(), force=3.25, draw=-0.5)
+    agent = make_agent(weights_spec(weights))
+    assert isinstance(agent, ExpertAgent)
+    for config in ("standard", "leiden", "pagat_teams"):
+        assert agent.weights_for(configuration(config).rules()) == weights
+
+
+def test_a_tiny_fit_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "weights.json"
+    tiny = ["--positions", "12", "--samples", "4", "--confirm-hands", "8", "--workers", "1"]
+    tiny += ["--out", str(out), "--no-progress"]
+    assert main(["--only", "leiden", *tiny]) == 0
+    first = json.loads(out.read_text())["configurations"]
+    assert list(first) == ["leiden"] and first["leiden"]["positions"] == 12
+    assert first["leiden"]["confirm"]["hands"] == 8
+    # Another configuration is added; leiden's entry stays as it was.
+    assert main(["--only", "standard_4p", *tiny]) == 0
+    second = json.loads(out.read_text())["configurations"]
+    assert second["leiden"] == first["leiden"] and "standard_4p" in second
+    assert second["standard_4p"]["confirm"]["hands"] == 8  # 1 deal x 8 field seatings
+    # The same command and seed give the same weights.
+    assert main(["--only", "leiden", *tiny]) == 0
+    assert json.loads(out.read_text())["configurations"]["leiden"] == first["leiden"]
+    loaded = fitted_weights(out)
+    assert set(loaded) == {n for n, e in second.items() if e["kept"]}
+    # A fitted set plays legal moves.
+    rules = configuration("leiden").rules()
+    agent = make_agent(weights_spec(ExpertWeights(**first["leiden"]["weights"])))
+    state = HandState.deal(rules, 1)
+    rng = random.Random(1)
+    while state.outcome is None:
+        view = state.view(state.to_move)
+        move = agent.act(view, rng)
+        assert move in view.legal_moves
+        state = state.apply(move)

@@ -1,0 +1,314 @@
+"""Fit the expert's weights for each configuration: ``python -m train.expert_fit``.
+
+The expert scores a move by a weighted sum of its features (:mod:`agents.expert`).
+Its base weights were fitted on the two-player standard rules; this command fits a
+set for each configuration of :data:`matador_env.configs.CONFIGURATIONS` (or those
+named by ``--only``) the same way, and keeps it only where the arena confirms it:
+
+1. **positions**: hands of expert play (the base set in every seat) on seeded
+   deals; each decision with at least two distinct moves and none that goes out
+   is a position, kept with chance ``--keep`` so that one hand gives a few;
+2. **labels**: the determinized search (``search:samples=N,halving=0``: every
+   candidate, the expert's ``width`` favourites, is played out in the same ``N``
+   sampled worlds) values each candidate by the points it brings in the end;
+3. **fit**: least squares of the expert's score to those values, both centred per
+   position (only the differences between one position's moves decide), with a
+   ridge pull towards the base set (``--ridge``), so a weight the configuration
+   never exercises keeps its base value;
+4. **confirm**: the fitted set plays the base set on duplicate deals of another
+   seed (``--confirm-hands``; with 3-4 seats each for himself, alone against a
+   field of the other); the set is kept only when it scores more points per hand
+   with the 95% interval's lower bound above zero; else the base set stays.
+
+Every configuration is fitted and confirmed in worker processes (``--workers``),
+and the result, each configuration's figures and the command are written to
+``agents/expert_weights.json`` in one atomic replace; with ``--only`` the other
+configurations' entries stay as they were. The same command and seed give the same
+file. Time on two cores: about a minute per two-player double-six configuration,
+several for the larger sets and 3-4 seats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.expert import FEATURES, FITTED_WEIGHTS_PATH, ExpertAgent, ExpertWeights
+from agents.search import SearchAgent
+from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, seat_patterns
+from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
+from matador_env.engine import HandState, SeatView
+
+from .files import atomic_write_json
+
+__all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
+
+BASE_SPEC = "expert:weights=base"
+CHUNK = 50
+"""Positions per unit of work."""
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One position: each candidate's features (rows) and the search's value of it."""
+
+    features: np.ndarray
+    values: np.ndarray
+
+
+def positions(config: Configuration, seed: int, keep: float) -> Iterator[SeatView]:
+    """Views of expert play (base weights, every seat) with a choice to make and no
+    move that goes out, each kept with chance ``keep``; deals from ``seed`` on."""
+    rules = config.rules()
+    expert = ExpertAgent(ExpertWeights())
+    rng = random.Random(derive(seed, "positions"))
+    deal = 0
+    while True:
+        state = HandState.deal(rules, derive(seed, "deal", deal))
+        deal += 1
+        while state.outcome is None:
+            view = state.view(state.to_move)
+            moves = view.legal_moves
+            if (
+                len(moves) > 1
+                and rng.random() < keep
+                and all(f is not None for f in expert.features(view))
+            ):
+                yield view
+            state = state.apply(expert.act(view, rng))
+
+
+def label_positions(
+    config: Configuration, seed: int, count: int, samples: int, width: int, keep: float
+) -> list[Labelled]:
+    """``count`` positions of ``config`` from ``seed``, each labelled by the search."""
+    expert = ExpertAgent(ExpertWeights())
+    search = SearchAgent(samples=samples, width=width, halving=0)
+    rng = random.Random(derive(seed, "search"))
+    out: list[Labelled] = []
+    for view in positions(config, seed, keep):
+        _, valued = search.evaluate(view, rng)
+        if len(valued) < 2:
+            continue  # every move leaves the same ends: nothing to tell apart
+        features = expert.features(view)
+        rows = [features[view.legal_moves.index(move)] for move, _ in valued]
+        out.append(
+            Labelled(
+                np.array(rows, dtype=np.float64),
+                np.array([value for _, value in valued], dtype=np.float64),
+            )
+        )
+        if len(out) == count:
+            return out
+    raise AssertionError("positions() never ends")  # pragma: no cover
+
+
+def fit_weights(data: list[Labelled], base: ExpertWeights, ridge: float) -> ExpertWeights:
+    """Least squares of the score to the values, per position centred, pulled towards
+    ``base`` by ``ridge`` (in units of the positions' own spread of each feature)."""
+    x = np.concatenate([d.features - d.features.mean(axis=0) for d in data])
+    y = np.concatenate([d.values - d.values.mean() for d in data])
+    w0 = np.array(astuple(base), dtype=np.float64)
+    spread = (x**2).mean(axis=0)
+    # A feature that never varies within a position is not fitted: it keeps w0.
+    penalty = np.where(spread > 1e-12, ridge * len(x) * spread, 1.0)
+    w = np.linalg.solve(x.T @ x + np.diag(penalty), x.T @ y + penalty * w0)
+    return ExpertWeights(*(float(f"{v:.4g}") for v in w))
+
+
+def agreement(data: list[Labelled], weights: ExpertWeights) -> float:
+    """The share of positions where the weights' best candidate is the search's."""
+    w = np.array(astuple(weights), dtype=np.float64)
+    hits = sum(int(np.argmax(d.features @ w) == np.argmax(d.values)) for d in data)
+    return hits / len(data)
+
+
+def weights_spec(weights: ExpertWeights) -> str:
+    """The agent spec that plays ``weights`` under every rules."""
+    return "expert:" + ",".join(
+        f"{k}={v!r}" for k, v in zip(FEATURES, astuple(weights), strict=True)
+    )
+
+
+def _label_unit(unit: tuple[str, int, int, int, int, float]) -> tuple[str, list[Labelled]]:
+    name, seed, count, samples, width, keep = unit
+    return name, label_positions(configuration(name), seed, count, samples, width, keep)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.expert_fit",
+        description="Fit the expert's weights per configuration to the search's move "
+        "values, keep each set only where it beats the base set in the arena, and write "
+        "agents/expert_weights.json.",
+    )
+    names = list(CONFIGURATIONS)
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help=f"one of {', '.join(names)} (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--positions", type=int, default=3000, help="positions per configuration (default 3000)"
+    )
+    parser.add_argument(
+        "--samples", type=int, default=128, help="search worlds per candidate (default 128)"
+    )
+    parser.add_argument("--width", type=int, default=6, help="candidates per position (default 6)")
+    parser.add_argument(
+        "--keep", type=float, default=0.5, help="chance a decision becomes a position (default 0.5)"
+    )
+    parser.add_argument(
+        "--ridge", type=float, default=0.05, help="pull towards the base set (default 0.05)"
+    )
+    parser.add_argument(
+        "--confirm-hands", type=int, default=1000, help="hands of fitted vs base (default 1000)"
+    )
+    parser.add_argument("--seed", type=int, default=11, help="positions and labels (default 11)")
+    parser.add_argument(
+        "--confirm-seed", type=int, default=12, help="the confirming deals (default 12)"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=FITTED_WEIGHTS_PATH,
+        help="the weights file (default agents/expert_weights.json)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        args.configs = [configuration(n) for n in (args.only or names)]
+    except ConfigurationError as e:
+        parser.error(str(e))
+    for flag in ("positions", "samples", "width", "confirm_hands", "workers"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
+    if not 0 < args.keep <= 1:
+        parser.error("--keep must be in (0, 1]")
+    if not args.ridge >= 0:
+        parser.error("--ridge must be >= 0")
+    return args
+
+
+def _existing(path: Path) -> dict[str, Any]:
+    """The configurations already in the weights file (kept by ``--only`` runs)."""
+    if not path.exists():
+        return {}
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8"))["configurations"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise SystemExit(
+            f"{path}: not a fitted-weights file ({e}); move it away to rebuild"
+        ) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    entries = _existing(args.out)
+    base = ExpertWeights()
+    units = [
+        (
+            c.name,
+            derive(args.seed, c.name, k),
+            min(CHUNK, args.positions - lo),
+            args.samples,
+            args.width,
+            args.keep,
+        )
+        for c in args.configs
+        for k, lo in enumerate(range(0, args.positions, CHUNK))
+    ]
+    labelled: dict[str, list[Labelled]] = {c.name: [] for c in args.configs}
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.positions * len(args.configs), unit="position", file=sys.stderr)
+    start = time.perf_counter()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(processes=min(args.workers, len(units))) as pool:
+        # imap keeps the units' order, so the data (and the fit) do not depend on timing.
+        for name, data in pool.imap(_label_unit, units):
+            labelled[name].extend(data)
+            if bar is not None:
+                bar.update(len(data))
+    if bar is not None:
+        bar.close()
+    seconds = time.perf_counter() - start
+    print(f"labelled {sum(map(len, labelled.values()))} positions in {seconds:.0f} s")
+    for config in args.configs:
+        data = labelled[config.name]
+        fitted = fit_weights(data, base, args.ridge)
+        rules = config.rules()
+        patterns = len(seat_patterns(rules, field=True))
+        plan = RunPlan(
+            rules,
+            [Pairing(weights_spec(fitted), BASE_SPEC)],
+            deals=max(1, math.ceil(args.confirm_hands / patterns)),
+            matches=0,
+            seed=args.confirm_seed,
+            field=True,
+        )
+        _, points = duplicate_figures(run(plan, args.workers))
+        # Kept only when the arena confirms it: the interval's lower bound above zero.
+        kept = points.lo > 0
+        entries[config.name] = {
+            "kept": kept,
+            "weights": dict(zip(FEATURES, astuple(fitted), strict=True)),
+            "positions": len(data),
+            "agreement_with_search": {
+                "base": round(agreement(data, base), 4),
+                "fitted": round(agreement(data, fitted), 4),
+            },
+            "method": {
+                k: getattr(args, k)
+                for k in ("positions", "samples", "width", "keep", "ridge", "seed")
+            },
+            "confirm": {
+                "against": BASE_SPEC,
+                "hands": plan.games(),
+                "seed": args.confirm_seed,
+                "points_per_hand": {
+                    "mean": round(points.mean, 3),
+                    "lo": round(points.lo, 3),
+                    "hi": round(points.hi, 3),
+                },
+            },
+        }
+        print(
+            f"{config.name:14} agreement with search {agreement(data, base):.3f} -> "
+            f"{agreement(data, fitted):.3f}; fitted vs base {points.mean:+.2f} "
+            f"[{points.lo:+.2f}, {points.hi:+.2f}] over {plan.games()} hands: "
+            f"{'kept' if kept else 'not kept (the base set stays)'}",
+            flush=True,
+        )
+    command = "python -m train.expert_fit " + " ".join(sys.argv[1:] if argv is None else argv)
+    atomic_write_json(
+        args.out,
+        {
+            "format": 1,
+            "about": "The expert's weights fitted per configuration (agents/expert.py); "
+            "written by python -m train.expert_fit, only sets with kept=true are played.",
+            "configurations": {name: entries[name] for name in sorted(entries)},
+            "last_command": command.strip(),
+        },
+    )
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
