@@ -161,3 +161,18 @@ def test_a_tiny_fit_end_to_end(tmp_path: Path) -> None:
         move = agent.act(view, rng)
         assert move in view.legal_moves
         state = state.apply(move)
+
+
+def test_bad_arguments_are_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "w.json"
+    for argv, says in (
+        (["--only", "nope"], "unknown configuration 'nope'"),
+        (["--positions", "0"], "--positions must be at least 1"),
+        (["--keep", "1.5"], "--keep must be in (0, 1]"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main([*argv, "--out", str(out)])
+        assert info.value.code == 2 and says in capsys.readouterr().err
+    assert not out.exists()

@@ -152,45 +152,37 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         description="Fit the expert's weights per configuration to the search's move "
         "values, keep each set only where it beats the base set in the arena, and write "
         "agents/expert_weights.json.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     names = list(CONFIGURATIONS)
     parser.add_argument(
         "--only",
-        action="append",
+        nargs="+",
         metavar="NAME",
-        help=f"one of {', '.join(names)} (repeatable; default: all)",
+        default=names,
+        help="configurations to fit",
     )
+    parser.add_argument("--positions", type=int, default=3000, help="positions per configuration")
+    parser.add_argument("--samples", type=int, default=128, help="search worlds per candidate")
+    parser.add_argument("--width", type=int, default=6, help="candidates per position")
     parser.add_argument(
-        "--positions", type=int, default=3000, help="positions per configuration (default 3000)"
+        "--keep", type=float, default=0.5, help="chance a decision becomes a position"
     )
-    parser.add_argument(
-        "--samples", type=int, default=128, help="search worlds per candidate (default 128)"
-    )
-    parser.add_argument("--width", type=int, default=6, help="candidates per position (default 6)")
-    parser.add_argument(
-        "--keep", type=float, default=0.5, help="chance a decision becomes a position (default 0.5)"
-    )
-    parser.add_argument(
-        "--ridge", type=float, default=0.05, help="pull towards the base set (default 0.05)"
-    )
-    parser.add_argument(
-        "--confirm-hands", type=int, default=1000, help="hands of fitted vs base (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=11, help="positions and labels (default 11)")
-    parser.add_argument(
-        "--confirm-seed", type=int, default=12, help="the confirming deals (default 12)"
-    )
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--ridge", type=float, default=0.05, help="pull towards the base set")
+    parser.add_argument("--confirm-hands", type=int, default=1000, help="hands of fitted vs base")
+    parser.add_argument("--seed", type=int, default=11, help="positions and labels")
+    parser.add_argument("--confirm-seed", type=int, default=12, help="the confirming deals")
+    parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument(
         "--out",
         type=Path,
         default=FITTED_WEIGHTS_PATH,
-        help="the weights file (default agents/expert_weights.json)",
+        help="the weights file",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        args.configs = [configuration(n) for n in (args.only or names)]
+        args.configs = [configuration(n) for n in args.only]
     except ConfigurationError as e:
         parser.error(str(e))
     for flag in ("positions", "samples", "width", "confirm_hands", "workers"):
