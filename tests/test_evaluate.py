@@ -320,7 +320,8 @@ def test_cli_rejects_bad_arguments(argv: list[str], says: str, capsys) -> None: 
     err = capsys.readouterr().err
     assert says in err
     if "unknown agent" in says:
-        assert "known specs: random, greedy, expert, policy:" in err and "search[" in err
+        assert "known specs: random, greedy, expert[:weights=fitted|base," in err
+        assert "policy:" in err and "search[" in err
 
 
 def test_cli_rejects_an_out_path_that_is_a_file(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
