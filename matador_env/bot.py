@@ -215,10 +215,12 @@ class PolicyBot(Bot):
         if len(view.legal_moves) == 1:
             return view.legal_moves[0]  # forced: the network has nothing to choose
         enc = self.policy.encoding
-        legal = np.flatnonzero(enc.action_mask(view.legal_moves))
-        logits = self.policy.logits(enc.observation(view))[legal].astype(np.float64)
+        legal = enc.action_mask(view.legal_moves).nonzero()[0]
+        logits = self.policy.logits(enc.observation(view)).take(legal)
         if self.temperature == 0:
-            return enc.decode_action(int(legal[int(np.argmax(logits))]))
+            # The argmax needs no float64: see OnnxPolicy._pick.
+            return enc.decode_action(int(legal[logits.argmax()]))
+        logits = logits.astype(np.float64)
         weights = np.exp((logits - logits.max()) / self.temperature)
         return enc.decode_action(int(rng.choices(legal.tolist(), weights=weights.tolist())[0]))
 

@@ -283,6 +283,30 @@ class Encoding:
             for seat in range(n)
         )
 
+        # observation() runs on every move a trained bot makes, so what does not
+        # depend on the view is resolved here once: piece starts (a dict lookup per
+        # piece per call was measurable), tile indices (Tile.index is computed on
+        # each access) and, per observer, where each seat's cannot-answer row lies.
+        at = {name: sl.start for name, sl in self.offsets.items()}
+        self._hand0, self._played0, self._ends0 = at["hand"], at["played"], at["ends"]
+        self._boneyard_at = at["boneyard"]
+        self._passes_at = at["passes"]
+        self._target_at = at["target"]
+        self._sizes0, self._scores0 = at["hand_sizes"], at["scores"]
+        self._leader0, self._to_move0 = at["leader"], at["to_move"]
+        self._partner_at = at["partner"] + 1 if rules.teams else None
+        self._tile_index: dict[Tile, int] = {t: t.index for t in self.tiles}
+        self._cannot_rows: tuple[tuple[int | None, ...], ...] = tuple(
+            tuple(
+                None if other == seat else at["cannot_answer"] + ((other - seat) % n - 1) * C
+                for other in range(n)
+            )
+            for seat in range(n)
+        )
+        # The last rules object found equal to ours (Rules is frozen, so it stays
+        # equal): an identity test then spares the dataclass comparison per call.
+        self._rules_seen: Rules = rules
+
     # -- actions ----------------------------------------------------------------------
 
     def encode_action(self, move: Move | str) -> int:
@@ -369,39 +393,70 @@ class Encoding:
 
     def observation(self, view: SeatView) -> np.ndarray:
         """The observation vector of a seat's view (see the pieces table)."""
-        if view.rules != self.rules:
-            raise ValueError("observation: the view's rules differ from this encoding's")
+        # The hot path of a trained bot's move: scalar writes at precomputed
+        # positions, no temporary table. ObservationTracker and the tests hold it
+        # equal, number for number, to the pieces table.
+        rules = view.rules
+        if rules is not self._rules_seen:
+            if rules != self.rules:
+                raise ValueError("observation: the view's rules differ from this encoding's")
+            self._rules_seen = rules
         obs = np.zeros(self.obs_size, np.float32)
-        off = self.offsets
         seat = view.seat
-        h0 = off["hand"].start
-        for tile in view.hand:
-            obs[h0 + tile.index] = 1.0
-        p0 = off["played"].start
-        for tile in view.layout:
-            obs[p0 + tile.index] = 1.0
-        self.ends_vector(view.ends, obs[off["ends"]])
+        tile_index = self._tile_index
+        try:
+            h0 = self._hand0
+            for tile in view.hand:
+                obs[h0 + tile_index[tile]] = 1.0
+            p0 = self._played0
+            for tile in view.layout:
+                obs[p0 + tile_index[tile]] = 1.0
+        except KeyError as exc:
+            raise ValueError(
+                f"observation: {exc.args[0]} is not a tile of the double-{rules.set_max} set"
+            ) from None
+        row = self._ends0
+        K = self.end_width
+        v0 = len(KINDS)
+        for kind, v, v2 in view.ends:
+            obs[row + _KIND_INDEX[kind]] = 1.0
+            if v is not None:
+                obs[row + v0 + v] = 1.0
+            if v2 is not None:
+                obs[row + v0 + v2] = 1.0
+            row += K
         n = self.players
         inv_t = self.inv_tiles
-        obs[off["boneyard"].start] = view.boneyard_size * inv_t
-        obs[off["passes"].start] = view.passes_in_row * self.inv_players
-        obs[off["target"].start] = self.target_value
-        others = self.others[seat]
-        hs = off["hand_sizes"].start
-        for k, other in enumerate(others):
-            obs[hs + k] = view.hand_sizes[other] * inv_t
-        if self.rules.teams:
+        obs[self._boneyard_at] = view.boneyard_size * inv_t
+        obs[self._passes_at] = view.passes_in_row * self.inv_players
+        obs[self._target_at] = self.target_value
+        hand_sizes = view.hand_sizes
+        hs = self._sizes0
+        for k, other in enumerate(self.others[seat]):
+            obs[hs + k] = hand_sizes[other] * inv_t
+        if self._partner_at is not None:
             # The partner sits opposite: seat + 2, the second of the others.
-            obs[off["partner"].start + 1] = 1.0
-        cannot = self.cannot_answer_table(view.history)
-        obs[off["cannot_answer"]] = cannot[list(others)].ravel()
-        if view.scores is not None:
-            sc = off["scores"].start
+            obs[self._partner_at] = 1.0
+        # The cannot-answer rows straight from the history (as cannot_answer_table
+        # builds them): only a draw or a pass marks, and the observer's own row is
+        # not part of the observation.
+        rows = self._cannot_rows[seat]
+        marks = self.cannot_answer_marks
+        for event in view.history:
+            if event[1][0] == "play":
+                continue
+            base = rows[event[0]]
+            if base is not None:
+                for col in marks(event):
+                    obs[base + col] = 1.0
+        scores = view.scores
+        if scores is not None:
+            sc = self._scores0
             scale = self.score_scale
             for k, side in enumerate(self.side_order[seat]):
-                obs[sc + k] = min(view.scores[side], scale) / scale
-        obs[off["leader"].start + (view.leader - seat) % n] = 1.0
-        obs[off["to_move"].start + (view.to_move - seat) % n] = 1.0
+                obs[sc + k] = min(scores[side], scale) / scale
+        obs[self._leader0 + (view.leader - seat) % n] = 1.0
+        obs[self._to_move0 + (view.to_move - seat) % n] = 1.0
         return obs
 
     def state_tensor(

@@ -209,6 +209,10 @@ class OnnxPolicy:
                 f"({type(exc).__name__}: {_short(str(exc))}); re-export the policy"
             ) from None
         self._check_signature()
+        self._outputs = ["logits"]
+        # The last rules object found equal to the policy's (Rules is frozen, so it
+        # stays equal): an identity test then spares the dataclass comparison per move.
+        self._rules_seen = info.rules
         # One probe catches a graph that fails or answers with the wrong size at run time.
         self.logits(np.zeros(info.obs_size, dtype=np.float32))
 
@@ -254,7 +258,7 @@ class OnnxPolicy:
                 f"got shape {np.shape(obs)}"
             )
         try:
-            out = self._session.run(None, {"obs": x})[0]
+            out = self._session.run(self._outputs, {"obs": x})[0]
         except Exception as exc:  # onnxruntime's errors share no base class but Exception
             raise PolicyError(
                 f"{self.path}: the network failed ({type(exc).__name__}: {_short(str(exc))})"
@@ -280,22 +284,33 @@ class OnnxPolicy:
             # A forced move (a draw, a pass, a single fit): nothing for the network to
             # choose, so it is not run, as the search and expert agents skip it too.
             return int(legal[0])
-        logits = self.logits(obs)[legal].astype(np.float64)
+        return self._pick(obs, legal, rng)
+
+    def _pick(self, obs: np.ndarray, legal: np.ndarray, rng: random.Random | None) -> int:
+        """The action among ``legal`` (two or more, ascending) as :meth:`act` plays it."""
+        logits = self.logits(obs).take(legal)
         if rng is None:
-            return int(legal[int(np.argmax(logits))])
+            # float32 -> float64 is exact and order-preserving, and argmax keeps the
+            # first of equal maxima in both, so there is no need to widen here.
+            return int(legal[logits.argmax()])
+        logits = logits.astype(np.float64)
         weights = np.exp(logits - logits.max())
         return int(rng.choices(legal.tolist(), weights=weights.tolist())[0])
 
     def choose(self, view: SeatView, rng: random.Random | None = None) -> Move:
         """The move for a seat's view (argmax, or sampled when ``rng`` is given)."""
-        if view.rules != self.info.rules:
-            raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))
-        if len(view.legal_moves) == 1:
-            return view.legal_moves[0]  # forced: see act()
+        rules = view.rules
+        if rules is not self._rules_seen:
+            if rules != self.info.rules:
+                raise PolicyMismatchError(_rules_mismatch(self.info.rules, rules, str(self.path)))
+            self._rules_seen = rules
+        moves = view.legal_moves
+        if len(moves) == 1:
+            return moves[0]  # forced: see act()
         enc = self.encoding
         obs = enc.observation(view)
-        mask = enc.action_mask(view.legal_moves)
-        return enc.decode_action(self.act(obs, mask, rng))
+        legal = enc.action_mask(moves).nonzero()[0]  # two or more: not forced
+        return enc.moves[self._pick(obs, legal, rng)]
 
 
 def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:

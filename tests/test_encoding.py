@@ -9,6 +9,7 @@ leaves its observation unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import random
 import re
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from matador_env import encoding as encoding_module
 from matador_env.encoding import (
     ENCODING_VERSION,
+    KINDS,
     ObservationTracker,
     action_mask,
     decode_action,
@@ -38,6 +40,7 @@ from matador_env.engine import (
     HandState,
     Move,
     Rules,
+    SeatView,
     Tile,
     parse_hand_record,
 )
@@ -394,6 +397,70 @@ def test_tracker_equals_the_view_builder(name: str) -> None:
             after = s.apply(move)
             tracker.advance(s, s.to_move, move, after)
             s = after
+
+
+def _reference_observation(view: SeatView) -> np.ndarray:
+    """The observation read straight off the pieces table, piece by piece, with the
+    cannot-answer table built by ``cannot_answer_table`` and no shortcut."""
+    enc = encoding_for(view.rules)
+    n, seat, sides = enc.players, view.seat, enc.sides
+    others = [(seat + k) % n for k in range(1, n)]
+    p = {piece.name: np.zeros(piece.shape, np.float32) for piece in enc.pieces}
+    for tile in view.hand:
+        p["hand"][tile.index] = 1.0
+    for tile in view.layout:
+        p["played"][tile.index] = 1.0
+    for i, (kind, v, v2) in enumerate(view.ends):
+        p["ends"][i, KINDS.index(kind)] = 1.0
+        for value in (v, v2):
+            if value is not None:
+                p["ends"][i, len(KINDS) + value] = 1.0
+    # The same float expressions as the encoding's (its shared constants).
+    p["boneyard"][0] = view.boneyard_size * enc.inv_tiles
+    p["passes"][0] = view.passes_in_row * enc.inv_players
+    p["target"][0] = enc.target_value
+    p["hand_sizes"][:] = [view.hand_sizes[o] * enc.inv_tiles for o in others]
+    if view.rules.teams:
+        p["partner"][others.index((seat + 2) % n)] = 1.0
+    p["cannot_answer"][:] = enc.cannot_answer_table(view.history)[others]
+    if view.scores is not None:
+        scale = enc.score_scale
+        own = view.rules.side_of(seat)
+        p["scores"][:] = [min(view.scores[(own + k) % sides], scale) / scale for k in range(sides)]
+    p["leader"][(view.leader - seat) % n] = 1.0
+    p["to_move"][(view.to_move - seat) % n] = 1.0
+    return np.concatenate([p[piece.name].ravel() for piece in enc.pieces])
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_observation_equals_the_pieces_table(name: str) -> None:
+    """The view builder (tuned for the bots' every move) equals a plain reading of the
+    pieces table, number for number, for every seat of random mid-hand states."""
+    rules = CONFIGS[name]
+    enc = encoding_for(rules)
+    rng = random.Random(4)
+    checked = 0
+    for k, s in enumerate(random_states(rules, hands=8, seed=5)):
+        if k % 2:
+            continue
+        for seat in range(rules.players):
+            scores = tuple(rng.randrange(3 * rules.target_score) for _ in range(rules.sides))
+            for view in (s.view(seat), s.view(seat, scores=scores)):
+                obs = enc.observation(view)
+                assert obs.dtype == np.float32 and obs.shape == (enc.obs_size,)
+                assert np.array_equal(obs, _reference_observation(view))
+                checked += 1
+    assert checked > 50
+
+
+def test_observation_refuses_other_rules_and_foreign_tiles() -> None:
+    enc = encoding_for(Rules())
+    view = HandState.deal(Rules(), 3).view(0)
+    enc.observation(view)  # rules now known equal: the check must still catch others
+    with pytest.raises(ValueError, match="rules differ"):
+        enc.observation(HandState.deal(Rules.preset("kardinal"), 3).view(0))
+    with pytest.raises(ValueError, match="9-9.*double-6"):
+        enc.observation(dataclasses.replace(view, hand=view.hand + (Tile(9, 9),)))
 
 
 def _reshuffle_hidden(s: HandState, seat: int, rng: random.Random) -> HandState:
