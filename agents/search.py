@@ -42,6 +42,7 @@ import functools
 import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import HandState, Move, Outcome, Rules, SeatView, blocked_points
@@ -53,6 +54,7 @@ from .knowledge import Knowledge, Tables, bits
 __all__ = [
     "LineRollout",
     "SearchAgent",
+    "SearchResult",
     "batch_playouts_available",
     "policy_weights",
     "rollout",
@@ -499,6 +501,32 @@ def _distinct(kn: Knowledge, moves: list[Move], order: list[int]) -> list[int]:
     return out
 
 
+@dataclass(frozen=True)
+class SearchResult:
+    """One decision of :meth:`SearchAgent.search`."""
+
+    move: Move
+    """The chosen move."""
+    candidates: list[Move]
+    """The moves played out, in the expert's order."""
+    means: list[float]
+    """Each candidate's mean playout result (the searcher's side's points minus the
+    mean of the other sides')."""
+    worlds: list[int]
+    """The worlds each candidate was played in: successive halving plays those it
+    drops early in fewer, so their means are noisier and may exceed a survivor's."""
+
+    def ranked_means(self) -> list[float]:
+        """The means, each capped by those of the candidates that outlasted it, so a
+        candidate dropped early never ranks above one that stayed in the search."""
+        out = list(self.means)
+        for i, w in enumerate(self.worlds):
+            later = [m for m, v in zip(self.means, self.worlds, strict=True) if v > w]
+            if later:
+                out[i] = min(out[i], min(later))
+        return out
+
+
 class SearchAgent(Agent):
     """PIMC: sampled worlds consistent with the view, every candidate played out in each."""
 
@@ -536,13 +564,19 @@ class SearchAgent(Agent):
 
     def evaluate(self, view: SeatView, rng: random.Random) -> tuple[Move, list[tuple[Move, float]]]:
         """The chosen move, and each candidate with its mean playout result."""
+        result = self.search(view, rng)
+        return result.move, list(zip(result.candidates, result.means, strict=True))
+
+    def search(self, view: SeatView, rng: random.Random) -> SearchResult:
+        """The whole decision: the chosen move, the candidates, their mean playout
+        results and the worlds each was played in (fewer for those dropped early)."""
         kn = Knowledge(view)
         moves = list(view.legal_moves)
         prior = self.expert.scores(view, kn)
         order = sorted(range(len(moves)), key=lambda i: -prior[i])
         cands = [moves[i] for i in _distinct(kn, moves, order)[: self.width]]
         if len(cands) == 1:
-            return cands[0], [(cands[0], 0.0)]
+            return SearchResult(cands[0], cands, [0.0], [0])
         batch = self._batch_playouts(kn, cands) if self.fast else None
         playout = None
         if batch is None:
@@ -583,7 +617,7 @@ class SearchAgent(Agent):
         means = [sums[i] / worlds[i] if worlds[i] else float("-inf") for i in range(len(cands))]
         # Ties go to the expert's order (the candidates are sorted by it).
         best = max(alive, key=lambda i: (means[i], -i))
-        return cands[best], list(zip(cands, means, strict=True))
+        return SearchResult(cands[best], cands, means, worlds)
 
     def _batch_playouts(self, kn: Knowledge, cands: list[Move]) -> _BatchPlayout:
         """Playouts on the compiled batch engine (any rules)."""

@@ -412,3 +412,29 @@ def test_search_plays_a_lone_candidate_without_sampling() -> None:
                 return
             state = state.apply(view.legal_moves[rng.randrange(len(view.legal_moves))])
     pytest.fail("no position with a lone candidate")
+
+
+def test_a_search_result_ranks_the_candidates_it_kept_above_those_it_dropped() -> None:
+    from agents.search import SearchResult
+
+    moves = list(HandState.deal(Rules(), 1).legal_moves()[:4])
+    # Successive halving: the last two stayed for 64 worlds, the others were dropped
+    # after 16 and 32, one of them on a lucky mean above both survivors.
+    result = SearchResult(moves[2], moves, [5.0, 1.0, 3.0, 2.0], [16, 32, 64, 64])
+    assert result.ranked_means() == [1.0, 1.0, 3.0, 2.0]
+    # The chosen move ranks first among the candidates played in a real search.
+    agent = SearchAgent(samples=16)
+    state = HandState.deal(Rules.preset("leiden"), 5)
+    rng = random.Random(3)
+    searched = 0
+    while not state.is_over:
+        view = state.view(state.to_move)
+        if len(view.legal_moves) > 1:
+            found = agent.search(view, random.Random(searched))
+            ranked = found.ranked_means()
+            assert found.candidates[ranked.index(max(ranked))] == found.move
+            pairs = list(zip(found.candidates, found.means, strict=True))
+            assert (found.move, pairs) == agent.evaluate(view, random.Random(searched))
+            searched += 1
+        state = state.apply(view.legal_moves[rng.randrange(len(view.legal_moves))])
+    assert searched > 3

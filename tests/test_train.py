@@ -351,6 +351,80 @@ def test_skip_forced_records_only_real_choices(tmp_path: Path) -> None:
         assert np.array_equal(every[key][real][:n], choices[key][:n])
 
 
+def test_a_search_teacher_records_its_candidates_and_their_values(tmp_path: Path) -> None:
+    from train.pretrain import ChunkJob, _collect_chunk, _load_chunk
+
+    rules = Rules.preset("leiden")
+    job = ChunkJob(
+        rules.to_dict(), "search:samples=4", "expert", 120, 3, 0.99, 0.05, str(tmp_path / "c.npz")
+    )
+    data = _load_chunk(Path(_collect_chunk(job)))
+    cands, values = data["cand"], data["value"]
+    assert cands.shape == values.shape == (120, 6)  # the search's width
+    several = (cands >= 0).sum(axis=1) > 1
+    assert several.sum() > 10
+    for row in np.flatnonzero(several):
+        valid = cands[row] >= 0
+        # Candidates come first, are legal, and the teacher's choice ranks first.
+        assert valid[: valid.sum()].all()
+        assert data["mask"][row, cands[row][valid]].all()
+        assert cands[row][np.argmax(np.where(valid, values[row], -np.inf))] == data["action"][row]
+    # The choices are those the same teacher makes through act(): the same decisions.
+    plain = _collect_chunk(
+        ChunkJob(rules.to_dict(), "search:samples=4", "expert", 120, 3, 0.99, 0.05,
+                 str(tmp_path / "p.npz"))
+    )  # fmt: skip
+    assert np.array_equal(_load_chunk(Path(plain))["action"], data["action"])
+    # A teacher that only chooses records no candidates.
+    job = ChunkJob(rules.to_dict(), "expert", "expert", 50, 3, 0.99, 0.05, str(tmp_path / "e.npz"))
+    assert _load_chunk(Path(_collect_chunk(job)))["cand"].shape == (50, 0)
+
+
+def test_soft_targets_spread_over_the_candidates_by_their_values() -> None:
+    from train.pretrain import soft_targets
+
+    cands = torch.tensor([[3, 1, 4, -1], [2, -1, -1, -1], [-1, -1, -1, -1]])
+    values = torch.tensor([[2.0, 0.0, 2.0, 0.0], [5.0, 0, 0, 0], [0.0, 0, 0, 0]])
+    actions = torch.tensor([3, 2, 0])
+    target = soft_targets(cands, values, actions, 6, temperature=2.0)
+    assert torch.allclose(target.sum(dim=1), torch.ones(3))
+    e = float(np.exp(1.0))
+    spread = [0, 1 / (2 * e + 1), 0, e / (2 * e + 1), e / (2 * e + 1), 0]
+    assert torch.allclose(target[0], torch.tensor(spread, dtype=torch.float32))
+    # One candidate, or none recorded (a forced move): all on the teacher's action.
+    assert target[1].tolist() == [0, 0, 1, 0, 0, 0]
+    assert target[2].tolist() == [1, 0, 0, 0, 0, 0]
+    # A cold softmax is the hard target.
+    cold = soft_targets(cands[:1], torch.tensor([[3.0, 0.0, 2.0, 0.0]]), actions[:1], 6, 0.01)
+    assert cold[0].argmax().item() == 3 and cold[0, 3].item() > 0.999
+
+
+def test_soft_target_cloning_learns_and_needs_candidate_values(tmp_path: Path) -> None:
+    from train.files import RunFolderError
+    from train.pretrain import collect, fit
+
+    rules = Rules.preset("standard")
+    data = collect(
+        tmp_path / "pre", rules, "search:samples=8,width=3", "random", 3000, seed=2, gamma=0.99,
+        reward_scale=0.05, workers=1, progress=False,
+    )  # fmt: skip
+    env = MatadorSingleEnv(rules=rules)
+
+    def fitted(epochs: int, data: dict[str, np.ndarray]) -> dict[str, float]:
+        model = MaskablePPO(
+            "MlpPolicy", env, seed=5, device="cpu", policy_kwargs={"net_arch": [64, 64]}
+        )
+        return fit(model.policy, data, epochs, 128, 3e-3, 0.5, 5, False, soft_temperature=1.0)
+
+    before, after = fitted(0, data), fitted(6, data)
+    assert after["held_out_agreement"] > before["held_out_agreement"] + 0.1
+    assert after["held_out_cross_entropy"] < before["held_out_cross_entropy"]
+    assert after["held_out_value_mse"] < before["held_out_value_mse"]
+    old = {k: v for k, v in data.items() if k not in ("cand", "value")}  # an older run's data
+    with pytest.raises(RunFolderError, match="delete the run's pretrain/"):
+        fitted(1, old)
+
+
 def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
     from train.args import ArgsError
     from train.run import TrainArgs, load_run_args, recipe_decisions, recipe_teacher

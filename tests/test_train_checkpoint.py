@@ -284,6 +284,8 @@ def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
         (["--gamma", "nan"], "--gamma"),
         (["--checkpoint-every", "0"], "--checkpoint-every"),
         (["--snapshot-share", "1.5"], "--snapshot-share"),
+        (["--bc-soft-temperature", "-1"], "--bc-soft-temperature"),
+        (["--bc-soft-temperature", "2", "--bc-teacher", "expert"], "--bc-soft-temperature"),
         (["--players", "9"], "--players"),
         (["--rules", "colour=red"], "--rules"),
     ],

@@ -346,6 +346,7 @@ class Trainer:
                 vf_coef=args.bc_vf_coef,
                 seed=args.seed,
                 progress=args.progress,
+                soft_temperature=args.bc_soft_temperature,
             )
 
         data = gather(self.run_dir / "pretrain", args.bc_decisions)

@@ -4,11 +4,12 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
 ``--bc-decisions`` is above zero:
 
 1. **Collect** (:func:`collect`): the teacher (``--bc-teacher``, an agent spec,
-   the search agent ``search:samples=16`` by default) plays the learner's seat of
+   by default the recipe's search agent, ``train.run.recipe_teacher``) plays the learner's seat of
    :class:`MatadorSingleEnv` against ``--bc-opponent``; every decision of the
    learner's seat is recorded as
    the observation, the action mask, the teacher's action and the discounted
-   return that followed it (the reward times ``--reward-scale``, as PPO sees it).
+   return that followed it (the reward times ``--reward-scale``, as PPO sees it),
+   and for a search teacher its candidates with their mean playout results.
    The work is cut into chunks of :data:`CHUNK` decisions, each seeded from the
    run's seed and its index and written atomically to ``<run>/pretrain/`` as it
    is done, so an interrupted collection continues with the chunks it lacks and
@@ -19,7 +20,13 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
    the squared error of the value head against the return. Pretraining the value
    head as well means PPO's first advantages are not noise, so the first updates
    refine the cloned policy instead of unlearning it. A twentieth of the decisions
-   is held out to report the agreement with the teacher.
+   is held out to report the agreement with the teacher. With
+   ``--bc-soft-temperature T`` the policy's target is spread over the search
+   teacher's candidates instead (:func:`soft_targets`, a softmax of their mean
+   playout results over ``T`` points, recorded with every search decision): two
+   searches of one position agree on their move only 61-70% of the time, and a
+   soft target does not teach the clone which of two near-equal moves one of them
+   happened to pick.
 3. **DAgger round** (``--bc-dagger-decisions``, optional): the fitted policy, exported
    to ``<run>/pretrain/dagger_driver/``, plays the learner's seat while the teacher
    labels each of its decisions (collected into ``<run>/pretrain/dagger/`` as in
@@ -68,6 +75,12 @@ class ChunkJob:
     """Record only decisions with more than one legal move."""
 
 
+def _candidates(teacher: Any) -> int:
+    """How many candidate moves a teacher values per decision (the search's ``width``);
+    0 for a teacher that only chooses."""
+    return int(getattr(teacher, "width", 0)) if hasattr(teacher, "search") else 0
+
+
 def _discounted(rewards: list[float], gamma: float) -> list[float]:
     """The discounted return after each step of an episode (as PPO's critic sees it)."""
     out = [0.0] * len(rewards)
@@ -93,10 +106,13 @@ def _collect_chunk(job: ChunkJob) -> str:
     driver = load_policy(job.driver, rules=rules) if job.driver else None
     env = MatadorSingleEnv(rules=rules, opponents=opponent)
     rng = random.Random(job.seed)
+    width = _candidates(teacher)
     obs_rows: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
     returns: list[float] = []
+    cand_rows: list[list[int]] = []
+    value_rows: list[list[float]] = []
     episode = 0
     while len(actions) < job.decisions:
         obs, _ = env.reset(seed=job.seed * 1_000_003 + episode)
@@ -105,13 +121,28 @@ def _collect_chunk(job: ChunkJob) -> str:
         done = False
         recorded: list[int] = []  # the steps of this hand that are recorded
         while not done:
-            action = env.encoding.encode_action(teacher.act(env.game.view(env.seat), rng))
+            view = env.game.view(env.seat)
+            cands: list[int] = []
+            values: list[float] = []
+            if width and len(view.legal_moves) > 1:
+                # The same search act() runs (the same random numbers), keeping the
+                # candidates' values as well as the choice.
+                result = teacher.search(view, rng)
+                move = result.move
+                cands = [env.encoding.encode_action(m) for m in result.candidates]
+                values = result.ranked_means()
+            else:
+                move = teacher.act(view, rng)
+            action = env.encoding.encode_action(move)
             mask = env.action_masks()
             if not job.skip_forced or mask.sum() > 1:
                 recorded.append(len(rewards))
                 obs_rows.append(obs)
                 masks.append(mask)
                 actions.append(action)
+                pad = width - len(cands)
+                cand_rows.append(cands + [-1] * pad)
+                value_rows.append(values + [0.0] * pad)
             if driver is not None:
                 # The states come from the cloned policy's own play, the labels from the
                 # teacher: the clone learns to recover from its own mistakes.
@@ -126,17 +157,15 @@ def _collect_chunk(job: ChunkJob) -> str:
         "mask": np.asarray(masks[:n], np.bool_),
         "action": np.asarray(actions[:n], np.int64),
         "ret": np.asarray(returns[:n], np.float32),
+        # The teacher's candidates (actions, -1 past the last) and their mean playout
+        # results, for soft targets; zero columns for a teacher that only chooses.
+        "cand": np.asarray(cand_rows[:n], np.int32).reshape(n, width),
+        "value": np.asarray(value_rows[:n], np.float32).reshape(n, width),
     }
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
-            np.savez(
-                f,
-                obs=arrays["obs"],
-                mask=arrays["mask"],
-                action=arrays["action"],
-                ret=arrays["ret"],
-            )
+            np.savez(f, **arrays)
 
     atomic_write(job.path, write)
     return job.path
@@ -196,10 +225,13 @@ def collect(
     if bar is not None:
         bar.close()
     parts = [_load_chunk(Path(j.path)) for j in jobs]
-    return {k: np.concatenate([p[k] for p in parts]) for k in _KEYS}
+    keys = [k for k in (*_KEYS, *_VALUE_KEYS) if all(k in p for p in parts)]
+    return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
 _KEYS = ("obs", "mask", "action", "ret")
+_VALUE_KEYS = ("cand", "value")
+"""Recorded since soft targets (``--bc-soft-temperature``); chunks collected before lack them."""
 
 
 def _load_chunk(path: Path) -> dict[str, np.ndarray]:
@@ -207,6 +239,7 @@ def _load_chunk(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in _KEYS}
+            arrays.update({k: data[k] for k in _VALUE_KEYS if k in data.files})
     except Exception as e:  # numpy reports a damaged file in several types
         raise RunFolderError(
             f"{path} cannot be read ({type(e).__name__}: {e}); delete it and the run "
@@ -228,9 +261,26 @@ def fit(
     vf_coef: float,
     seed: int,
     progress: bool,
+    soft_temperature: float = 0.0,
 ) -> dict[str, float]:
     """Behaviour cloning of ``policy`` (an sb3-contrib MaskableActorCriticPolicy) on
-    ``data``; returns held-out figures (agreement with the teacher, value error)."""
+    ``data``; returns held-out figures (agreement with the teacher, value error).
+
+    ``soft_temperature`` above 0: the target of a decision is spread over the
+    teacher's candidates, a softmax of their mean playout results divided by this
+    many points (:func:`soft_targets`), instead of the teacher's single choice.
+    """
+    if soft_temperature > 0 and "cand" not in data:
+        raise RunFolderError(
+            "soft targets need the teacher's candidate values, which these decisions lack "
+            "(collected before they were recorded); delete the run's pretrain/ folder to "
+            "collect them again"
+        )
+    if soft_temperature > 0 and data["cand"].shape[1] == 0:
+        raise RunFolderError(
+            "soft targets need a teacher that values its candidates (the search agent); "
+            "this teacher only chooses"
+        )
     gen = np.random.default_rng(seed)
     n = len(data["action"])
     order = gen.permutation(n)
@@ -240,6 +290,8 @@ def fit(
     masks = torch.as_tensor(data["mask"])
     actions = torch.as_tensor(data["action"])
     returns = torch.as_tensor(data["ret"])
+    cands = torch.as_tensor(data["cand"]).long() if soft_temperature > 0 else None
+    cand_values = torch.as_tensor(data["value"]) if soft_temperature > 0 else None
     optimiser = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     steps_per_epoch = math.ceil(len(train_idx) / batch_size)
     total = epochs * steps_per_epoch
@@ -253,10 +305,20 @@ def fit(
             # Cosine decay of the step size over the whole fit.
             for group in optimiser.param_groups:
                 group["lr"] = learning_rate * 0.5 * (1 + math.cos(math.pi * step / total))
-            values, log_prob, _ = policy.evaluate_actions(
-                obs[idx], actions[idx], action_masks=masks[idx].numpy()
-            )
-            policy_loss = -log_prob.mean()
+            if cands is None:
+                values, log_prob, _ = policy.evaluate_actions(
+                    obs[idx], actions[idx], action_masks=masks[idx].numpy()
+                )
+                policy_loss = -log_prob.mean()
+            else:
+                assert cand_values is not None
+                target = soft_targets(
+                    cands[idx], cand_values[idx], actions[idx], masks.shape[1], soft_temperature
+                )
+                dist = policy.get_distribution(obs[idx], action_masks=masks[idx].numpy())
+                log_probs = torch.log_softmax(dist.distribution.logits, dim=1)
+                policy_loss = -(target * log_probs).sum(dim=1).mean()
+                values = policy.predict_values(obs[idx])
             value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
             loss = policy_loss + vf_coef * value_loss
             optimiser.zero_grad()
@@ -288,6 +350,30 @@ def fit(
         "held_out_cross_entropy": round(float(-log_prob.mean().item()), 4),
         "held_out_value_mse": round(float(value_mse), 4),
     }
+
+
+def soft_targets(
+    cands: torch.Tensor,
+    values: torch.Tensor,
+    actions: torch.Tensor,
+    num_actions: int,
+    temperature: float,
+) -> torch.Tensor:
+    """Target distributions over the actions: for a decision whose teacher valued
+    several candidates (``cands``, -1 past the last, with their mean results
+    ``values``), a softmax of the values over ``temperature``; else all on the
+    teacher's action. Near-equal candidates share the target, so the clone is not
+    taught which of two equally good moves a noisy search happened to pick."""
+    valid = cands >= 0
+    scaled = torch.where(valid, values / temperature, torch.full_like(values, -torch.inf))
+    several = valid.sum(dim=1) > 1
+    # Rows of one candidate (or none recorded) fall back to the chosen action.
+    probs = torch.softmax(torch.where(several[:, None], scaled, torch.zeros_like(scaled)), dim=1)
+    target = torch.zeros(len(actions), num_actions, dtype=torch.float32)
+    target.scatter_add_(1, cands.clamp(min=0), torch.where(valid, probs, 0.0).float())
+    hard = torch.zeros_like(target)
+    hard[torch.arange(len(actions)), actions] = 1.0
+    return torch.where(several[:, None], target, hard)
 
 
 def _bar(progress: bool, total: int, initial: int, desc: str, unit: str) -> Any:

@@ -140,6 +140,10 @@ class TrainArgs:
     """Warm start: record only decisions with more than one legal move (a forced move
     teaches the policy nothing), so --bc-decisions counts real choices. Runs made before
     this option recorded forced moves too and count them."""
+    bc_soft_temperature: float = 0.0
+    """Warm start: above 0, each decision's target is spread over the search teacher's
+    candidates, a softmax of their mean playout results divided by this many points,
+    instead of the teacher's single choice (0). Needs a search teacher."""
     bc_teacher: str = "auto"
     """Agent spec of the teacher whose moves are cloned: the determinized search, or
     e.g. expert (0.1 ms a move). auto: the recipe's, search:samples=64 with two
@@ -203,6 +207,7 @@ _FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
     "latest_share": (0.0, 1.0, True, "a number from 0 to 1"),
     "bc_learning_rate": (0.0, math.inf, False, "a number above 0"),
     "bc_vf_coef": (0.0, math.inf, True, "a number, 0 or more"),
+    "bc_soft_temperature": (0.0, math.inf, True, "a number, 0 or more (0: hard targets)"),
 }
 
 
@@ -314,14 +319,21 @@ def check_args(args: TrainArgs) -> Rules:
                 "learner play too, by --snapshot-share)"
             )
         _check_agent("--baselines", name, rules)
-    _check_agent("--bc-teacher", recipe_teacher(args.bc_teacher, rules), rules)
+    teacher = _check_agent("--bc-teacher", recipe_teacher(args.bc_teacher, rules), rules)
+    if args.bc_soft_temperature > 0 and not hasattr(teacher, "search"):
+        raise ArgsError(
+            f"--bc-soft-temperature: {args.bc_soft_temperature} needs a teacher that values "
+            f"its candidates; {args.bc_teacher!r} only chooses; allowed: 0, or a search "
+            "teacher (search:...)"
+        )
     _check_agent("--bc-opponent", args.bc_opponent, rules)
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ArgsError(f"--out: {args.out} exists and is not a folder; give a folder")
     return rules
 
 
-def _check_agent(flag: str, spec: str, rules: Rules) -> None:
+def _check_agent(flag: str, spec: str, rules: Rules) -> Any:
+    """The agent ``spec`` builds, checked against the run's rules."""
     from agents import make_agent
 
     try:
@@ -333,6 +345,7 @@ def _check_agent(flag: str, spec: str, rules: Rules) -> None:
             f"{flag}: {spec!r} plays {_rules_name(agent.rules)} only, not the run's rules "
             f"({_rules_name(rules)})"
         )
+    return agent
 
 
 def _rules_name(rules: Rules) -> str:
@@ -372,6 +385,7 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
         raise ArgsError(f"{saved} is not a JSON object of arguments; {fix}")
     # Runs from before the option recorded forced moves too: they resume as they began.
     stored.setdefault("bc_skip_forced", False)
+    stored.setdefault("bc_soft_temperature", 0.0)
     for key, value in stored.items():
         if key not in hints:
             raise ArgsError(f"{saved}: unknown argument {key!r}; {fix}")
