@@ -94,3 +94,28 @@ def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -
     assert "unknown configuration 'double_six'" in done.stderr
     assert "standard_4p" in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> None:
+    from train.bots import RECIPE_FLAGS, training_table
+
+    figure = {"points": 1.5, "points_lo": 0.5, "points_hi": 2.5, "deals": 1000}
+    for name, extra in (("kardinal", {}), ("polish", {"bc_soft_temperature": 4.0})):
+        run = tmp_path / name
+        (run / "best").mkdir(parents=True)
+        args = {"bc_teacher": "search:samples=64", "bc_decisions": 150_000, **extra}
+        summary = {
+            "minutes": 5.0,
+            "pretrain": {"held_out_agreement": 0.66},
+            "final_evaluation": {"expert": figure, "random": figure},
+        }
+        (run / "args.json").write_text(json.dumps(args))
+        (run / "summary.json").write_text(json.dumps(summary))
+        (run / "best" / "policy.json").write_text(json.dumps({"provenance": {"steps": 0}}))
+    rows = training_table(tmp_path, ["kardinal", "polish", "leiden"]).splitlines()[2:]
+    assert "| search:samples=64 x 150,000 |" in rows[0]
+    assert "| search:samples=64 x 150,000, soft targets at 4 points |" in rows[1]
+    assert "+1.50 [+0.50, +2.50] (1000 deals)" in rows[1]
+    assert "no finished run" in rows[2]
+    # The shipped polish bot records its soft targets, so a rebuild repeats them.
+    assert RECIPE_FLAGS["polish"] == ["--bc-soft-temperature", "4"]
