@@ -53,8 +53,6 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
 from .policy import (
@@ -212,17 +210,10 @@ class PolicyBot(Bot):
         self.temperature = temperature
 
     def _choose(self, view: SeatView, rng: random.Random) -> Move:
-        if len(view.legal_moves) == 1:
-            return view.legal_moves[0]  # forced: the network has nothing to choose
-        enc = self.policy.encoding
-        legal = enc.action_mask(view.legal_moves).nonzero()[0]
-        logits = self.policy.logits(enc.observation(view)).take(legal)
+        # Temperature 0 is the most likely move; a forced move skips the network.
         if self.temperature == 0:
-            # The argmax needs no float64: see OnnxPolicy._pick.
-            return enc.decode_action(int(legal[logits.argmax()]))
-        logits = logits.astype(np.float64)
-        weights = np.exp((logits - logits.max()) / self.temperature)
-        return enc.decode_action(int(rng.choices(legal.tolist(), weights=weights.tolist())[0]))
+            return self.policy.choose(view)
+        return self.policy.choose(view, rng, self.temperature)
 
 
 class LevelBot(Bot):

@@ -295,7 +295,8 @@ class Encoding:
         self._sizes0, self._scores0 = at["hand_sizes"], at["scores"]
         self._leader0, self._to_move0 = at["leader"], at["to_move"]
         self._partner_at = at["partner"] + 1 if rules.teams else None
-        self._tile_index: dict[Tile, int] = {t: t.index for t in self.tiles}
+        self.tile_index: dict[Tile, int] = {t: t.index for t in self.tiles}
+        """Tile -> its index in the hand and played pieces (cheaper than ``Tile.index``)."""
         self._cannot_rows: tuple[tuple[int | None, ...], ...] = tuple(
             tuple(
                 None if other == seat else at["cannot_answer"] + ((other - seat) % n - 1) * C
@@ -303,9 +304,17 @@ class Encoding:
             )
             for seat in range(n)
         )
-        # The last rules object found equal to ours (Rules is frozen, so it stays
-        # equal): an identity test then spares the dataclass comparison per call.
-        self._rules_seen: Rules = rules
+        self._rules_seen: Rules = rules  # see encodes()
+
+    def encodes(self, rules: Rules) -> bool:
+        """Whether ``rules`` are this encoding's (equal rules; checked on every move a
+        bot makes, so the last equal object seen passes on an identity test)."""
+        if rules is self._rules_seen:
+            return True
+        if rules != self.rules:
+            return False
+        self._rules_seen = rules  # Rules is frozen: it stays equal
+        return True
 
     # -- actions ----------------------------------------------------------------------
 
@@ -343,17 +352,18 @@ class Encoding:
 
     # -- observations -----------------------------------------------------------------
 
-    def ends_vector(self, ends: Sequence[End], out: np.ndarray) -> None:
-        """Write the ``ends`` piece (flattened, ``E * K``) into ``out``."""
+    def ends_vector(self, ends: Sequence[End], out: np.ndarray, at: int = 0) -> None:
+        """Write the ``ends`` piece (flattened, ``E * K``) into ``out`` from position ``at``."""
         K = self.end_width
         base_v = len(KINDS)
-        for i, (kind, v, v2) in enumerate(ends):
-            row = i * K
+        row = at
+        for kind, v, v2 in ends:
             out[row + _KIND_INDEX[kind]] = 1.0
             if v is not None:
                 out[row + base_v + v] = 1.0
             if v2 is not None:
                 out[row + base_v + v2] = 1.0
+            row += K
 
     def cannot_answer_marks(self, event: Event | tuple[int, Move, tuple[End, ...]]) -> list[int]:
         """The cannot-answer columns an event marks for its seat (see the module docs)."""
@@ -397,13 +407,11 @@ class Encoding:
         # positions, no temporary table. ObservationTracker and the tests hold it
         # equal, number for number, to the pieces table.
         rules = view.rules
-        if rules is not self._rules_seen:
-            if rules != self.rules:
-                raise ValueError("observation: the view's rules differ from this encoding's")
-            self._rules_seen = rules
+        if not self.encodes(rules):
+            raise ValueError("observation: the view's rules differ from this encoding's")
         obs = np.zeros(self.obs_size, np.float32)
         seat = view.seat
-        tile_index = self._tile_index
+        tile_index = self.tile_index
         try:
             h0 = self._hand0
             for tile in view.hand:
@@ -415,16 +423,7 @@ class Encoding:
             raise ValueError(
                 f"observation: {exc.args[0]} is not a tile of the double-{rules.set_max} set"
             ) from None
-        row = self._ends0
-        K = self.end_width
-        v0 = len(KINDS)
-        for kind, v, v2 in view.ends:
-            obs[row + _KIND_INDEX[kind]] = 1.0
-            if v is not None:
-                obs[row + v0 + v] = 1.0
-            if v2 is not None:
-                obs[row + v0 + v2] = 1.0
-            row += K
+        self.ends_vector(view.ends, obs, self._ends0)
         n = self.players
         inv_t = self.inv_tiles
         obs[self._boneyard_at] = view.boneyard_size * inv_t
@@ -601,8 +600,7 @@ class ObservationTracker:
         self._end_rows: dict[End, np.ndarray] = {}
         self._inv_tiles = enc.inv_tiles
         self._inv_players = enc.inv_players
-        # Tile.index is computed on each access; a dict lookup is cheaper.
-        self._tile_index = {t: t.index for t in enc.tiles}
+        self._tile_index = enc.tile_index
         self._hand_base = [self._hands0 + seat * T for seat in range(n)]
         self._marked_ends: tuple[End, ...] | None = None
         self._marked_seat = -1

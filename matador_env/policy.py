@@ -210,9 +210,6 @@ class OnnxPolicy:
             ) from None
         self._check_signature()
         self._outputs = ["logits"]
-        # The last rules object found equal to the policy's (Rules is frozen, so it
-        # stays equal): an identity test then spares the dataclass comparison per move.
-        self._rules_seen = info.rules
         # One probe catches a graph that fails or answers with the wrong size at run time.
         self.logits(np.zeros(info.obs_size, dtype=np.float32))
 
@@ -286,31 +283,38 @@ class OnnxPolicy:
             return int(legal[0])
         return self._pick(obs, legal, rng)
 
-    def _pick(self, obs: np.ndarray, legal: np.ndarray, rng: random.Random | None) -> int:
-        """The action among ``legal`` (two or more, ascending) as :meth:`act` plays it."""
+    def _pick(
+        self,
+        obs: np.ndarray,
+        legal: np.ndarray,
+        rng: random.Random | None,
+        temperature: float = 1.0,
+    ) -> int:
+        """The action among ``legal`` (two or more, ascending) as :meth:`act` plays it,
+        sampled at ``temperature`` when ``rng`` is given."""
         logits = self.logits(obs).take(legal)
         if rng is None:
             # float32 -> float64 is exact and order-preserving, and argmax keeps the
             # first of equal maxima in both, so there is no need to widen here.
             return int(legal[logits.argmax()])
         logits = logits.astype(np.float64)
-        weights = np.exp(logits - logits.max())
+        weights = np.exp((logits - logits.max()) / temperature)
         return int(rng.choices(legal.tolist(), weights=weights.tolist())[0])
 
-    def choose(self, view: SeatView, rng: random.Random | None = None) -> Move:
-        """The move for a seat's view (argmax, or sampled when ``rng`` is given)."""
-        rules = view.rules
-        if rules is not self._rules_seen:
-            if rules != self.info.rules:
-                raise PolicyMismatchError(_rules_mismatch(self.info.rules, rules, str(self.path)))
-            self._rules_seen = rules
+    def choose(
+        self, view: SeatView, rng: random.Random | None = None, temperature: float = 1.0
+    ) -> Move:
+        """The move for a seat's view (argmax, or sampled at ``temperature`` when ``rng``
+        is given)."""
+        enc = self.encoding
+        if not enc.encodes(view.rules):
+            raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))
         moves = view.legal_moves
         if len(moves) == 1:
             return moves[0]  # forced: see act()
-        enc = self.encoding
         obs = enc.observation(view)
         legal = enc.action_mask(moves).nonzero()[0]  # two or more: not forced
-        return enc.moves[self._pick(obs, legal, rng)]
+        return enc.moves[self._pick(obs, legal, rng, temperature)]
 
 
 def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:

@@ -75,12 +75,6 @@ class ChunkJob:
     """Record only decisions with more than one legal move."""
 
 
-def _candidates(teacher: Any) -> int:
-    """How many candidate moves a teacher values per decision (the search's ``width``);
-    0 for a teacher that only chooses."""
-    return int(getattr(teacher, "width", 0)) if hasattr(teacher, "search") else 0
-
-
 def _discounted(rewards: list[float], gamma: float) -> list[float]:
     """The discounted return after each step of an episode (as PPO's critic sees it)."""
     out = [0.0] * len(rewards)
@@ -95,6 +89,7 @@ def _collect_chunk(job: ChunkJob) -> str:
     """Play whole hands until ``job.decisions`` decisions of the learner's seat are
     recorded; the last hand's surplus decisions are dropped."""
     from agents import make_agent
+    from agents.search import SearchAgent
     from matador_env.gym_env import MatadorSingleEnv
 
     torch.set_num_threads(1)
@@ -106,7 +101,8 @@ def _collect_chunk(job: ChunkJob) -> str:
     driver = load_policy(job.driver, rules=rules) if job.driver else None
     env = MatadorSingleEnv(rules=rules, opponents=opponent)
     rng = random.Random(job.seed)
-    width = _candidates(teacher)
+    # A search values up to ``width`` candidates per decision; other teachers only choose.
+    width = teacher.width if isinstance(teacher, SearchAgent) else 0
     obs_rows: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
@@ -127,6 +123,7 @@ def _collect_chunk(job: ChunkJob) -> str:
             if width and len(view.legal_moves) > 1:
                 # The same search act() runs (the same random numbers), keeping the
                 # candidates' values as well as the choice.
+                assert isinstance(teacher, SearchAgent)
                 result = teacher.search(view, rng)
                 move = result.move
                 cands = [env.encoding.encode_action(m) for m in result.candidates]

@@ -320,7 +320,9 @@ def check_args(args: TrainArgs) -> Rules:
             )
         _check_agent("--baselines", name, rules)
     teacher = _check_agent("--bc-teacher", recipe_teacher(args.bc_teacher, rules), rules)
-    if args.bc_soft_temperature > 0 and not hasattr(teacher, "search"):
+    from agents.search import SearchAgent
+
+    if args.bc_soft_temperature > 0 and not isinstance(teacher, SearchAgent):
         raise ArgsError(
             f"--bc-soft-temperature: {args.bc_soft_temperature} needs a teacher that values "
             f"its candidates; {args.bc_teacher!r} only chooses; allowed: 0, or a search "
