@@ -24,10 +24,11 @@ For each decision with a choice:
 Playouts run on the compiled batch engine (:class:`matador_env.batch.WorldPlayouts`)
 when ``numba`` is installed, under every rule family: all the worlds of a round and
 all their candidates in one batch, with the same policy compiled (its terms and the
-weights below; ``fast=0`` turns it off). Without it they run on bit masks
-(:class:`LineRollout`) under the rules whose open ends are plain numbers (no spinner,
-matadors laid in line, as in the standard preset), and through the engine
-(:func:`rollout`) under the others. More worlds in the same time is what makes the
+weights below; ``fast=0`` turns it off), and the worlds of several hidden hands are
+dealt by compiled code too (:meth:`Knowledge.sample_many`). Without it they run on
+bit masks (:class:`LineRollout`) under the rules whose open ends are plain numbers
+(no spinner, matadors laid in line, as in the standard preset), and through the
+engine (:func:`rollout`) under the others. More worlds in the same time is what makes the
 search stronger.
 
 The searcher reads no hidden tile of the real hand: only its view, and the worlds

@@ -3,6 +3,7 @@ engine playouts, on every rule family, and a search that stays reproducible."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -164,3 +165,109 @@ def test_sample_many_keeps_every_cap() -> None:
         if checked >= 30:
             break
     assert checked >= 30
+
+
+def _multi_seat_view_with_caps(
+    rules: Rules, want_voids: int, want_cap: bool
+) -> tuple[object, Knowledge]:
+    """A view with a choice whose hidden hands carry ``want_voids`` voids (and a cap)."""
+    rng = random.Random(3)
+    expert = ExpertAgent()
+    for seed in range(400):
+        state = HandState.deal(rules, seed)
+        while not state.is_over:
+            view = state.view(state.to_move)
+            kn = Knowledge(view)
+            voids = sum(1 for s in kn.hidden_seats if kn.void[s])
+            if (
+                (any(kn.soft[s] for s in kn.hidden_seats) or not want_cap)
+                and voids >= want_voids
+                and len(view.legal_moves) > 1
+            ):
+                return view, kn
+            state = state.apply(expert.act(view, rng))
+    raise AssertionError("no such view in 400 deals")  # pragma: no cover
+
+
+def _exact_marginals(kn: Knowledge) -> dict[tuple[int, int], float]:
+    """Each hidden seat's chance to hold each unseen tile, uniform over every deal that
+    keeps every inference (enumerated)."""
+    seats = [s for s in kn.hidden_seats if kn.sizes[s] > 0]
+    tiles = [t for t in range(kn.tb.ntiles) if kn.unseen >> t & 1]
+    counts: dict[tuple[int, int], int] = {}
+    total = 0
+
+    def deal(i: int, left: list[int], hands: dict[int, int]) -> None:
+        nonlocal total
+        if i == len(seats):
+            total += 1
+            for s, h in hands.items():
+                for t in tiles:
+                    if h >> t & 1:
+                        counts[s, t] = counts.get((s, t), 0) + 1
+            return
+        s = seats[i]
+        for combo in itertools.combinations(left, kn.sizes[s]):
+            mask = sum(1 << t for t in combo)
+            if kn.allows(s, mask):
+                hands[s] = mask
+                deal(i + 1, [t for t in left if t not in combo], hands)
+                del hands[s]
+
+    deal(0, tiles, {})
+    return {key: c / total for key, c in counts.items()}
+
+
+@pytest.mark.parametrize(
+    ("preset", "want_cap"),
+    # pagat_teams deals every tile: no draws, so voids but no caps.
+    [("standard_3p", True), ("standard_4p", True), ("pagat_teams", False)],
+)
+def test_several_hidden_hands_are_dealt_near_uniform_and_keep_every_cap(
+    preset: str, want_cap: bool
+) -> None:
+    """The compiled dealer (several hidden hands) keeps the sizes, every void and cap,
+    and deals every unseen tile once; each tile lands in each hand about as often as
+    in the uniform distribution over the consistent deals, counted exactly."""
+    from matador_env.configs import configuration
+
+    rules = configuration(preset).rules()
+    view, kn = _multi_seat_view_with_caps(rules, want_voids=2, want_cap=want_cap)
+    count = 4000
+    worlds = kn.sample_many(random.Random(1), count)
+    assert worlds == kn.sample_many(random.Random(1), count)  # reproducible
+    unseen = [t for t in range(28) if kn.unseen >> t & 1]
+    for hands, rest in worlds:
+        assert hands[view.seat] == kn.hand
+        for s in kn.hidden_seats:
+            assert kn.allows(s, hands[s]), (s, hands[s])
+            assert hands[s].bit_count() == view.hand_sizes[s]
+        assert len(rest) == view.boneyard_size
+        held = [t for s in kn.hidden_seats for t in unseen if hands[s] >> t & 1]
+        assert sorted(held + rest) == unseen
+    exact = _exact_marginals(kn)
+    for s in kn.hidden_seats:
+        for t in unseen:
+            got = sum(hands[s] >> t & 1 for hands, _ in worlds) / count
+            assert abs(got - exact.get((s, t), 0.0)) < 0.05, (s, t, got, exact.get((s, t)))
+
+
+def test_deal_hidden_hands_reports_what_it_cannot_deal() -> None:
+    """A deal no construction can make comes back as None (the caller deals it another
+    way); bad arguments raise BatchError naming them."""
+    from matador_env.batch import deal_hidden_hands
+
+    # Two hands of two from four tiles, both void of tile 0: impossible.
+    got = deal_hidden_hands(0b1111, [2, 2], [0b0001, 0b0001], [], 3, seed=5)
+    assert got == [None, None, None]
+    # One cap: hand 0 holds at most one of tiles 0-1, so hand 1 holds the other.
+    for world in deal_hidden_hands(0b111, [2, 1], [0, 0], [(0, 0b011, 1)], 50, seed=6):
+        assert world is not None
+        (h0, h1), rest = world
+        assert (h0 & 0b011).bit_count() == 1 and h0 | h1 == 0b111 and rest == []
+    with pytest.raises(BatchError, match="at most 62 tiles"):
+        deal_hidden_hands(1 << 70, [1], [0], [], 1, seed=0)
+    with pytest.raises(BatchError, match="hands of"):
+        deal_hidden_hands(0b11, [2, 1], [0, 0], [], 1, seed=0)
+    with pytest.raises(BatchError, match="caps on"):
+        deal_hidden_hands(0b11, [1, 1], [0, 0], [(2, 1, 0)], 1, seed=0)

@@ -16,8 +16,9 @@ play in both and compares every step):
 Beside :class:`BatchEngine` (hands and matches stepped by actions) there are
 :func:`random_hands` (whole random hands in one kernel, for speed figures) and
 :class:`WorldPlayouts` (playouts of sampled worlds of one seat's view with a
-heuristic policy, for the search agent); :mod:`matador_env.vector` builds the vector
-environment on the engine.
+heuristic policy, for the search agent) with :func:`deal_hidden_hands` (those worlds
+dealt under the inferences about each hidden hand); :mod:`matador_env.vector` builds
+the vector environment on the engine.
 
 It needs ``numba`` (an optional dependency); :mod:`matador_env.engine` does not.
 The first use compiles the kernels and caches them on disk (``cache=True``), so a
@@ -66,6 +67,7 @@ from ..engine.match import derive_seed
 from ..engine.rules import CHOICES
 from . import _kernels as K
 from . import _playouts as PL
+from . import _worlds as WD
 
 __all__ = [
     "BatchEngine",
@@ -73,6 +75,7 @@ __all__ = [
     "BatchRules",
     "WorldPlayouts",
     "batch_rules",
+    "deal_hidden_hands",
     "random_hands",
     "seed_keys",
 ]
@@ -529,6 +532,58 @@ def random_hands(
             keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results, threads
         )
     return results, int(total)
+
+
+def deal_hidden_hands(
+    unseen: int,
+    sizes: Sequence[int],
+    voids: Sequence[int],
+    caps: Sequence[tuple[int, int, int]],
+    count: int,
+    seed: int,
+    tries: int = 64,
+) -> list[tuple[list[int], list[int]] | None]:
+    """``count`` deals of the ``unseen`` tiles (a bit mask over tile indices) to hidden
+    hands of ``sizes`` and a boneyard, keeping every inference: hand ``h`` holds none
+    of ``voids[h]``, and a cap ``(h, mask, most)`` lets it hold at most ``most`` of
+    ``mask``. Each deal is ``(hands, boneyard)``: a mask per hidden hand and the other
+    tiles in a random draw order; ``None`` where ``tries`` constructions all hit a dead
+    end (the caller deals that one another way).
+
+    The search agent's dealer compiled (``agents.knowledge.Knowledge.sample_masks``:
+    a constructive deal, then ``3 x unseen`` swaps that keep every cap, so the deals
+    approach the uniform distribution over the consistent ones), seeded by ``seed``.
+    For at most 62 tiles (the masks are 64-bit integers).
+    """
+    tiles = [t for t in range(unseen.bit_length()) if unseen >> t & 1]
+    if tiles and tiles[-1] > 61:
+        raise BatchError(f"deal_hidden_hands: tile index {tiles[-1]} > 61; at most 62 tiles")
+    H = len(sizes)
+    if len(voids) != H or any(not 0 <= h < H for h, _, _ in caps):
+        raise BatchError(f"deal_hidden_hands: {H} sizes, {len(voids)} voids, caps on {caps!r}")
+    boneyard = len(tiles) - sum(sizes)
+    if boneyard < 0 or min(sizes, default=0) < 0:
+        raise BatchError(f"deal_hidden_hands: hands of {list(sizes)} from {len(tiles)} tiles")
+    hands = np.zeros((count, H), np.int64)
+    rest = np.zeros((count, boneyard), np.int64)
+    dealt = np.zeros(count, np.bool_)
+    WD.deal_worlds(
+        np.array(tiles, np.int64),
+        np.array(sizes, np.int64),
+        np.array(voids, np.int64),
+        np.array([h for h, _, _ in caps], np.int64),
+        np.array([m for _, m, _ in caps], np.int64),
+        np.array([c for _, _, c in caps], np.int64),
+        tries,
+        3 * len(tiles),
+        seed & 0xFFFFFFFFFFFFFFFF,
+        hands,
+        rest,
+        dealt,
+    )
+    hand_rows = hands.tolist()
+    rest_rows = rest.tolist()
+    return [(hand_rows[w], rest_rows[w]) if dealt[w] else None for w in range(count)]
 
 
 class WorldPlayouts:
