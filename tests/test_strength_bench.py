@@ -62,6 +62,19 @@ def test_every_configuration_has_a_search_spec() -> None:
     assert set(SEARCH_SPECS) == set(CONFIGURATIONS)
 
 
+def test_the_recipe_clones_the_search_the_bots_are_measured_against() -> None:
+    """The training recipe's teacher is the matrix's search, save on double-twelve
+    (where 64 worlds a move would not fit the recipe's 20 minutes)."""
+    from train.run import recipe_teacher
+
+    for name, config in CONFIGURATIONS.items():
+        teacher = recipe_teacher("auto", config.rules())
+        if name == "double_twelve":
+            assert teacher == "search:samples=32"
+        else:
+            assert teacher == SEARCH_SPECS[name], name
+
+
 @pytest.mark.parametrize(
     ("lo", "met"), [(0.01, True), (0.0, False), (-1.0, False)], ids=["above", "at", "below"]
 )

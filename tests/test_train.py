@@ -432,12 +432,16 @@ def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
     four = Rules.preset("standard", players=4)
     assert recipe_teacher("auto", Rules.preset("standard")) == "search:samples=64"
     assert recipe_teacher("auto", Rules.preset("double_twelve")) == "search:samples=32"
-    assert recipe_teacher("auto", four) == "search:samples=32"
+    assert recipe_teacher("auto", four) == "search:samples=256"
+    four_nine = Rules.preset("double_nine", players=4)
+    assert recipe_teacher("auto", four_nine) == "search:samples=32"
     assert recipe_teacher("expert", four) == "expert"
-    assert (recipe_decisions(-1, Rules.preset("leiden")), recipe_decisions(-1, four)) == (
+    assert [recipe_decisions(-1, r) for r in (Rules.preset("leiden"), four, four_nine)] == [
+        150_000,
         150_000,
         100_000,
-    )
+    ]
+    assert recipe_decisions(5, four_nine) == 5
     # A run folder whose args.json left the teacher to be chosen cannot be resumed.
     run = tmp_path / "run"
     run.mkdir()

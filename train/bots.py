@@ -41,7 +41,7 @@ __all__ = ["install", "main", "train_command"]
 
 RECIPE_FLAGS: dict[str, list[str]] = {
     # The standard bot predates the 20-minute recipe: a search:samples=16 warm start,
-    # then 1.8M PPO steps (55 minutes). Leiden and pagat_teams ran 300,000 PPO steps.
+    # then 1.8M PPO steps (55 minutes). Leiden ran 300,000 PPO steps.
     "standard": [
         "--exp-name", "default", "--bc-teacher", "search:samples=16",
         "--bc-decisions", "150000", "--timesteps", "1800000", "--eval-every", "150000",
@@ -52,7 +52,6 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # Double-twelve's clone without one was at parity with expert (-0.35 points per
     # hand in the strength matrix); with it, +20.82 in its run's evaluation.
     "double_twelve": ["--bc-dagger-decisions", "60000"],
-    "pagat_teams": ["--timesteps", "300000", "--eval-every", "100000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
     # +0.15 and -0.10 (4,000 hands each, seeds 557 and 562); against the search no

@@ -134,8 +134,9 @@ class TrainArgs:
     """Show a progress bar."""
     bc_decisions: int = -1
     """Warm start: decisions of the teacher to clone before PPO (0: none, PPO starts
-    from a random network; -1: the recipe's, 150,000 with two players and 100,000
-    with more, fixed in args.json when the run starts). See train/pretrain.py."""
+    from a random network; -1: the recipe's, 150,000 where the teacher is cheap (two
+    players up to double-nine, any seats on double-six) and 100,000 otherwise, fixed
+    in args.json when the run starts). See train/pretrain.py."""
     bc_skip_forced: bool = False
     """Warm start: record only decisions with more than one legal move (a forced move
     teaches the policy nothing), so --bc-decisions counts real choices. Runs made before
@@ -146,10 +147,12 @@ class TrainArgs:
     instead of the teacher's single choice (0). Needs a search teacher."""
     bc_teacher: str = "auto"
     """Agent spec of the teacher whose moves are cloned: the determinized search, or
-    e.g. expert (0.1 ms a move). auto: the recipe's, search:samples=64 with two
-    players up to double-nine (1.5-4.5 ms a move, well ahead of expert), else
-    search:samples=32 (a search's move costs more with every seat and on
-    double-twelve), fixed in args.json when the run starts."""
+    e.g. expert (0.1 ms a move). auto: the recipe's, the strength matrix's search
+    (``benchmarks.strength.SEARCH_SPECS``) where it is cheap enough:
+    search:samples=64 with two players up to double-nine, search:samples=256 with
+    three or four on double-six (1-5 ms a move, well ahead of expert), else
+    search:samples=32 (several hidden hands of a larger set, or double-twelve, cost
+    more a move), fixed in args.json when the run starts."""
     bc_opponent: str = "expert"
     """Agent spec of the opponent the teacher plays while its decisions are collected."""
     bc_dagger_decisions: int = 0
@@ -215,17 +218,28 @@ def recipe_teacher(spec: str, rules: Rules) -> str:
     """``--bc-teacher``, with ``auto`` resolved to the recipe's teacher for ``rules``."""
     if spec != "auto":
         return spec
-    # A search's move costs more with every seat and with the larger sets (on double-
-    # twelve about 9 ms at 64 samples); 32 samples keep the warm start within budget.
-    cheap = rules.players == 2 and rules.set_max <= 9
-    return "search:samples=64" if cheap else "search:samples=32"
+    if not _cheap_teacher(rules):
+        return "search:samples=32"
+    # With several hidden hands a world tells less, and more of them measured
+    # stronger: 256 against 64 worlds, +3.15 against +1.90 points per hand over expert
+    # on standard_3p, +1.93 against +1.60 on standard_4p, +3.00 against +2.03 on
+    # pagat_teams (seed 94, 1,000 deals each), at about 5 ms a move.
+    return "search:samples=64" if rules.players == 2 else "search:samples=256"
+
+
+def _cheap_teacher(rules: Rules) -> bool:
+    """Whether the recipe's full search fits the 20-minute budget under ``rules``: two
+    players up to double-nine (64 worlds, 1-2 ms a move), or any seats on double-six
+    (256 worlds, about 5 ms a move, its several hidden hands dealt by compiled code).
+    Elsewhere (double-twelve about 9 ms a move at 64 worlds) it is cut down."""
+    return rules.set_max <= 6 or (rules.players == 2 and rules.set_max <= 9)
 
 
 def recipe_decisions(decisions: int, rules: Rules) -> int:
     """``--bc-decisions``, with -1 resolved to the recipe's count for ``rules``."""
     if decisions >= 0:
         return decisions
-    return 150_000 if rules.players == 2 else 100_000
+    return 150_000 if _cheap_teacher(rules) else 100_000
 
 
 def resolve_rules(args: TrainArgs) -> Rules:
