@@ -106,6 +106,17 @@ def miss_table(tiles: int) -> np.ndarray:
 
 
 @njit(cache=True)
+def seed_stream(rng: np.ndarray, seed: int, stream: int) -> None:
+    """Start the xorshift state ``rng[0]`` on stream ``stream`` of ``seed`` (an LCG step
+    from a golden-ratio offset; never the all-zero state xorshift cannot leave)."""
+    rng[0] = (np.uint64(seed) + np.uint64(stream) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
+        6364136223846793005
+    ) + np.uint64(1442695040888963407)
+    if rng[0] == 0:
+        rng[0] = np.uint64(88172645463325252)
+
+
+@njit(cache=True)
 def _uniform(rng: np.ndarray) -> float:
     return np.float64(K._xorshift(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
@@ -371,11 +382,7 @@ def policy_playouts(
     for b in range(loc.shape[0] * na):
         world = b // na
         # Each playout its own stream: its result does not depend on the others.
-        rng[0] = (np.uint64(rng_seed) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
-            6364136223846793005
-        ) + np.uint64(1442695040888963407)
-        if rng[0] == 0:
-            rng[0] = np.uint64(88172645463325252)
+        seed_stream(rng, rng_seed, b)
         total = 0.0
         for _ in range(repeats):
             wloc[0] = loc[world]

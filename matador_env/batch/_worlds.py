@@ -25,15 +25,13 @@ import numpy as np
 from numba import njit
 
 from . import _kernels as K
+from ._playouts import _popcount, _uniform, seed_stream
 
 
 @njit(cache=True)
 def _count(x: np.int64) -> int:
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
+    """Tiles in the mask ``x``."""
+    return _popcount(np.uint64(x))
 
 
 @njit(cache=True)
@@ -65,21 +63,7 @@ def _nth_tile(mask: np.int64, n: int) -> int:
     """The index of the ``n``-th set bit of ``mask`` (lowest first)."""
     for _ in range(n):
         mask &= mask - 1
-    m = mask & -mask
-    t = 0
-    while m > 1:
-        m >>= 1
-        t += 1
-    return t
-
-
-@njit(cache=True)
-def _index(holders: np.ndarray, nh: int, a: int) -> int:
-    """The position of seat ``a`` among the first ``nh`` holders."""
-    for i in range(nh):
-        if holders[i] == a:
-            return i
-    return nh
+    return _count((mask & -mask) - 1)
 
 
 @njit(cache=True)
@@ -112,25 +96,29 @@ def deal_worlds(
     for t in unseen:
         all_unseen |= np.int64(1) << t
     rng = np.empty(1, np.uint64)
-    rng[0] = np.uint64(seed) * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
-    if rng[0] == 0:
-        rng[0] = np.uint64(88172645463325252)
+    seed_stream(rng, seed, 0)
+    # The same for every world: each seat's room (tiles it may hold minus its hand
+    # size), the seats that hold tiles, and whether a swap has a partner at all.
+    room0 = np.empty(H, np.float64)
+    holders = np.empty(H, np.int64)
+    nh = 0
+    for h in range(H):
+        room0[h] = _count(all_unseen & ~void[h]) - sizes[h]
+        if sizes[h] > 0:
+            holders[nh] = h
+            nh += 1
+    partners = nh - 1 + (1 if R > 0 else 0)
     order = np.empty(H, np.int64)
     room = np.empty(H, np.float64)
     pool = np.empty(U, np.int64)
     held = np.empty(H, np.int64)
-    holders = np.empty(H, np.int64)
     for w in range(hands.shape[0]):
         dealt[w] = False
         for _ in range(tries):
             # 1. The seats with the least room first, ties at random.
             for h in range(H):
                 order[h] = h
-                room[h] = (
-                    _count(all_unseen & ~void[h])
-                    - sizes[h]
-                    + (np.float64(K._xorshift(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0))
-                )
+                room[h] = room0[h] + _uniform(rng)
             for i in range(1, H):  # insertion sort by room
                 j = i
                 while j > 0 and room[order[j - 1]] > room[order[j]]:
@@ -143,12 +131,7 @@ def deal_worlds(
                 size = 0
                 m = remaining & ~void[h]
                 while m:
-                    low = m & -m
-                    t = 0
-                    while low > 1:
-                        low >>= 1
-                        t += 1
-                    pool[size] = t
+                    pool[size] = _nth_tile(m, 0)
                     size += 1
                     m &= m - 1
                 for a in range(size - 1, 0, -1):  # Fisher-Yates
@@ -180,37 +163,30 @@ def deal_worlds(
             rest[w, k] = _nth_tile(m, 0)
             k += 1
             m &= m - 1
-        # 2. Swaps that keep every cap.
-        nh = 0
-        for h in range(H):
-            if sizes[h] > 0:
-                holders[nh] = h
-                nh += 1
-        if nh > 0:
-            for _ in range(steps):
-                a = holders[_below(rng, nh)]
-                t1 = _nth_tile(held[a], _below(rng, sizes[a]))
-                choices = nh - 1 + (1 if R > 0 else 0)
-                if choices == 0:
-                    break
-                pick = _below(rng, choices)
-                if pick < nh - 1:
-                    b = holders[pick if pick < _index(holders, nh, a) else pick + 1]
-                    t2 = _nth_tile(held[b], _below(rng, sizes[b]))
-                    na = held[a] ^ (np.int64(1) << t1) ^ (np.int64(1) << t2)
-                    nb = held[b] ^ (np.int64(1) << t2) ^ (np.int64(1) << t1)
-                    if _keeps(a, na, void, cap_seat, cap_mask, cap_max) and _keeps(
-                        b, nb, void, cap_seat, cap_mask, cap_max
-                    ):
-                        held[a] = na
-                        held[b] = nb
-                else:
-                    j = _below(rng, R)
-                    t2 = rest[w, j]
-                    na = held[a] ^ (np.int64(1) << t1) ^ (np.int64(1) << t2)
-                    if _keeps(a, na, void, cap_seat, cap_mask, cap_max):
-                        held[a] = na
-                        rest[w, j] = t1
+        # 2. Swaps that keep every cap: a tile of one holder for one of another
+        # holder or of the boneyard.
+        for _ in range(steps if partners > 0 else 0):
+            at = _below(rng, nh)
+            a = holders[at]
+            t1 = _nth_tile(held[a], _below(rng, sizes[a]))
+            pick = _below(rng, partners)
+            if pick < nh - 1:
+                b = holders[pick if pick < at else pick + 1]
+                t2 = _nth_tile(held[b], _below(rng, sizes[b]))
+                na = held[a] ^ (np.int64(1) << t1) ^ (np.int64(1) << t2)
+                nb = held[b] ^ (np.int64(1) << t2) ^ (np.int64(1) << t1)
+                if _keeps(a, na, void, cap_seat, cap_mask, cap_max) and _keeps(
+                    b, nb, void, cap_seat, cap_mask, cap_max
+                ):
+                    held[a] = na
+                    held[b] = nb
+            else:
+                j = _below(rng, R)
+                t2 = rest[w, j]
+                na = held[a] ^ (np.int64(1) << t1) ^ (np.int64(1) << t2)
+                if _keeps(a, na, void, cap_seat, cap_mask, cap_max):
+                    held[a] = na
+                    rest[w, j] = t1
         # 3. The boneyard in a random order.
         for a in range(R - 1, 0, -1):
             b = _below(rng, a + 1)
