@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.search import search_spec
 from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
@@ -85,19 +86,12 @@ EXPERT_VS_RANDOM_MIN_POINTS = 13.0
 """Points per hand ``expert`` won by against ``random`` on standard with a wide margin
 (+19.7 measured); ``benchmarks.training`` asks the same of a trained policy."""
 
-DEFAULT_SEARCH = "search:samples=64"
-
-SEVERAL_HIDDEN_HANDS_SEARCH = "search:samples=256"
-
 SEARCH_SPECS: dict[str, str] = {
-    name: DEFAULT_SEARCH if config.rules().players == 2 else SEVERAL_HIDDEN_HANDS_SEARCH
-    for name, config in CONFIGURATIONS.items()
+    name: search_spec(config.rules()) for name, config in CONFIGURATIONS.items()
 }
 """The search agent's spec per configuration (the one the bar ``search vs expert`` is
-measured with, the bots are compared to and the training recipe clones, see
-``train.run.recipe_teacher``): 64 worlds with one hidden hand, 256 with several,
-where a world tells less (about 5 ms a move on double-six, the worlds dealt by
-compiled code)."""
+measured with and the bots are compared to): :func:`agents.search.search_spec`, 64
+worlds with one hidden hand, 256 with several."""
 
 BOTS_DIR = Path(__file__).resolve().parents[1] / "matador_env" / "bots"
 """Where the shipped bots live: ``<BOTS_DIR>/<configuration>/policy.onnx``."""

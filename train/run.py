@@ -148,7 +148,7 @@ class TrainArgs:
     bc_teacher: str = "auto"
     """Agent spec of the teacher whose moves are cloned: the determinized search, or
     e.g. expert (0.1 ms a move). auto: the recipe's, the strength matrix's search
-    (``benchmarks.strength.SEARCH_SPECS``) where it is cheap enough:
+    (``agents.search.search_spec``) where it is cheap enough:
     search:samples=64 with two players up to double-nine, search:samples=256 with
     three or four on double-six (1-5 ms a move, well ahead of expert), else
     search:samples=32 (several hidden hands of a larger set, or double-twelve, cost
@@ -218,13 +218,9 @@ def recipe_teacher(spec: str, rules: Rules) -> str:
     """``--bc-teacher``, with ``auto`` resolved to the recipe's teacher for ``rules``."""
     if spec != "auto":
         return spec
-    if not _cheap_teacher(rules):
-        return "search:samples=32"
-    # With several hidden hands a world tells less, and more of them measured
-    # stronger: 256 against 64 worlds, +3.15 against +1.90 points per hand over expert
-    # on standard_3p, +1.93 against +1.60 on standard_4p, +3.00 against +2.03 on
-    # pagat_teams (seed 94, 1,000 deals each), at about 5 ms a move.
-    return "search:samples=64" if rules.players == 2 else "search:samples=256"
+    from agents.search import search_spec
+
+    return search_spec(rules) if _cheap_teacher(rules) else "search:samples=32"
 
 
 def _cheap_teacher(rules: Rules) -> bool:
