@@ -57,11 +57,16 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # +0.15 and -0.10 (4,000 hands each, seeds 557 and 562); against the search no
     # better (-3.07 and -2.57, the hard-target bot -4.38 and -2.55).
     "polish": ["--bc-soft-temperature", "4"],
-    # Kardinal with 450,000 decisions as well: held-out agreement 0.576 -> 0.604, against
-    # the search -1.28 where the 150,000-decision bot had -2.09 (2,000 hands, seed 556).
+    # Kardinal with 900,000 decisions: held-out agreement 0.576 (150,000) -> 0.604
+    # (450,000) -> 0.619; against the search -2.09 -> -1.28 -> -1.04 (2,000 hands, seed
+    # 556), and -1.99 (450,000) -> -1.19 at seed 557. About 18-20 minutes here.
     # Soft targets on the same decisions (-1.53), a 512,512,256 network (-2.03), 20
     # epochs (agreement 0.602) and 300,000 PPO steps after the clone (-2.91) were no better.
-    "kardinal": ["--bc-decisions", "450000"],
+    "kardinal": ["--bc-decisions", "900000"],
+    # Twice the decisions of the 256-world search (300,000): agreement 0.720 -> 0.735,
+    # and in the matrix bot > expert +0.41 -> +2.18, match win 52.5% -> 56.0%. About 23
+    # minutes from scratch here, over the recipe's 20.
+    "standard_3p": ["--bc-decisions", "300000"],
     # The same on double-nine: against the expert +17.13 and +15.76 where the
     # hard-target bot had +13.97 and +12.70 (4,000 hands, seeds 563 and 564), against
     # the search -4.38 [-8.26, -0.50] where it had -7.52 [-11.44, -3.60] (2,000 hands).
