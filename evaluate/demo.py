@@ -46,7 +46,8 @@ SHIPPED_BOT = f"policy:{_bot.relative_to(Path.cwd()) if _bot.is_relative_to(Path
 PPO_TOKEN = ("--timesteps", "64", "--n-envs", "1", "--n-steps", "64", "--batch-size", "64",
              "--n-epochs", "1")  # fmt: skip
 """The least PPO a training run takes (one update of 64 steps after the cloning), so
-that each curve point is essentially the cloned policy."""
+that each curve point is essentially the cloned policy (and is kept as it is: the
+demo's runs skip the check of their best policy against the warm start)."""
 
 CURVE = (0, 1_000, 3_000, 10_000, 30_000)
 """Decisions of ``expert`` cloned at the points of the learning curve (0: untrained)."""
@@ -102,7 +103,8 @@ def clone_argv(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> lis
     return [
         "--exp-name", "demo_clone", "--preset", "standard", "--seed", str(seed),
         "--bc-teacher", "expert", "--bc-decisions", str(decisions), *PPO_TOKEN,
-        "--final-eval-hands", str(eval_hands), "--eval-every", "0", "--no-progress",
+        "--final-eval-hands", str(eval_hands), "--eval-every", "0", "--select-hands", "0",
+        "--no-progress",
         "--out", str(run_dir),
     ]  # fmt: skip
 

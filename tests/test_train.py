@@ -20,9 +20,10 @@ from agents import make_agent
 from matador_env.encoding import encoding_for
 from matador_env.engine import HandState, Rules
 from matador_env.gym_env import MatadorSingleEnv
-from matador_env.policy import PolicyMismatchError, load_policy
+from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
 from tests.train_runs import interrupt_at_first_checkpoint, run_train
 from train.export import export_policy
+from train.loop import check_best_against_warm_start, policy_step
 
 TINY = [
     "--n-envs",
@@ -59,14 +60,24 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
         "--checkpoint-every", "512", "--eval-every", "512", "--eval-hands", "4",
         "--final-eval-hands", "6", "--baselines", "random:1,expert:1",
         "--bc-decisions", "600", "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1",
+        "--select-hands", "6",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "warm start (expert)" in done.stdout
     for name in ("args.json", "summary.json", "summary.md", "learning_curve.png"):
         assert (run / name).is_file(), name
-    for folder in ("best", "final", "checkpoint", "pool/step_512", "pool/step_1024"):
+    for folder in ("warm_start", "best", "final", "checkpoint", "pool/step_512", "pool/step_1024"):
         assert (run / folder).is_dir(), folder
     summary = json.loads((run / "summary.json").read_text())
+    # A PPO step stays best only after the check against the warm start kept it.
+    selection = summary["selection"]
+    if policy_step(run / "best") != 0:
+        assert selection["kept"] == "ppo" and selection["deals"] == 6
+    elif selection is not None:
+        assert selection["kept"] == "warm start"
+        assert (run / "best" / "policy.onnx").read_bytes() == (
+            run / "warm_start" / "policy.onnx"
+        ).read_bytes()
     assert summary["steps"] == 1024
     assert set(summary["final_evaluation"]) == {"random", "expert"}
     assert summary["final_evaluation"]["random"]["deals"] == 6
@@ -119,7 +130,8 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:
 
 def test_a_run_stopped_in_its_warm_start_resumes_with_the_data_it_had(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    bc = ["--bc-decisions", "300", "--bc-teacher", "expert", "--bc-epochs", "1"]
+    bc = ["--bc-decisions", "300", "--bc-teacher", "expert", "--bc-epochs", "1",
+          "--select-hands", "0"]  # fmt: skip
     first = _train("--timesteps", "256", "--out", str(run), "--eval-every", "0",
                    "--final-eval-hands", "2", *bc)  # fmt: skip
     assert first.returncode == 0, first.stderr
@@ -289,6 +301,7 @@ def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path
         "--timesteps", "256", "--out", str(run), "--eval-every", "0", "--eval-hands", "2",
         "--final-eval-hands", "2", "--bc-decisions", "400", "--bc-teacher", "expert",
         "--bc-epochs", "1", "--bc-workers", "1", "--bc-dagger-decisions", "300",
+        "--select-hands", "0",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     pretrain = json.loads((run / "summary.json").read_text())["pretrain"]
@@ -457,3 +470,43 @@ def test_the_recipe_choices_are_fixed_in_args_json(tmp_path: Path) -> None:
     stored["bc_skip_forced"] = True
     (run / "args.json").write_text(json.dumps(stored))
     assert load_run_args(run, {}).bc_skip_forced is True
+
+
+def _policy_at_step(src: Path, dst: Path, step: int) -> None:
+    """A copy of the exported policy ``src`` whose provenance says it was taken at ``step``."""
+    shutil.copytree(src, dst)
+    sidecar = json.loads((dst / "policy.json").read_text())
+    sidecar["provenance"] = {**(sidecar.get("provenance") or {}), "steps": step}
+    (dst / "policy.json").write_text(json.dumps(sidecar))
+
+
+@pytest.mark.parametrize("ppo_is_strong", [True, False])
+def test_the_best_ppo_policy_stays_only_if_it_beats_the_warm_start(
+    tmp_path: Path, tiny_model: MaskablePPO, ppo_is_strong: bool
+) -> None:
+    rules = Rules.preset("standard")
+    strong, weak = tmp_path / "strong", tmp_path / "weak"
+    shutil.copytree(BOTS_DIR / "standard", strong)
+    export_policy(tiny_model.policy, rules, weak)  # 256 steps of PPO from scratch
+    run = tmp_path / "run"
+    _policy_at_step(strong if ppo_is_strong else weak, run / "best", 51_200)
+    _policy_at_step(weak if ppo_is_strong else strong, run / "warm_start", 0)
+    candidate = (run / "best" / "policy.onnx").read_bytes()
+    record = check_best_against_warm_start(run, rules, deals=30, seed=4, workers=1)
+    assert record is not None
+    assert record["candidate_step"] == 51_200 and record["deals"] == 30
+    assert json.loads((run / "selection.json").read_text()) == record
+    if ppo_is_strong:
+        assert record["kept"] == "ppo" and record["lead_lo"] > 0
+        assert (run / "best" / "policy.onnx").read_bytes() == candidate
+    else:
+        assert record["kept"] == "warm start" and record["lead_hi"] < 0
+        assert (run / "best" / "policy.onnx").read_bytes() == (
+            run / "warm_start" / "policy.onnx"
+        ).read_bytes()
+        # The check is done: asked again (a finish interrupted after it), the warm
+        # start stays and the record is the same, without playing again.
+        assert check_best_against_warm_start(run, rules, 30, 4, 1) == record
+    # Without a warm start, or with no deals, there is nothing to check.
+    assert check_best_against_warm_start(tmp_path / "strong", rules, 30, 4, 1) is None
+    assert check_best_against_warm_start(run, rules, 0, 4, 1) is None

@@ -24,7 +24,7 @@ TINY_RECIPE = [
     "--timesteps", "256", "--n-envs", "1", "--n-steps", "256", "--batch-size", "64",
     "--n-epochs", "1", "--net-arch", "32", "--eval-workers", "1", "--eval-every", "0",
     "--eval-hands", "2", "--final-eval-hands", "2", "--bc-decisions", "300",
-    "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1",
+    "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1", "--select-hands", "4",
 ]  # fmt: skip
 
 

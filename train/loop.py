@@ -25,6 +25,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, run
+from evaluate.stats import mean_ci
 from matador_env.engine import Rules
 from matador_env.policy import PolicyError, load_policy
 
@@ -36,6 +37,8 @@ from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
 from .selfplay import BatchOpponentPool, OpponentPool, SelfPlayEnv, snapshot_dirs
 
 EVAL_OPPONENTS = ("random", "expert")
+WARM_START = "warm_start"
+"""The run folder's copy of the policy right after the warm start (step 0)."""
 
 
 class ScaledSelfPlayEnv(SelfPlayEnv):
@@ -368,6 +371,7 @@ class Trainer:
         # Only now is the model worth a checkpoint: one interrupted before this point
         # restarts the warm start (reusing the collected decisions).
         self.warm = True
+        self.save_model_atomic(WARM_START)
         self._boundary = checkpoint.capture(self.model, self._plain_state())
         self.save_checkpoint()
         if args.eval_every > 0:
@@ -420,6 +424,11 @@ class Trainer:
         atomic_write(folder / "weights.pt", lambda tmp: torch.save(weights, tmp))
         export_policy(self.model.policy, self.rules, folder, self.provenance())
 
+    def save_model_atomic(self, name: str) -> None:
+        """:meth:`save_model` into the run folder's ``name``, replacing it in one rename."""
+        self.save_model(self.run_dir / f"{name}_tmp")
+        copy_dir_atomic(self.run_dir / f"{name}_tmp", self.run_dir / name)
+
     def _plain_state(self) -> dict[str, Any]:
         return {
             "best": self.best,
@@ -463,8 +472,7 @@ class Trainer:
         score = figures["expert"]["points"]
         if self.best is None or score > self.best:
             self.best = score
-            self.save_model(self.run_dir / "best_tmp")
-            copy_dir_atomic(self.run_dir / "best_tmp", self.run_dir / "best")
+            self.save_model_atomic("best")
         msg = ", ".join(
             f"vs {o}: {f['win_rate']:.1%} hands, {f['points']:+.2f} pts/hand"
             for o, f in figures.items()
@@ -480,10 +488,11 @@ class Trainer:
         self.save_model(self.run_dir / "final")
         if not (self.run_dir / "best").is_dir():
             copy_dir_atomic(self.run_dir / "final", self.run_dir / "best")
-        for tmp in ("best_tmp", "eval_current"):
+        for tmp in ("best_tmp", f"{WARM_START}_tmp", "eval_current"):
             path = self.run_dir / tmp
             if path.is_dir():
                 shutil.rmtree(path)
+        selection = self.check_best_against_warm_start()
         figures = evaluate_policy(
             self.run_dir / "best",
             self.rules,
@@ -500,11 +509,23 @@ class Trainer:
             "final_evaluation": figures,
             "pretrain": self.pretrain,
             "evaluations": self.evaluations,
+            "selection": selection,
         }
         atomic_write_json(self.run_dir / "summary.json", summary)
         atomic_write_text(self.run_dir / "summary.md", _summary_markdown(summary))
         plot_learning_curve(self.evaluations, self.run_dir / "learning_curve.png")
         print(_summary_markdown(summary))
+
+    def check_best_against_warm_start(self) -> dict[str, Any] | None:
+        """:func:`check_best_against_warm_start` of this run (--select-hands deals of
+        seed + 2, fresh beside the final evaluation's seed + 1)."""
+        return check_best_against_warm_start(
+            self.run_dir,
+            self.rules,
+            self.args.select_hands,
+            self.args.seed + 2,
+            self.args.eval_workers,
+        )
 
     def close(self) -> None:
         if self._bar is not None:
@@ -538,6 +559,74 @@ def _command_line(args: TrainArgs) -> str:
     return " ".join(parts)
 
 
+def check_best_against_warm_start(
+    run_dir: Path, rules: Rules, deals: int, seed: int, workers: int
+) -> dict[str, Any] | None:
+    """Keep a PPO policy as the run's ``best/`` only if it beats the warm start; the
+    record of the check (also written to ``selection.json``), or None when there was
+    none (``deals`` 0, no ``warm_start/``, or the warm start is best already and no
+    earlier check is recorded).
+
+    The periodic evaluations pick their best on --eval-hands deals (300: about +-2
+    points per hand), while PPO's steps move a cloned policy by about a point: a pick
+    among them is mostly noise (polish's 450,000-decision run picked a step that
+    measured worse than its warm start in the strength matrix). So both play the same
+    ``deals`` fresh deals against expert, and the PPO policy stays only if its lead
+    per deal has a 95% lower bound above 0; else ``warm_start/`` replaces ``best/``.
+    """
+    best, warm = run_dir / "best", run_dir / WARM_START
+    record_file = run_dir / "selection.json"
+    if deals <= 0 or not warm.is_dir():
+        return None
+    step = policy_step(best)
+    if step == 0:
+        # The warm start is best already: by its evaluations, or by an earlier check
+        # (an interrupted finish, or a resumed run with no better evaluation since).
+        return json.loads(record_file.read_text()) if record_file.is_file() else None
+    plan = RunPlan(
+        rules=rules,
+        pairings=[Pairing(f"policy:{best}", "expert"), Pairing(f"policy:{warm}", "expert")],
+        deals=deals,
+        matches=0,
+        seed=seed,
+    )
+    points: list[dict[int, list[float]]] = [{}, {}]
+    for r in run(plan, workers=workers):
+        points[r.pairing].setdefault(r.deal, []).append(r.diff)
+    lead = mean_ci(
+        [
+            sum(points[0][d]) / len(points[0][d]) - sum(warm_d) / len(warm_d)
+            for d, warm_d in points[1].items()
+        ]
+    )
+    kept = "ppo" if lead.lo > 0 else "warm start"
+    record = {
+        "candidate_step": step,
+        "deals": lead.n,
+        "lead_points": lead.mean,
+        "lead_lo": lead.lo,
+        "lead_hi": lead.hi,
+        "kept": kept,
+    }
+    atomic_write_json(record_file, record)
+    print(
+        f"best-policy check: step {step} vs the warm start against expert, "
+        f"{lead.mean:+.2f} [{lead.lo:+.2f}, {lead.hi:+.2f}] points per hand over "
+        f"{lead.n} deals: keeping the {'PPO policy' if kept == 'ppo' else 'warm start'}",
+        flush=True,
+    )
+    if kept == "warm start":
+        copy_dir_atomic(warm, best)
+    return record
+
+
+def policy_step(folder: Path) -> int:
+    """The learner step at which the policy exported in ``folder`` was taken (its
+    sidecar's provenance; 0: the warm start)."""
+    sidecar = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    return int(sidecar["provenance"]["steps"])
+
+
 def _summary_markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"# Training run {summary['run']}",
@@ -553,6 +642,15 @@ def _summary_markdown(summary: dict[str, Any]) -> str:
             f"| {opp} | {f['deals']} | {f['win_rate']:.1%} ± {f['win_rate_ci']:.1%} "
             f"| {f['points']:+.2f} ± {f['points_ci']:.2f} |"
         )
+    sel = summary.get("selection")
+    if sel:
+        lines += [
+            "",
+            f"Best-policy check: the step-{sel['candidate_step']:,} policy against the warm "
+            f"start, both against expert on {sel['deals']} fresh deals: "
+            f"{sel['lead_points']:+.2f} [{sel['lead_lo']:+.2f}, {sel['lead_hi']:+.2f}] points "
+            f"per hand; kept the {'PPO policy' if sel['kept'] == 'ppo' else 'warm start'}.",
+        ]
     return "\n".join(lines) + "\n"
 
 

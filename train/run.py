@@ -10,8 +10,11 @@ unless ``--out`` names it)::
                          the first update boundary after every --checkpoint-every
                          steps (see checkpoint.py); --resume continues from here
     pool/step_<N>/       frozen snapshots of the learner (opponents, see selfplay.py)
-    best/, final/        weights.pt (the policy's tensors) + policy.onnx + policy.json
-                         (the exported policy)
+    warm_start/, best/,  weights.pt (the policy's tensors) + policy.onnx + policy.json
+    final/               (the exported policy): after the warm start, the best
+                         evaluation (checked against the warm start, --select-hands),
+                         the last step
+    selection.json       that check of the best policy against the warm start
     tb/                  TensorBoard logs
     evaluations.jsonl    one line per periodic evaluation
     learning_curve.png   evaluation figures against the step count
@@ -125,6 +128,12 @@ class TrainArgs:
     """Duplicate deals per opponent in each periodic evaluation."""
     final_eval_hands: int = 1000
     """Duplicate deals per opponent in the final evaluation of the best policy."""
+    select_hands: int = 2000
+    """Duplicate deals of the check, at the end of a run with a warm start, that a PPO
+    policy the periodic evaluations picked as best really beats the warm start against
+    expert: both play the same fresh deals, and the PPO policy stays best only if its
+    lead, deal by deal, is above 0 with 95% confidence; else the warm start is the best
+    policy (0: no check, the best periodic evaluation is kept)."""
     eval_workers: int = 2
     """Processes for the evaluations."""
     torch_threads: int = 1
@@ -190,6 +199,7 @@ _INT_AT_LEAST: dict[str, int] = {
     "eval_every": 0,
     "eval_hands": 1,
     "final_eval_hands": 1,
+    "select_hands": 0,
     "eval_workers": 1,
     "torch_threads": 1,
     "bc_decisions": -1,
@@ -398,6 +408,8 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     # Runs from before the option recorded forced moves too: they resume as they began.
     stored.setdefault("bc_skip_forced", False)
     stored.setdefault("bc_soft_temperature", 0.0)
+    # Runs from before the check of the best policy against the warm start end without it.
+    stored.setdefault("select_hands", 0)
     for key, value in stored.items():
         if key not in hints:
             raise ArgsError(f"{saved}: unknown argument {key!r}; {fix}")
