@@ -117,5 +117,6 @@ def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> Non
     assert "| search:samples=64 x 150,000, soft targets at 4 points |" in rows[1]
     assert "+1.50 [+0.50, +2.50] (1000 deals)" in rows[1]
     assert "no finished run" in rows[2]
-    # The shipped polish bot records its soft targets, so a rebuild repeats them.
-    assert RECIPE_FLAGS["polish"] == ["--bc-soft-temperature", "4"]
+    # The shipped polish bot records its soft targets and decisions, so a rebuild
+    # repeats them.
+    assert RECIPE_FLAGS["polish"] == ["--bc-soft-temperature", "4", "--bc-decisions", "450000"]
