@@ -76,6 +76,10 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # Pagat in teams with 300,000 decisions: agreement 0.767 -> 0.780, bot ~ search -0.37
     # -> -0.02 in the matrix. About 23 minutes from scratch, over the recipe's 20.
     "pagat_teams": ["--bc-decisions", "300000"],
+    # Four players with 300,000 decisions: agreement 0.754 -> 0.771; match win 51.2% ->
+    # 53.2% in the matrix, level with the 150,000-decision bot on seed 572. About 18
+    # minutes from scratch.
+    "standard_4p": ["--bc-decisions", "300000"],
     # The same on double-nine: against the expert +17.13 and +15.76 where the
     # hard-target bot had +13.97 and +12.70 (4,000 hands, seeds 563 and 564), against
     # the search -4.38 [-8.26, -0.50] where it had -7.52 [-11.44, -3.60] (2,000 hands).
