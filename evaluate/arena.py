@@ -74,6 +74,7 @@ __all__ = [
     "check_agent",
     "check_agents",
     "duplicate_figures",
+    "duplicate_lead",
     "field_figures",
     "play_hand",
     "play_match",
@@ -329,16 +330,34 @@ class Work:
     """Only the patterns with A alone against a field of B's (:func:`seat_patterns`)."""
 
 
+def _by_deal(results: Iterable[GameResult]) -> dict[int, list[GameResult]]:
+    per_deal: dict[int, list[GameResult]] = {}
+    for r in results:
+        per_deal.setdefault(r.deal, []).append(r)
+    return per_deal
+
+
 def duplicate_figures(results: Iterable[GameResult]) -> tuple[Estimate, Estimate]:
     """A's win rate and points differential in ``results`` (of one pairing and kind),
     with the report's intervals (:func:`evaluate.stats.paired`): the replays of a deal
     are averaged first, so the interval is over deals (``n``: the deals)."""
-    per_deal: dict[int, list[GameResult]] = {}
-    for r in results:
-        per_deal.setdefault(r.deal, []).append(r)
+    per_deal = _by_deal(results)
     win = paired([[g.score for g in d] for d in per_deal.values()], rate=True)
     points = paired([[g.diff for g in d] for d in per_deal.values()])
     return win, points
+
+
+def duplicate_lead(first: Iterable[GameResult], second: Iterable[GameResult]) -> Estimate:
+    """How many more points per hand the A of ``first`` makes than the A of ``second``,
+    two pairings played on the same deals (the same master seed): per deal the
+    difference of the two A's mean points differentials, the interval over deals
+    (:func:`evaluate.stats.paired`). Only deals both played count."""
+    a, b = _by_deal(first), _by_deal(second)
+
+    def mean_diff(games: list[GameResult]) -> float:
+        return sum(g.diff for g in games) / len(games)
+
+    return paired([[mean_diff(a[d]) - mean_diff(b[d])] for d in b if d in a])
 
 
 class AgentRulesError(ValueError):

@@ -21,6 +21,8 @@ from evaluate.arena import (
     Work,
     deal_seed,
     derive,
+    duplicate_figures,
+    duplicate_lead,
     field_figures,
     run,
     run_work,
@@ -466,3 +468,26 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert set(report["ratings"]) == {"expert", "greedy", "random"}
     assert (out / "report.md").read_text().startswith("# Arena report")
     assert (out / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_duplicate_lead_is_the_per_deal_difference_of_two_pairings_on_the_same_deals() -> None:
+    plan = RunPlan(
+        Rules.preset("standard"),
+        [Pairing("greedy", "random"), Pairing("random", "random")],
+        deals=40,
+        matches=0,
+        seed=8,
+    )
+    results = run(plan)
+    first = [r for r in results if r.pairing == 0]
+    second = [r for r in results if r.pairing == 1]
+    lead = duplicate_lead(first, second)
+    assert lead.n == 40
+    # The mean lead is the difference of the two pairings' mean points...
+    assert lead.mean == pytest.approx(
+        duplicate_figures(first)[1].mean - duplicate_figures(second)[1].mean
+    )
+    # ... its interval over deals; a pairing has no lead over itself.
+    assert lead.lo < lead.mean < lead.hi
+    same = duplicate_lead(first, first)
+    assert (same.mean, same.lo, same.hi) == (0.0, 0.0, 0.0)

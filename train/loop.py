@@ -24,8 +24,7 @@ from stable_baselines3.common.vec_env import (
     VecMonitor,
 )
 
-from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, run
-from evaluate.stats import mean_ci
+from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
 from matador_env.engine import Rules
 from matador_env.policy import PolicyError, load_policy
 
@@ -492,7 +491,14 @@ class Trainer:
             path = self.run_dir / tmp
             if path.is_dir():
                 shutil.rmtree(path)
-        selection = self.check_best_against_warm_start()
+        # Fresh deals: the final evaluation plays seed + 1.
+        selection = check_best_against_warm_start(
+            self.run_dir,
+            self.rules,
+            self.args.select_hands,
+            self.args.seed + 2,
+            self.args.eval_workers,
+        )
         figures = evaluate_policy(
             self.run_dir / "best",
             self.rules,
@@ -515,17 +521,6 @@ class Trainer:
         atomic_write_text(self.run_dir / "summary.md", _summary_markdown(summary))
         plot_learning_curve(self.evaluations, self.run_dir / "learning_curve.png")
         print(_summary_markdown(summary))
-
-    def check_best_against_warm_start(self) -> dict[str, Any] | None:
-        """:func:`check_best_against_warm_start` of this run (--select-hands deals of
-        seed + 2, fresh beside the final evaluation's seed + 1)."""
-        return check_best_against_warm_start(
-            self.run_dir,
-            self.rules,
-            self.args.select_hands,
-            self.args.seed + 2,
-            self.args.eval_workers,
-        )
 
     def close(self) -> None:
         if self._bar is not None:
@@ -590,14 +585,9 @@ def check_best_against_warm_start(
         matches=0,
         seed=seed,
     )
-    points: list[dict[int, list[float]]] = [{}, {}]
-    for r in run(plan, workers=workers):
-        points[r.pairing].setdefault(r.deal, []).append(r.diff)
-    lead = mean_ci(
-        [
-            sum(points[0][d]) / len(points[0][d]) - sum(warm_d) / len(warm_d)
-            for d, warm_d in points[1].items()
-        ]
+    results = run(plan, workers=workers)
+    lead = duplicate_lead(
+        [r for r in results if r.pairing == 0], [r for r in results if r.pairing == 1]
     )
     kept = "ppo" if lead.lo > 0 else "warm start"
     record = {
@@ -609,15 +599,21 @@ def check_best_against_warm_start(
         "kept": kept,
     }
     atomic_write_json(record_file, record)
-    print(
-        f"best-policy check: step {step} vs the warm start against expert, "
-        f"{lead.mean:+.2f} [{lead.lo:+.2f}, {lead.hi:+.2f}] points per hand over "
-        f"{lead.n} deals: keeping the {'PPO policy' if kept == 'ppo' else 'warm start'}",
-        flush=True,
-    )
+    print(describe_selection(record), flush=True)
     if kept == "warm start":
         copy_dir_atomic(warm, best)
     return record
+
+
+def describe_selection(record: dict[str, Any]) -> str:
+    """One sentence of a :func:`check_best_against_warm_start` record."""
+    kept = "PPO policy" if record["kept"] == "ppo" else "warm start"
+    return (
+        f"Best-policy check: the step-{record['candidate_step']:,} policy against the warm "
+        f"start, both against expert on {record['deals']} fresh deals: "
+        f"{record['lead_points']:+.2f} [{record['lead_lo']:+.2f}, {record['lead_hi']:+.2f}] "
+        f"points per hand; kept the {kept}."
+    )
 
 
 def policy_step(folder: Path) -> int:
@@ -642,15 +638,8 @@ def _summary_markdown(summary: dict[str, Any]) -> str:
             f"| {opp} | {f['deals']} | {f['win_rate']:.1%} ± {f['win_rate_ci']:.1%} "
             f"| {f['points']:+.2f} ± {f['points_ci']:.2f} |"
         )
-    sel = summary.get("selection")
-    if sel:
-        lines += [
-            "",
-            f"Best-policy check: the step-{sel['candidate_step']:,} policy against the warm "
-            f"start, both against expert on {sel['deals']} fresh deals: "
-            f"{sel['lead_points']:+.2f} [{sel['lead_lo']:+.2f}, {sel['lead_hi']:+.2f}] points "
-            f"per hand; kept the {'PPO policy' if sel['kept'] == 'ppo' else 'warm start'}.",
-        ]
+    if summary.get("selection"):
+        lines += ["", describe_selection(summary["selection"])]
     return "\n".join(lines) + "\n"
 
 
