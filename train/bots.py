@@ -57,8 +57,8 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # +0.15 and -0.10 (4,000 hands each, seeds 557 and 562); against the search no
     # better (-3.07 and -2.57, the hard-target bot -4.38 and -2.55).
     # Polish with 450,000 decisions: held-out agreement 0.666 -> 0.681; in the matrix
-    # match win 52.5% -> 61.0% at seed 2026, but 52.5% at 2027 (level with the
-    # 150,000-decision bot on seed 571).
+    # match win 52.5% -> 61.0% at seed 2026, but 52.5% at 2027; over 2,000 matches
+    # (seed 601) 55.5% where the 150,000-decision bot won 53.8%.
     "polish": ["--bc-soft-temperature", "4", "--bc-decisions", "450000"],
     # Kardinal with 900,000 decisions: held-out agreement 0.576 (150,000) -> 0.604
     # (450,000) -> 0.619; against the search -2.09 -> -1.28 -> -1.04 (2,000 hands, seed
@@ -67,8 +67,8 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # epochs (agreement 0.602) and 300,000 PPO steps after the clone (-2.91) were no better.
     "kardinal": ["--bc-decisions", "900000"],
     # Twice the decisions of the 256-world search (300,000): agreement 0.720 -> 0.735,
-    # and in the matrix bot > expert +0.41 -> +2.18, match win 52.5% -> 56.0%. About 23
-    # minutes from scratch here, over the recipe's 20.
+    # and in the matrix bot > expert +0.41 -> +2.18, match win 52.5% -> 56.0% (55.1% over
+    # 2,100 matches, seed 601). About 23 minutes from scratch here, over the recipe's 20.
     "standard_3p": ["--bc-decisions", "300000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
     # -> -1.26 in the matrix. About 12 minutes from scratch.
@@ -77,7 +77,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # -> -0.02 in the matrix. About 23 minutes from scratch, over the recipe's 20.
     "pagat_teams": ["--bc-decisions", "300000"],
     # Four players with 300,000 decisions: agreement 0.754 -> 0.771; match win 51.2% ->
-    # 53.2% in the matrix, level with the 150,000-decision bot on seed 572. About 18
+    # 53.2% in the matrix, 51.7% -> 53.5% over 2,000 matches (seed 601). About 18
     # minutes from scratch.
     "standard_4p": ["--bc-decisions", "300000"],
     # The same on double-nine: against the expert +17.13 and +15.76 where the
