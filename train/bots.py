@@ -47,8 +47,15 @@ RECIPE_FLAGS: dict[str, list[str]] = {
         "--bc-decisions", "150000", "--timesteps", "1800000", "--eval-every", "150000",
     ],
     # Leiden's first clone fell behind expert without a DAgger round (-2.58 points per
-    # hand in its run's evaluation).
-    "leiden": ["--bc-dagger-decisions", "60000"],
+    # hand in its run's evaluation). Soft targets (T = 4 points) and 300,000 decisions
+    # before the round: against the search -3.85 where the hard-target 150,000-decision
+    # bot had -6.86, and +1.52 [+0.03, +3.00] head to head (2,000 hands, seed 558);
+    # soft targets on 150,000 decisions alone gave -4.46 and -3.53 against the
+    # hard-target bot's -6.80 and -4.99 (seeds 556, 557). About 16 minutes from scratch.
+    "leiden": [
+        "--bc-soft-temperature", "4", "--bc-decisions", "300000",
+        "--bc-dagger-decisions", "60000",
+    ],
     # Double-twelve's clone without one was at parity with expert (-0.35 points per
     # hand in the strength matrix); with it, +20.82 in its run's evaluation.
     "double_twelve": ["--bc-dagger-decisions", "60000"],
