@@ -61,6 +61,12 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # predates the recipe's cut to 100,000 decisions there, so the count is kept here.
     # Soft targets (T = 4) on the same recipe: head to head +3.88 [-5.70, +13.45],
     # against the search -30.08 where this bot had -21.20 (2,000 hands, seed 556).
+    # The shipped bot is the PPO step 51,200 of a run before the best-policy check. A
+    # rebuild with these flags has the same warm start (agreement 0.4444), and its check
+    # keeps it: step 51,200 led by +1.77 [-5.75, +9.30], too wide to keep a PPO step. That
+    # warm start measured weaker than the shipped bot (head to head -3.47 [-9.67, +2.73],
+    # against expert +6.88 where it had +11.25, 4,000 hands, seed 559; bot > expert
+    # missed in the matrix, -2.10), so the shipped bot stays and differs from a rebuild.
     "double_twelve": ["--bc-decisions", "150000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
