@@ -19,13 +19,26 @@ from matador_env.configs import configuration
 from matador_env.engine import HandState
 from matador_env.policy import PolicyMismatchError, load_policy
 from tests.train_runs import ROOT
+from train.bots import RECIPE_FLAGS
 
 TINY_RECIPE = [
     "--timesteps", "256", "--n-envs", "1", "--n-steps", "256", "--batch-size", "64",
     "--n-epochs", "1", "--net-arch", "32", "--eval-workers", "1", "--eval-every", "0",
     "--eval-hands", "2", "--final-eval-hands", "2", "--bc-decisions", "300",
-    "--bc-teacher", "expert", "--bc-epochs", "1", "--bc-workers", "1", "--select-hands", "4",
+    "--bc-epochs", "1", "--bc-workers", "1", "--select-hands", "4",
 ]  # fmt: skip
+
+
+def _tiny_recipe(name: str) -> tuple[list[str], str]:
+    """TINY_RECIPE fitted to ``name``'s recipe flags, and the teacher it names: soft
+    targets need a search teacher (two worlds keep it tiny), otherwise expert; a DAgger
+    round is cut to 200 decisions."""
+    flags = RECIPE_FLAGS.get(name, [])
+    teacher = "search:samples=2" if "--bc-soft-temperature" in flags else "expert"
+    tiny = [*TINY_RECIPE, "--bc-teacher", teacher]
+    if "--bc-dagger-decisions" in flags:
+        tiny += ["--bc-dagger-decisions", "200"]
+    return tiny, teacher
 
 
 def _bots(*args: str) -> subprocess.CompletedProcess[str]:
@@ -59,12 +72,7 @@ def _play_hand(folder: Path, name: str, seed: int) -> int:
 def test_tiny_bot_recipe_trains_installs_and_plays(tmp_path: Path, name: str) -> None:
     runs, bots = tmp_path / "runs", tmp_path / "bots"
     args = ["--only", name, "--runs", str(runs), "--bots-dir", str(bots), "--no-matrix"]
-    # Leiden's recipe clones the search's move values, which needs a search teacher;
-    # a two-world one keeps it tiny, as does a short DAgger round.
-    teacher = "search:samples=2" if name == "leiden" else "expert"
-    tiny = [*TINY_RECIPE, "--bc-teacher", teacher]
-    if name == "leiden":
-        tiny += ["--bc-dagger-decisions", "200"]
+    tiny, teacher = _tiny_recipe(name)
     done = _bots(*args, "--", *tiny)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"installed {bots / name}" in done.stdout
@@ -103,7 +111,7 @@ def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -
 
 
 def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> None:
-    from train.bots import RECIPE_FLAGS, training_table
+    from train.bots import training_table
 
     figure = {"points": 1.5, "points_lo": 0.5, "points_hi": 2.5, "deals": 1000}
     for name, extra in (("kardinal", {}), ("polish", {"bc_soft_temperature": 4.0})):

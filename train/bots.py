@@ -59,14 +59,10 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # Double-twelve's clone without one was at parity with expert (-0.35 points per
     # hand in the strength matrix); with it, +20.82 in its run's evaluation. Its run
     # predates the recipe's cut to 100,000 decisions there, so the count is kept here.
-    # Soft targets (T = 4) on the same recipe: head to head +3.88 [-5.70, +13.45],
-    # against the search -30.08 where this bot had -21.20 (2,000 hands, seed 556).
-    # The shipped bot is the PPO step 51,200 of a run before the best-policy check. A
-    # rebuild with these flags has the same warm start (agreement 0.4444), and its check
-    # keeps it: step 51,200 led by +1.77 [-5.75, +9.30], too wide to keep a PPO step. That
-    # warm start measured weaker than the shipped bot (head to head -3.47 [-9.67, +2.73],
-    # against expert +6.88 where it had +11.25, 4,000 hands, seed 559; bot > expert
-    # missed in the matrix, -2.10), so the shipped bot stays and differs from a rebuild.
+    # Soft targets (T = 4) were no better against the search (-30.08 against -21.20,
+    # seed 556). The shipped bot is a PPO step kept before the best-policy check; a
+    # rebuild keeps its warm start, which measured weaker, so the shipped bot differs
+    # from a rebuild (bots README, the double_twelve bullet).
     "double_twelve": ["--bc-decisions", "150000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
