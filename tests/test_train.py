@@ -23,7 +23,7 @@ from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
 from tests.train_runs import interrupt_at_first_checkpoint, run_train
 from train.export import export_policy
-from train.loop import check_best_against_warm_start, policy_step
+from train.loop import check_best_against_warm_start, kept_by_lead, policy_step
 
 TINY = [
     "--n-envs",
@@ -510,3 +510,25 @@ def test_the_best_ppo_policy_stays_only_if_it_beats_the_warm_start(
     # Without a warm start, or with no deals, there is nothing to check.
     assert check_best_against_warm_start(tmp_path / "strong", rules, 30, 4, 1) is None
     assert check_best_against_warm_start(run, rules, 0, 4, 1) is None
+
+
+def test_the_check_keeps_the_higher_mean_lead_significant_or_not() -> None:
+    # Fresh deals make the mean an unbiased estimate: a lead the interval cannot
+    # separate from 0 still keeps the PPO policy, and only a tie or a loss keeps the
+    # warm start.
+    assert kept_by_lead(1.77) == "ppo"
+    assert kept_by_lead(0.01) == "ppo"
+    assert kept_by_lead(0.0) == "warm start"
+    assert kept_by_lead(-0.06) == "warm start"
+
+
+def test_a_ppo_policy_no_better_than_the_warm_start_is_not_kept(tmp_path: Path) -> None:
+    # The same policy twice: every deal plays out the same, the lead is exactly 0.
+    rules = Rules.preset("standard")
+    run = tmp_path / "run"
+    _policy_at_step(BOTS_DIR / "standard", run / "best", 51_200)
+    _policy_at_step(BOTS_DIR / "standard", run / "warm_start", 0)
+    record = check_best_against_warm_start(run, rules, deals=10, seed=4, workers=1)
+    assert record is not None
+    assert record["lead_points"] == 0 and record["kept"] == "warm start"
+    assert policy_step(run / "best") == 0

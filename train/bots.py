@@ -60,9 +60,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # hand in the strength matrix); with it, +20.82 in its run's evaluation. Its run
     # predates the recipe's cut to 100,000 decisions there, so the count is kept here.
     # Soft targets (T = 4) were no better against the search (-30.08 against -21.20,
-    # seed 556). The shipped bot is a PPO step kept before the best-policy check; a
-    # rebuild keeps its warm start, which measured weaker, so the shipped bot differs
-    # from a rebuild (bots README, the double_twelve bullet).
+    # seed 556). The rebuild repeats the shipped bot (PPO step 51,200) byte for byte.
     "double_twelve": ["--bc-decisions", "150000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had

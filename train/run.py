@@ -132,8 +132,8 @@ class TrainArgs:
     """Duplicate deals of the check, at the end of a run with a warm start, that a PPO
     policy the periodic evaluations picked as best really beats the warm start against
     expert: both play the same fresh deals, and the PPO policy stays best only if its
-    lead, deal by deal, is above 0 with 95% confidence; else the warm start is the best
-    policy (0: no check, the best periodic evaluation is kept)."""
+    mean lead per deal is above 0; else the warm start is the best policy (0: no check,
+    the best periodic evaluation is kept)."""
     eval_workers: int = 2
     """Processes for the evaluations."""
     torch_threads: int = 1
