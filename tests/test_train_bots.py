@@ -110,6 +110,14 @@ def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -
     assert not (tmp_path / "runs").exists()
 
 
+def test_only_given_twice_builds_both_configurations() -> None:
+    from train.bots import _parse
+
+    names = [c.name for c in _parse(["--only", "kardinal_hard", "--only", "leiden"]).configs]
+    assert names == ["kardinal_hard", "leiden"]
+    assert [c.name for c in _parse(["--only", "polish", "pagat"]).configs] == ["polish", "pagat"]
+
+
 def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> None:
     from train.bots import training_table
 

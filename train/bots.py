@@ -188,8 +188,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
+        action="extend",
         metavar="NAME",
-        help="configurations to build (default: all): " + ", ".join(CONFIGURATIONS),
+        help="configurations to build (default: all; repeat or list several): "
+        + ", ".join(CONFIGURATIONS),
     )
     parser.add_argument("--runs", default="runs/bots", help="folder of the training runs")
     parser.add_argument("--seed", type=int, default=1, help="seed of every training run")
