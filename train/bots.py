@@ -84,7 +84,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     "standard_3p": ["--bc-decisions", "300000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
     # -> -1.26 in the matrix; with 900,000: 0.621, -0.05, and +0.99 points per hand
-    # head to head over the 450,000-decision bot (seeds 556-559). About 20 minutes.
+    # head to head over the 450,000-decision bot (seeds 556-559). 17.1 minutes from scratch.
     "kardinal_hard": ["--bc-decisions", "900000"],
     # Pagat in teams with 300,000 decisions: agreement 0.767 -> 0.780, bot ~ search -0.37
     # -> -0.02 in the matrix. About 23 minutes from scratch, over the recipe's 20.
