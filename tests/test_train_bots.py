@@ -19,7 +19,7 @@ from matador_env.configs import configuration
 from matador_env.engine import HandState
 from matador_env.policy import PolicyMismatchError, load_policy
 from tests.train_runs import ROOT
-from train.bots import RECIPE_FLAGS
+from train.bots import RECIPE_FLAGS, _parse, training_table
 
 TINY_RECIPE = [
     "--timesteps", "256", "--n-envs", "1", "--n-steps", "256", "--batch-size", "64",
@@ -111,16 +111,12 @@ def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -
 
 
 def test_only_given_twice_builds_both_configurations() -> None:
-    from train.bots import _parse
-
     names = [c.name for c in _parse(["--only", "kardinal_hard", "--only", "leiden"]).configs]
     assert names == ["kardinal_hard", "leiden"]
     assert [c.name for c in _parse(["--only", "polish", "pagat"]).configs] == ["polish", "pagat"]
 
 
 def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> None:
-    from train.bots import training_table
-
     figure = {"points": 1.5, "points_lo": 0.5, "points_hi": 2.5, "deals": 1000}
     for name, extra in (("kardinal", {}), ("polish", {"bc_soft_temperature": 4.0})):
         run = tmp_path / name

@@ -51,9 +51,8 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # before the round: against the search -3.85 where the hard-target 150,000-decision
     # bot had -6.86, and +1.52 [+0.03, +3.00] head to head (2,000 hands, seed 558);
     # soft targets on 150,000 decisions alone gave -4.46 and -3.53 against the
-    # hard-target bot's -6.80 and -4.99 (seeds 556, 557). 450,000 decisions: against the
-    # search -2.64 where the 300,000-decision bot had -4.31 (mean of seeds 556-559,
-    # 2,000 hands each), level head to head. 19.5 minutes from scratch.
+    # hard-target bot's -6.80 and -4.99 (seeds 556, 557). 450,000 decisions were level
+    # head to head and stronger against the search (bots README). 19.5 minutes.
     "leiden": [
         "--bc-soft-temperature", "4", "--bc-decisions", "450000",
         "--bc-dagger-decisions", "60000",
@@ -83,8 +82,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # 2,100 matches, seed 601). About 23 minutes from scratch here, over the recipe's 20.
     "standard_3p": ["--bc-decisions", "300000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
-    # -> -1.26 in the matrix; with 900,000: 0.621, -0.05, and +0.99 points per hand
-    # head to head over the 450,000-decision bot (seeds 556-559). 17.1 minutes from scratch.
+    # -> -1.26 in the matrix; with 900,000: 0.621 and -0.05 (bots README). 17.1 minutes.
     "kardinal_hard": ["--bc-decisions", "900000"],
     # Pagat in teams with 300,000 decisions: agreement 0.767 -> 0.780, bot ~ search -0.37
     # -> -0.02 in the matrix. About 23 minutes from scratch, over the recipe's 20.

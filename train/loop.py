@@ -612,11 +612,8 @@ def kept_by_lead(lead_points: float) -> str:
 
     The check's deals are fresh, so its mean is an unbiased estimate of the lead and
     the higher mean is the better bet whether or not the interval excludes 0. Asking
-    for a significant lead instead favoured the warm start wherever points vary
-    widely: on double-twelve (about +-60 points a hand) 2,000 deals leave an interval
-    about 15 points wide, so no PPO step could stay, and its recipe threw away a step
-    that led by +1.77 there and measured stronger head to head and in the strength
-    matrix (bots README, the double_twelve bullet).
+    for a significant lead instead kept the warm start wherever points vary widely
+    (double-twelve: bots README, the double_twelve bullet).
     """
     return "ppo" if lead_points > 0 else "warm start"
 
