@@ -312,6 +312,33 @@ def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path
     assert [p.name for p in (run / "pretrain" / "dagger").glob("*.npz")] == ["chunk_0000_300.npz"]
 
 
+def test_dagger_rounds_each_collect_under_the_latest_fit(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = _train(
+        "--timesteps", "256", "--out", str(run), "--eval-every", "0", "--eval-hands", "2",
+        "--final-eval-hands", "2", "--bc-decisions", "400", "--bc-teacher", "expert",
+        "--bc-epochs", "1", "--bc-workers", "1", "--bc-dagger-decisions", "300",
+        "--bc-dagger-rounds", "2", "--select-hands", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "warm start, DAgger round 1:" in done.stdout
+    pretrain = json.loads((run / "summary.json").read_text())["pretrain"]
+    assert pretrain["decisions"] == 1000  # the last fit sees every collection
+    assert pretrain["dagger_rounds"] == 2
+    rules = Rules.preset("standard")
+    first, second = run / "pretrain" / "dagger_driver", run / "pretrain" / "dagger_driver_2"
+    load_policy(first, rules=rules)
+    load_policy(second, rules=rules)
+    # The second round's driver is the fit on the first two collections, not the first fit.
+    assert (first / "policy.onnx").read_bytes() != (second / "policy.onnx").read_bytes()
+    from train.pretrain import _load_chunk
+
+    one = _load_chunk(run / "pretrain" / "dagger" / "chunk_0000_300.npz")
+    two = _load_chunk(run / "pretrain" / "dagger_2" / "chunk_0000_300.npz")
+    # Seeded apart: the rounds do not deal the same hands.
+    assert not np.array_equal(one["obs"][0], two["obs"][0])
+
+
 def test_a_driver_plays_the_learner_seat_while_the_teacher_labels(tmp_path: Path) -> None:
     from train.pretrain import ChunkJob, _collect_chunk, _load_chunk
 

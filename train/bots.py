@@ -170,6 +170,8 @@ def training_table(runs: Path, names: list[str]) -> str:
             teacher += f", soft targets at {args['bc_soft_temperature']:g} points"
         if args.get("bc_dagger_decisions"):
             teacher += f" + DAgger {args['bc_dagger_decisions']:,}"
+            if args.get("bc_dagger_rounds", 1) > 1:
+                teacher += f" x {args['bc_dagger_rounds']} rounds"
         lines.append(
             f"| {name} | {teacher} | {summary['minutes']} "
             f"| {summary['pretrain'].get('held_out_agreement', '')} "

@@ -322,7 +322,9 @@ class Trainer:
             else None
         )
 
-        def gather(folder: Path, decisions: int, driver: str | None = None) -> Any:
+        def gather(
+            folder: Path, decisions: int, driver: str | None = None, dagger_round: int = 1
+        ) -> Any:
             return collect(
                 folder,
                 rules=self.rules,
@@ -336,6 +338,7 @@ class Trainer:
                 progress=args.progress,
                 driver=driver,
                 skip_forced=args.bc_skip_forced,
+                dagger_round=dagger_round,
             )
 
         def clone(data: Any) -> dict[str, Any]:
@@ -354,16 +357,31 @@ class Trainer:
         data = gather(self.run_dir / "pretrain", args.bc_decisions)
         self.pretrain = clone(data)
         if initial is not None:
-            driver = self.run_dir / "pretrain" / "dagger_driver"
-            export_policy(self.model.policy, self.rules, driver, self.provenance())
             first = self.pretrain
             print(f"warm start, first round: {json.dumps(first)}", flush=True)
-            dagger = gather(
-                self.run_dir / "pretrain" / "dagger", args.bc_dagger_decisions, str(driver)
-            )
-            self.model.policy.load_state_dict(initial)
-            self.pretrain = clone({k: np.concatenate([data[k], dagger[k]]) for k in data})
+            collections = [data]
+            for r in range(1, args.bc_dagger_rounds + 1):
+                # Round 1 keeps the folder names of the runs made before rounds could repeat.
+                suffix = "" if r == 1 else f"_{r}"
+                driver = self.run_dir / "pretrain" / f"dagger_driver{suffix}"
+                export_policy(self.model.policy, self.rules, driver, self.provenance())
+                collections.append(
+                    gather(
+                        self.run_dir / "pretrain" / f"dagger{suffix}",
+                        args.bc_dagger_decisions,
+                        str(driver),
+                        dagger_round=r,
+                    )
+                )
+                self.model.policy.load_state_dict(initial)
+                self.pretrain = clone(
+                    {k: np.concatenate([c[k] for c in collections]) for k in data}
+                )
+                if r < args.bc_dagger_rounds:
+                    print(f"warm start, DAgger round {r}: {json.dumps(self.pretrain)}", flush=True)
             self.pretrain["dagger_decisions"] = args.bc_dagger_decisions
+            if args.bc_dagger_rounds > 1:
+                self.pretrain["dagger_rounds"] = args.bc_dagger_rounds
             self.pretrain["first_round_agreement"] = first["held_out_agreement"]
         self.pretrain["minutes"] = round((time.time() - self.started) / 60, 1)
         print(f"warm start ({args.bc_teacher}): {json.dumps(self.pretrain)}", flush=True)

@@ -27,14 +27,16 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
    searches of one position agree on their move only 61-70% of the time, and a
    soft target does not teach the clone which of two near-equal moves one of them
    happened to pick.
-3. **DAgger round** (``--bc-dagger-decisions``, optional): the fitted policy, exported
-   to ``<run>/pretrain/dagger_driver/``, plays the learner's seat while the teacher
-   labels each of its decisions (collected into ``<run>/pretrain/dagger/`` as in
-   step 1); the policy is then fitted again, from its initial weights, on both
-   rounds together. A clone trained on the teacher's states alone meets states its
-   own mistakes lead to and never saw; on Leiden one round of 60,000 decisions took
-   the warm start from -2.58 to +3.10 points per hand against ``expert`` (the runs'
-   final evaluations, 1,000 duplicate deals each).
+3. **DAgger rounds** (``--bc-dagger-decisions``, optional, ``--bc-dagger-rounds`` of
+   them): the fitted policy, exported to ``<run>/pretrain/dagger_driver/``, plays the
+   learner's seat while the teacher labels each of its decisions (collected into
+   ``<run>/pretrain/dagger/`` as in step 1); the policy is then fitted again, from its
+   initial weights, on every collection so far. A further round is driven by that
+   fit (``dagger_driver_2/`` collecting into ``dagger_2/``, and so on). A clone
+   trained on the teacher's states alone meets states its own mistakes lead to and
+   never saw; on Leiden one round of 60,000 decisions took the warm start from -2.58
+   to +3.10 points per hand against ``expert`` (the runs' final evaluations, 1,000
+   duplicate deals each).
 """
 
 from __future__ import annotations
@@ -181,10 +183,12 @@ def collect(
     progress: bool,
     driver: str | None = None,
     skip_forced: bool = False,
+    dagger_round: int = 1,
 ) -> dict[str, np.ndarray]:
     """The teacher's decisions (collected into ``folder``, reusing chunks already there);
     with ``driver`` (an exported policy) that policy plays the learner's seat and the
-    teacher labels its decisions (a DAgger round, seeded apart from the first round)."""
+    teacher labels its decisions (DAgger round ``dagger_round``, each round seeded apart
+    from the first collection and from the other rounds)."""
     folder.mkdir(parents=True, exist_ok=True)
     chunks = math.ceil(decisions / CHUNK)
     jobs = []
@@ -197,7 +201,7 @@ def collect(
                 teacher,
                 opponent,
                 size,
-                seed * 10_007 + i + (5_000_011 if driver else 0),
+                seed * 10_007 + i + (5_000_011 * dagger_round if driver else 0),
                 gamma,
                 reward_scale,
                 str(path),

@@ -168,6 +168,9 @@ class TrainArgs:
     """A DAgger round after the warm start: decisions where the cloned policy plays the
     learner's seat and the teacher labels each one; the policy is then fitted again on
     both rounds (0: none). See train/pretrain.py."""
+    bc_dagger_rounds: int = 1
+    """DAgger rounds of ``bc_dagger_decisions`` each, every round driven by the policy
+    fitted on all the collections before it."""
     bc_epochs: int = 8
     """Passes over the cloned decisions."""
     bc_batch_size: int = 512
@@ -204,6 +207,7 @@ _INT_AT_LEAST: dict[str, int] = {
     "torch_threads": 1,
     "bc_decisions": -1,
     "bc_dagger_decisions": 0,
+    "bc_dagger_rounds": 1,
     "bc_epochs": 1,
     "bc_batch_size": 1,
     "bc_workers": 1,
