@@ -118,7 +118,12 @@ def test_only_given_twice_builds_both_configurations() -> None:
 
 def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> None:
     figure = {"points": 1.5, "points_lo": 0.5, "points_hi": 2.5, "deals": 1000}
-    for name, extra in (("kardinal", {}), ("polish", {"bc_soft_temperature": 4.0})):
+    rounds = {"bc_dagger_decisions": 60_000, "bc_dagger_rounds": 3}
+    for name, extra in (
+        ("kardinal", {}),
+        ("polish", {"bc_soft_temperature": 4.0}),
+        ("double_twelve", rounds),
+    ):
         run = tmp_path / name
         (run / "best").mkdir(parents=True)
         args = {"bc_teacher": "search:samples=64", "bc_decisions": 150_000, **extra}
@@ -130,11 +135,13 @@ def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> Non
         (run / "args.json").write_text(json.dumps(args))
         (run / "summary.json").write_text(json.dumps(summary))
         (run / "best" / "policy.json").write_text(json.dumps({"provenance": {"steps": 0}}))
-    rows = training_table(tmp_path, ["kardinal", "polish", "leiden"]).splitlines()[2:]
+    names = ["kardinal", "polish", "double_twelve", "leiden"]
+    rows = training_table(tmp_path, names).splitlines()[2:]
     assert "| search:samples=64 x 150,000 |" in rows[0]
     assert "| search:samples=64 x 150,000, soft targets at 4 points |" in rows[1]
     assert "+1.50 [+0.50, +2.50] (1000 deals)" in rows[1]
-    assert "no finished run" in rows[2]
+    assert "| search:samples=64 x 150,000 + DAgger 60,000 x 3 rounds |" in rows[2]
+    assert "no finished run" in rows[3]
     # The shipped polish bot records its soft targets and decisions, so a rebuild
     # repeats them.
     assert RECIPE_FLAGS["polish"] == ["--bc-soft-temperature", "4", "--bc-decisions", "450000"]
