@@ -295,14 +295,19 @@ def test_the_encoding_sizes_match_the_exported_graph(
     assert policy.logits(batch).shape == (5, enc.num_actions)
 
 
-def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    done = _train(
+def _dagger_run(run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """A tiny run cloning expert from 400 decisions, with DAgger rounds of 300."""
+    return _train(
         "--timesteps", "256", "--out", str(run), "--eval-every", "0", "--eval-hands", "2",
         "--final-eval-hands", "2", "--bc-decisions", "400", "--bc-teacher", "expert",
         "--bc-epochs", "1", "--bc-workers", "1", "--bc-dagger-decisions", "300",
-        "--select-hands", "0",
+        "--select-hands", "0", *extra,
     )  # fmt: skip
+
+
+def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = _dagger_run(run)
     assert done.returncode == 0, done.stderr
     pretrain = json.loads((run / "summary.json").read_text())["pretrain"]
     assert pretrain["dagger_decisions"] == 300
@@ -314,12 +319,7 @@ def test_dagger_round_collects_under_the_clone_and_refits_on_both(tmp_path: Path
 
 def test_dagger_rounds_each_collect_under_the_latest_fit(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    done = _train(
-        "--timesteps", "256", "--out", str(run), "--eval-every", "0", "--eval-hands", "2",
-        "--final-eval-hands", "2", "--bc-decisions", "400", "--bc-teacher", "expert",
-        "--bc-epochs", "1", "--bc-workers", "1", "--bc-dagger-decisions", "300",
-        "--bc-dagger-rounds", "2", "--select-hands", "0",
-    )  # fmt: skip
+    done = _dagger_run(run, "--bc-dagger-rounds", "2")
     assert done.returncode == 0, done.stderr
     assert "warm start, DAgger round 1:" in done.stdout
     pretrain = json.loads((run / "summary.json").read_text())["pretrain"]
