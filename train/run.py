@@ -167,7 +167,7 @@ class TrainArgs:
     bc_dagger_decisions: int = 0
     """A DAgger round after the warm start: decisions where the cloned policy plays the
     learner's seat and the teacher labels each one; the policy is then fitted again on
-    both rounds (0: none). See train/pretrain.py."""
+    every collection so far (0: none). See train/pretrain.py."""
     bc_dagger_rounds: int = 1
     """DAgger rounds of ``bc_dagger_decisions`` each, every round driven by the policy
     fitted on all the collections before it."""
