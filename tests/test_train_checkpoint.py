@@ -286,6 +286,8 @@ def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
         (["--snapshot-share", "1.5"], "--snapshot-share"),
         (["--bc-soft-temperature", "-1"], "--bc-soft-temperature"),
         (["--bc-soft-temperature", "2", "--bc-teacher", "expert"], "--bc-soft-temperature"),
+        (["--bc-dagger-rounds", "0"], "--bc-dagger-rounds"),
+        (["--bc-dagger-rounds", "2"], "--bc-dagger-rounds"),
         (["--players", "9"], "--players"),
         (["--rules", "colour=red"], "--rules"),
     ],

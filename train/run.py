@@ -170,7 +170,7 @@ class TrainArgs:
     every collection so far (0: none). See train/pretrain.py."""
     bc_dagger_rounds: int = 1
     """DAgger rounds of ``bc_dagger_decisions`` each, every round driven by the policy
-    fitted on all the collections before it."""
+    fitted on all the collections before it (more than 1 needs bc_dagger_decisions)."""
     bc_epochs: int = 8
     """Passes over the cloned decisions."""
     bc_batch_size: int = 512
@@ -351,6 +351,11 @@ def check_args(args: TrainArgs) -> Rules:
             f"--bc-soft-temperature: {args.bc_soft_temperature} needs a teacher that values "
             f"its candidates; {args.bc_teacher!r} only chooses; allowed: 0, or a search "
             "teacher (search:...)"
+        )
+    if args.bc_dagger_rounds > 1 and args.bc_dagger_decisions <= 0:
+        raise ArgsError(
+            f"--bc-dagger-rounds: {args.bc_dagger_rounds} rounds of no decisions; allowed: "
+            "1, or more together with --bc-dagger-decisions N (the decisions of each round)"
         )
     _check_agent("--bc-opponent", args.bc_opponent, rules)
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
