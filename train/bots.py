@@ -17,8 +17,10 @@ by ``--only``), in order:
    (``--no-matrix`` skips it).
 
 Each step runs as its own process, so one configuration's failure stops the command
-with that step's exit status and leaves the bots installed so far in place. Time: at
-most about 20 minutes of training per configuration on two cores, plus the matrix.
+with that step's exit status and leaves the bots installed so far in place. Time on
+two cores: about 20 minutes of training per configuration, longer where
+:data:`RECIPE_FLAGS` asks for more (kardinal about an hour, standard 55 minutes),
+plus the matrix.
 """
 
 from __future__ import annotations
