@@ -75,7 +75,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     "polish": ["--bc-soft-temperature", "4", "--bc-decisions", "450000"],
     # Kardinal with 900,000 decisions: held-out agreement 0.576 (150,000) -> 0.604
     # (450,000) -> 0.619; against the search -2.09 -> -1.28 -> -1.04 (2,000 hands, seed
-    # 556), and -1.99 (450,000) -> -1.19 at seed 557. About 18-20 minutes here.
+    # 556), and -1.99 (450,000) -> -1.19 at seed 557 (900,000: about 18-20 minutes here).
     # Soft targets on the same decisions (-1.53), a 512,512,256 network (-2.03), 20
     # epochs (agreement 0.602) and 300,000 PPO steps after the clone (-2.91) were no better.
     # With 3,600,000: agreement 0.642, against the search -0.57 and -0.53 where the
