@@ -78,20 +78,19 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # 556), and -1.99 (450,000) -> -1.19 at seed 557 (900,000: about 18-20 minutes here).
     # Soft targets on the same decisions (-1.53), a 512,512,256 network (-2.03), 20
     # epochs (agreement 0.602) and 300,000 PPO steps after the clone (-2.91) were no better.
-    # With 3,600,000: agreement 0.642, against the search -0.57 and -0.53 where the
-    # 900,000-decision bot had -1.40 and -1.40 (4,000 hands, seeds 572 and 573), +1.26
-    # head to head; 2,400,000 (0.632) gave -0.89 and -0.84. About an hour from scratch
-    # here (some 38 minutes collecting with two processes, 23 for the run).
+    # 2,400,000 (agreement 0.632) and 3,600,000 (0.642) each came closer to the search;
+    # their 4,000-hand figures are in the bots README. About an hour from scratch here
+    # (some 38 minutes collecting with two processes, 23 for the run).
     "kardinal": ["--bc-decisions", "3600000"],
     # Twice the decisions of the 256-world search (300,000): agreement 0.720 -> 0.735,
     # and in the matrix bot > expert +0.41 -> +2.18, match win 52.5% -> 56.0% (55.1% over
     # 2,100 matches, seed 601). About 23 minutes from scratch here, over the recipe's 20.
     "standard_3p": ["--bc-decisions", "300000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
-    # -> -1.26 in the matrix; with 900,000: 0.621 and -0.05. With 1,800,000: 0.631, and
-    # against the search -0.48 and -0.93 where the 900,000-decision bot had -1.29 and
-    # -1.04 (4,000 hands, seeds 572 and 573); 2,700,000 (0.633) was level with it head
-    # to head (bots README). About 32 minutes from scratch here, over the recipe's 20.
+    # -> -1.26 in the matrix; with 900,000: 0.621 and -0.05. 1,800,000 (0.631) came
+    # closer to the search, and 2,700,000 (0.633) was level with it head to head (the
+    # figures are in the bots README). About 32 minutes from scratch here, over the
+    # recipe's 20.
     "kardinal_hard": ["--bc-decisions", "1800000"],
     # Pagat in teams with 300,000 decisions: agreement 0.767 -> 0.780, bot ~ search -0.37
     # -> -0.02 in the matrix. About 23 minutes from scratch, over the recipe's 20.
