@@ -13,6 +13,11 @@ the first of a round-robin pair) and reports A's points minus the mean of the
 field's seats' points, and the share of the field's seats A finished ahead of
 (see :mod:`evaluate.arena`).
 
+The table is ``--preset`` (default standard) with ``--players``, ``--teams`` and
+``--rules KEY=VALUE`` changes, spelled as for ``python -m train``; or ``--config
+NAME``, one of the shipped bots' configurations (e.g. ``pagat_teams``), with
+``--rules`` on top.
+
 Output: a table in the terminal, and ``report.json``, ``report.md`` and
 ``report.png`` (ratings and pairwise point differentials) in ``--out``.
 """
@@ -27,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from matador_env.configs import CONFIGURATIONS, configuration, seated_rules
 from matador_env.engine import PRESETS, Rules, RulesError
 
 from .arena import AgentRulesError, Pairing, RunPlan, check_agent, run, seat_patterns
@@ -43,10 +49,17 @@ class Args:
     """Agent specs (``random``, ``greedy``, ``expert``, ``search:samples=32`` ...)."""
     vs: str | None
     """A candidate spec that plays each of ``agents``; None for a round robin."""
-    preset: str
-    """A preset of docs/rules.md."""
+    preset: str | None
+    """A preset of docs/rules.md (None: ``config``'s, else standard)."""
+    config: str | None
+    """A configuration of :data:`matador_env.configs.CONFIGURATIONS` (its preset and
+    seats), instead of ``preset``, ``players`` and ``teams``."""
+    players: int | None
+    """Players, when not the preset's."""
+    teams: bool | None
+    """Partnerships (True) or every seat for itself (False), when not the preset's."""
     rules: list[str]
-    """``key=value`` overrides of the preset (e.g. ``players=4 teams=true``)."""
+    """``key=value`` changes on top (e.g. ``target_score=150``); later pairs win."""
     hands: int
     """Hands per pairing, rounded up to whole duplicate deals."""
     matches: int | None
@@ -72,9 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC", help="agent specs")
     p.add_argument("--vs", metavar="SPEC", help="a candidate that plays each of --agents")
-    p.add_argument("--preset", default="standard", help=f"one of: {', '.join(PRESETS)}")
+    p.add_argument("--preset", help=f"one of: {', '.join(PRESETS)} (default standard)")
     p.add_argument(
-        "--rules", nargs="*", default=[], metavar="KEY=VALUE", help="overrides of the preset"
+        "--config",
+        metavar="NAME",
+        help="a configuration of the shipped bots, instead of --preset, --players and "
+        f"--teams: {', '.join(CONFIGURATIONS)}",
+    )
+    p.add_argument("--players", type=int, help="number of players (default: the preset's)")
+    p.add_argument(
+        "--teams",
+        action=argparse.BooleanOptionalAction,
+        help="four players as two partnerships (--no-teams: each for himself)",
+    )
+    p.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="changes of the rules on top (docs/rules.md), e.g. target_score=150",
     )
     p.add_argument("--hands", type=int, default=1000, help="hands per pairing (default 1000)")
     p.add_argument(
@@ -103,14 +132,36 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     parser = build_parser()
     ns = parser.parse_args(argv)
     args = Args(**vars(ns))
+    if args.config is not None:
+        given = [
+            f
+            for f, v in (
+                ("--preset", args.preset),
+                ("--players", args.players),
+                ("--teams", args.teams),
+            )
+            if v is not None
+        ]
+        if given:
+            parser.error(
+                f"--config {args.config} chooses the preset, players and teams; drop "
+                f"{' and '.join(given)} (other changes go in --rules)"
+            )
+        try:
+            config = configuration(args.config)
+        except ValueError as e:
+            parser.error(f"--config: {e}")
+        args.preset, args.players, args.teams = config.preset, config.players, config.teams
+    elif args.preset is None:
+        args.preset = "standard"
     if args.preset not in PRESETS:
         parser.error(f"unknown preset {args.preset!r}; presets: {', '.join(PRESETS)}")
     try:
-        # The preset's every field, then the overrides: later pairs win.
-        text = " ".join([Rules.preset(args.preset).to_text(), *args.rules])
-        rules = Rules.from_text(text)
+        rules = seated_rules(args.preset, args.players, args.teams, args.rules)
     except RulesError as e:
-        parser.error(f"--rules: {e}")
+        seats = [f for f, v in (("--players", args.players), ("--teams", args.teams)) if v]
+        flag = "--rules" if args.rules else " with ".join(seats) or "--preset"
+        parser.error(f"{flag}: {e}")
     if args.hands < 1:
         parser.error(f"--hands must be at least 1, got {args.hands}")
     if args.matches is not None and args.matches < 0:
@@ -155,7 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     plan = RunPlan(rules, pairings, deals, match_sets, args.seed, field=args.field)
     command = "python -m evaluate " + shlex.join(argv if argv is not None else sys.argv[1:])
     rules_text = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
-    print(f"arena: {len(pairings)} pairing(s) of {', '.join(agents)}; preset {args.preset}")
+    table = (
+        f"configuration {args.config} ({args.preset})" if args.config else f"preset {args.preset}"
+    )
+    print(f"arena: {len(pairings)} pairing(s) of {', '.join(agents)}; {table}")
     print(f"rules: {rules_text}")
     print(
         f"master seed {args.seed}: {deals} deals x {patterns} seat patterns = "

@@ -14,7 +14,9 @@ train.bots``) go over the same table, in this order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .engine import Rules
 
@@ -24,6 +26,7 @@ __all__ = [
     "ConfigurationError",
     "configuration",
     "configuration_of",
+    "seated_rules",
 ]
 
 
@@ -42,15 +45,11 @@ class Configuration:
     """Partnerships, when not the preset's."""
 
     def rules(self) -> Rules:
-        overrides: dict[str, object] = {}
-        if self.players is not None:
-            overrides["players"] = self.players
-        if self.teams is not None:
-            overrides["teams"] = self.teams
-        return Rules.preset(self.preset, **overrides)
+        return seated_rules(self.preset, self.players, self.teams)
 
     def flags(self) -> list[str]:
-        """The command-line flags that choose it (``python -m train``, the arena)."""
+        """The command-line flags that choose it (``python -m train``, ``python -m
+        evaluate``, ``python -m matador_env.play``)."""
         out = ["--preset", self.preset]
         if self.players is not None:
             out += ["--players", str(self.players)]
@@ -103,3 +102,27 @@ def configuration_of(rules: Rules) -> Configuration | None:
         if c.rules() == rules:
             return c
     return None
+
+
+def seated_rules(
+    preset: str,
+    players: int | None = None,
+    teams: bool | None = None,
+    changes: Sequence[str] = (),
+) -> Rules:
+    """The rules of ``preset`` with its seats changed (``players``, ``teams``: None
+    keeps the preset's) and then ``changes``, ``KEY=VALUE`` texts (later pairs win).
+
+    The seats go through :meth:`Rules.preset`, which also sets what follows from them
+    (the hand size). :class:`~matador_env.engine.RulesError` names the field at fault.
+    """
+    overrides: dict[str, Any] = {}
+    if players is not None:
+        overrides["players"] = players
+    if teams is not None:
+        overrides["teams"] = teams
+    if not changes:
+        return Rules.preset(preset, **overrides)
+    # The text form types each KEY=VALUE as the engine reads it.
+    pairs = [*changes, *(f"{k}={v}" for k, v in overrides.items())]
+    return Rules.from_text(" ".join([Rules.preset(preset).to_text(), *pairs]))

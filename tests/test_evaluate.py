@@ -30,6 +30,7 @@ from evaluate.arena import (
 )
 from evaluate.report import summarize
 from evaluate.stats import Z95, bradley_terry, mean_ci, paired, wilson
+from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, Rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -324,6 +325,35 @@ def test_cli_rejects_bad_arguments(argv: list[str], says: str, capsys) -> None: 
     if "unknown agent" in says:
         assert "known specs: random, greedy, expert[:weights=fitted|base," in err
         assert "policy:" in err and "search[" in err
+
+
+@pytest.mark.parametrize("name", list(CONFIGURATIONS))
+def test_cli_takes_each_configuration_by_name_and_by_its_flags(name: str) -> None:
+    config = configuration(name)
+    _, by_name, _ = parse_args(["--config", name, "--agents", "greedy", "random"])
+    _, by_flags, _ = parse_args([*config.flags(), "--agents", "greedy", "random"])
+    assert by_name == by_flags == config.rules()
+    _, changed, _ = parse_args(
+        ["--config", name, "--rules", "target_score=150", "--agents", "greedy", "random"]
+    )
+    assert changed == config.rules().replace(target_score=150)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--config", "nope"], "--config: unknown configuration 'nope'; known: standard,"),
+        (["--config", "pagat_teams", "--preset", "pagat"], "drop --preset (other changes"),
+        (["--config", "standard_4p", "--players", "3", "--no-teams"], "drop --players and --teams"),
+        (["--players", "9"], "--players: hand_size="),
+        (["--players", "3", "--teams"], "--players with --teams: "),
+    ],
+)
+def test_cli_rejects_bad_seats(argv: list[str], says: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as info:
+        parse_args([*argv, "--agents", "greedy", "random"])
+    assert info.value.code == 2
+    assert says in capsys.readouterr().err
 
 
 def test_cli_rejects_an_out_path_that_is_a_file(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

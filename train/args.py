@@ -9,6 +9,7 @@ import inspect
 import textwrap
 from typing import Any, TypeVar, get_type_hints
 
+from matador_env.configs import seated_rules
 from matador_env.engine import Rules, RulesError
 
 T = TypeVar("T")
@@ -115,23 +116,16 @@ def rules_from_flags(
     preset: str, players: int | None, teams: bool | None, rules: list[str]
 ) -> Rules:
     """The rules of ``--preset`` with ``--players``, ``--teams`` and ``--rules KEY=VALUE``
-    applied; :class:`ArgsError` naming the flag when they are not allowed."""
-    overrides: dict[str, Any] = {}
-    if players is not None:
-        overrides["players"] = players
-    if teams is not None:
-        overrides["teams"] = teams
+    applied (:func:`matador_env.configs.seated_rules`); :class:`ArgsError` naming the
+    flag when they are not allowed."""
     try:
-        if not rules:
-            return Rules.preset(preset, **overrides)
-        # The text form types each KEY=VALUE as the engine reads it; later pairs win.
-        pairs = [*rules, *(f"{k}={v}" for k, v in overrides.items())]
-        return Rules.from_text(" ".join([Rules.preset(preset).to_text(), *pairs]))
+        return seated_rules(preset, players, teams, rules)
     except RulesError as e:
         if e.field == "preset":
             flag = "--preset"
         elif not rules:
-            flag = " with ".join(flag_name(k) for k in overrides)
+            seats = {"players": players, "teams": teams}
+            flag = " with ".join(flag_name(k) for k, v in seats.items() if v is not None)
         else:
             flag = "--rules"
         raise ArgsError(f"{flag}: {e}") from None
