@@ -19,7 +19,8 @@ by ``--only``), in order:
 Each step runs as its own process, so one configuration's failure stops the command
 with that step's exit status and leaves the bots installed so far in place. Time on
 two cores: about 20 minutes of training per configuration, longer where
-:data:`RECIPE_FLAGS` asks for more (kardinal about an hour, standard 55 minutes),
+:data:`RECIPE_FLAGS` asks for more (kardinal and double_twelve about an hour or more,
+standard 55 minutes),
 plus the matrix.
 """
 
@@ -59,12 +60,12 @@ RECIPE_FLAGS: dict[str, list[str]] = {
         "--bc-soft-temperature", "4", "--bc-decisions", "450000",
         "--bc-dagger-decisions", "60000",
     ],
-    # Double-twelve's clone without one was at parity with expert (-0.35 points per
-    # hand in the strength matrix); with it, +20.82 in its run's evaluation. Its run
-    # predates the recipe's cut to 100,000 decisions there, so the count is kept here.
-    # Soft targets (T = 4) were no better against the search (-30.08 against -21.20,
-    # seed 556). The rebuild repeats the shipped bot (PPO step 51,200) byte for byte.
-    "double_twelve": ["--bc-decisions", "150000", "--bc-dagger-decisions", "60000"],
+    # Double-twelve's clone without a DAgger round was at parity with expert (-0.35
+    # points per hand in the strength matrix). Eight times the first bot's decisions
+    # (agreement 0.444 -> 0.479; 1,050,000 of them collected in about 71 minutes
+    # with one process, 25 for the run with them collected) took its run's evaluation against expert from
+    # +20.82 to +52.05 (bots README).
+    "double_twelve": ["--bc-decisions", "1200000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
     # +0.15 and -0.10 (4,000 hands each, seeds 557 and 562); against the search no
