@@ -63,8 +63,8 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # Double-twelve's clone without a DAgger round was at parity with expert (-0.35
     # points per hand in the strength matrix). Eight times the first bot's decisions
     # (agreement 0.444 -> 0.479; 1,050,000 of them collected in about 71 minutes
-    # with one process, 25 for the run with them collected) took its run's evaluation against expert from
-    # +20.82 to +52.05 (bots README).
+    # with one process, 25 for the run with them collected) took its run's
+    # evaluation against expert from +20.82 to +52.05 (bots README).
     "double_twelve": ["--bc-decisions", "1200000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
