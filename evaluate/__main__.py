@@ -32,7 +32,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from matador_env.configs import CONFIGURATIONS, configuration, seated_rules
+from matador_env.configs import (
+    CONFIGURATIONS,
+    configuration,
+    seated_rules,
+    seated_rules_flag,
+)
 from matador_env.engine import PRESETS, Rules, RulesError
 
 from .arena import AgentRulesError, Pairing, RunPlan, check_agent, run, seat_patterns
@@ -159,9 +164,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     try:
         rules = seated_rules(args.preset, args.players, args.teams, args.rules)
     except RulesError as e:
-        seats = [f for f, v in (("--players", args.players), ("--teams", args.teams)) if v]
-        flag = "--rules" if args.rules else " with ".join(seats) or "--preset"
-        parser.error(f"{flag}: {e}")
+        parser.error(f"{seated_rules_flag(e, args.players, args.teams, args.rules)}: {e}")
     if args.hands < 1:
         parser.error(f"--hands must be at least 1, got {args.hands}")
     if args.matches is not None and args.matches < 0:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import Rules
+from .engine import Rules, RulesError
 
 __all__ = [
     "CONFIGURATIONS",
@@ -27,6 +27,7 @@ __all__ = [
     "configuration",
     "configuration_of",
     "seated_rules",
+    "seated_rules_flag",
 ]
 
 
@@ -126,3 +127,17 @@ def seated_rules(
     # The text form types each KEY=VALUE as the engine reads it.
     pairs = [*changes, *(f"{k}={v}" for k, v in overrides.items())]
     return Rules.from_text(" ".join([Rules.preset(preset).to_text(), *pairs]))
+
+
+def seated_rules_flag(
+    error: RulesError, players: int | None, teams: bool | None, changes: Sequence[str]
+) -> str:
+    """The command-line flag to name for a :func:`seated_rules` error: ``--preset``,
+    ``--rules`` when there were changes, else the seat flags given (``--players with
+    --teams``)."""
+    if error.field == "preset":
+        return "--preset"
+    if changes:
+        return "--rules"
+    seats = [f"--{k}" for k, v in (("players", players), ("teams", teams)) if v is not None]
+    return " with ".join(seats) or "--preset"

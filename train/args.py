@@ -9,7 +9,7 @@ import inspect
 import textwrap
 from typing import Any, TypeVar, get_type_hints
 
-from matador_env.configs import seated_rules
+from matador_env.configs import seated_rules, seated_rules_flag
 from matador_env.engine import Rules, RulesError
 
 T = TypeVar("T")
@@ -121,14 +121,7 @@ def rules_from_flags(
     try:
         return seated_rules(preset, players, teams, rules)
     except RulesError as e:
-        if e.field == "preset":
-            flag = "--preset"
-        elif not rules:
-            seats = {"players": players, "teams": teams}
-            flag = " with ".join(flag_name(k) for k, v in seats.items() if v is not None)
-        else:
-            flag = "--rules"
-        raise ArgsError(f"{flag}: {e}") from None
+        raise ArgsError(f"{seated_rules_flag(e, players, teams, rules)}: {e}") from None
 
 
 def layer_sizes(text: str, flag: str) -> list[int]:

@@ -19,9 +19,8 @@ by ``--only``), in order:
 Each step runs as its own process, so one configuration's failure stops the command
 with that step's exit status and leaves the bots installed so far in place. Time on
 two cores: about 20 minutes of training per configuration, longer where
-:data:`RECIPE_FLAGS` asks for more (kardinal and double_twelve about an hour or more,
-standard 55 minutes),
-plus the matrix.
+:data:`RECIPE_FLAGS` asks for more (kardinal and double_twelve an hour or more,
+standard 55 minutes), plus the matrix.
 """
 
 from __future__ import annotations
