@@ -61,7 +61,7 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     ],
     # Double-twelve's clone without a DAgger round was at parity with expert (-0.35
     # points per hand in the strength matrix). Eight times the first bot's decisions
-    # (agreement 0.444 -> 0.479; 1,050,000 of them collected in about 71 minutes
+    # (agreement 0.444 -> 0.479; 1,050,000 of them collected in about 69 minutes
     # with one process, 25 for the run with them collected) took its run's
     # evaluation against expert from +20.82 to +52.05 (bots README).
     "double_twelve": ["--bc-decisions", "1200000", "--bc-dagger-decisions", "60000"],
