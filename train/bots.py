@@ -19,7 +19,7 @@ by ``--only``), in order:
 Each step runs as its own process, so one configuration's failure stops the command
 with that step's exit status and leaves the bots installed so far in place. Time on
 two cores: about 20 minutes of training per configuration, longer where
-:data:`RECIPE_FLAGS` asks for more (kardinal and double_twelve an hour or more,
+:data:`RECIPE_FLAGS` asks for more (kardinal an hour, double_twelve about two hours,
 standard 55 minutes), plus the matrix.
 """
 
@@ -60,11 +60,12 @@ RECIPE_FLAGS: dict[str, list[str]] = {
         "--bc-dagger-decisions", "60000",
     ],
     # Double-twelve's clone without a DAgger round was at parity with expert (-0.35
-    # points per hand in the strength matrix). Eight times the first bot's decisions
-    # (agreement 0.444 -> 0.479; 1,050,000 of them collected in about 69 minutes
-    # with one process, 25 for the run with them collected) took its run's
-    # evaluation against expert from +20.82 to +52.05 (bots README).
-    "double_twelve": ["--bc-decisions", "1200000", "--bc-dagger-decisions", "60000"],
+    # points per hand in the strength matrix). Sixteen times the first bot's decisions
+    # (agreement 0.444 -> 0.479 at 1,200,000 -> 0.493; a chunk of 10,000 takes about
+    # 40 seconds a process here, so some 80 minutes with the recipe's two, then 36 for
+    # the run) took its run's evaluation against expert from +20.82 to +52.05 and
+    # +65.03, and the bot from 21.20 behind the search to 8.81 ahead (bots README).
+    "double_twelve": ["--bc-decisions", "2400000", "--bc-dagger-decisions", "60000"],
     # Cloning the search's move values (T = 4 points) instead of its choice: against
     # the fitted expert +1.14 and +1.25 points per hand where the hard-target bot had
     # +0.15 and -0.10 (4,000 hands each, seeds 557 and 562); against the search no
