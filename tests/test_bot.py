@@ -12,6 +12,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from matador_env.bot import (
@@ -175,6 +176,25 @@ def test_a_shared_bot_serves_threads() -> None:
     with ThreadPoolExecutor(8) as pool:
         moves = list(pool.map(bot.choose, views * 5))
     assert all(m in v.legal_moves for m, v in zip(moves, views * 5, strict=True))
+
+
+def test_one_observation_at_a_time_matches_the_batch_across_threads() -> None:
+    """A single observation runs through a per-thread I/O binding: its logits equal the
+    batch's row, come back as a fresh array, and threads never see each other's."""
+    policy = default_policy()
+    rng = np.random.default_rng(0)
+    obs = rng.random((64, policy.info.obs_size), dtype=np.float32)
+    batch = policy.logits(obs)
+    first = policy.logits(obs[0])
+    first_copy = first.copy()
+    second = policy.logits(obs[1])
+    # Kept results are not overwritten by the next call (no shared output buffer).
+    assert np.array_equal(first, first_copy) and not np.array_equal(first, second)
+    np.testing.assert_allclose(first, batch[0], rtol=1e-5, atol=1e-5)
+    with ThreadPoolExecutor(8) as pool:
+        rows = list(pool.map(policy.logits, list(obs) * 8))
+    for i, row in enumerate(rows):
+        np.testing.assert_allclose(row, batch[i % len(obs)], rtol=1e-5, atol=1e-5)
 
 
 BLOCKED = (
