@@ -17,7 +17,7 @@ import pytest
 
 from matador_env.configs import configuration
 from matador_env.engine import HandState
-from matador_env.policy import PolicyMismatchError, load_policy
+from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
 from tests.train_runs import ROOT
 from train.bots import RECIPE_FLAGS, _parse, training_table
 
@@ -142,6 +142,22 @@ def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> Non
     assert "+1.50 [+0.50, +2.50] (1000 deals)" in rows[1]
     assert "| search:samples=64 x 150,000 + DAgger 60,000 x 3 rounds |" in rows[2]
     assert "no finished run" in rows[3]
-    # The shipped polish bot records its soft targets and decisions, so a rebuild
-    # repeats them.
-    assert RECIPE_FLAGS["polish"] == ["--bc-soft-temperature", "4", "--bc-decisions", "450000"]
+
+
+def test_each_shipped_bot_was_trained_with_its_recipe_flags() -> None:
+    """A rebuild repeats the shipped bot: every cloning flag of RECIPE_FLAGS is in the
+    training command its sidecar records (standard predates the recipe)."""
+    cloning = ("--bc-decisions", "--bc-soft-temperature", "--bc-dagger-decisions")
+    checked = 0
+    for name, flags in RECIPE_FLAGS.items():
+        if name == "standard":
+            continue
+        sidecar = json.loads((BOTS_DIR / name / "policy.json").read_text(encoding="utf-8"))
+        recorded = sidecar["provenance"]["command"].split()
+        for flag, value in zip(flags[::2], flags[1::2], strict=True):
+            if flag not in cloning:
+                continue
+            assert flag in recorded, (name, flag, recorded)
+            assert float(recorded[recorded.index(flag) + 1]) == float(value), (name, flag)
+            checked += 1
+    assert checked >= 10
