@@ -54,9 +54,11 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # bot had -6.86, and +1.52 [+0.03, +3.00] head to head (2,000 hands, seed 558);
     # soft targets on 150,000 decisions alone gave -4.46 and -3.53 against the
     # hard-target bot's -6.80 and -4.99 (seeds 556, 557). 450,000 decisions were level
-    # head to head and stronger against the search (bots README). 19.5 minutes.
+    # head to head and stronger against the search (bots README). 900,000: against the
+    # search -1.69 where the 450,000-decision bot had -3.09 (4,000 hands, seed 572),
+    # +0.70 head to head (seed 574). About 41 minutes from scratch here.
     "leiden": [
-        "--bc-soft-temperature", "4", "--bc-decisions", "450000",
+        "--bc-soft-temperature", "4", "--bc-decisions", "900000",
         "--bc-dagger-decisions", "60000",
     ],
     # Double-twelve's clone without a DAgger round was at parity with expert (-0.35
