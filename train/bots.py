@@ -20,7 +20,8 @@ Each step runs as its own process, so one configuration's failure stops the comm
 with that step's exit status and leaves the bots installed so far in place. Time on
 two cores: about 20 minutes of training per configuration, longer where
 :data:`RECIPE_FLAGS` asks for more (kardinal an hour, double_twelve about two hours,
-standard 55 minutes), plus the matrix.
+standard 55 minutes, polish and leiden about 40, kardinal_hard 32, double_nine 26),
+plus the matrix.
 """
 
 from __future__ import annotations
