@@ -216,8 +216,9 @@ class OnnxPolicy:
         self.logits(np.zeros(info.obs_size, dtype=np.float32))
         # After the probe, one observation at a time (a bot's move) runs through an I/O
         # binding onto buffers kept per thread (the HTTP server moves in a thread pool on
-        # one policy): it skips converting the input and allocating the output on every
-        # call: a tenth to a seventh of a move (matador_env/bots/README.md, "bot speed").
+        # one policy). Not converting the input and not allocating the output on every
+        # call saves a tenth to a seventh of a move (matador_env/bots/README.md, "bot
+        # speed").
         self._single = threading.local()
 
     def _check_signature(self) -> None:
