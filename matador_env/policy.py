@@ -36,6 +36,7 @@ import json
 import os
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,15 +212,15 @@ class OnnxPolicy:
             ) from None
         self._check_signature()
         self._outputs = ["logits"]
-        # One probe catches a graph that fails or answers with the wrong size at run time.
-        self._single: threading.local | None = None
-        self.logits(np.zeros(info.obs_size, dtype=np.float32))
-        # After the probe, one observation at a time (a bot's move) runs through an I/O
-        # binding onto buffers kept per thread (the HTTP server moves in a thread pool on
-        # one policy). Not converting the input and not allocating the output on every
-        # call saves a tenth to a seventh of a move (matador_env/bots/README.md, "bot
-        # speed").
-        self._single = threading.local()
+        # One observation at a time (a bot's move) runs through an I/O binding onto
+        # buffers kept per thread (the HTTP server moves in a thread pool on one policy).
+        # Not converting the input and not allocating the output on every call saves a
+        # tenth to a seventh of a move (matador_env/bots/README.md, "bot speed").
+        self._bound = threading.local()
+        # One probe catches a graph that fails or answers with the wrong size at run
+        # time. It runs unbound: a binding fixes the output's shape, so only the plain
+        # run shows a wrong width as the network's own answer.
+        self._checked(np.zeros((1, info.obs_size), dtype=np.float32), self._run_batch)
 
     def _check_signature(self) -> None:
         info = self.info
@@ -262,11 +263,14 @@ class OnnxPolicy:
                 f"logits: observations of {self.info.obs_size} values expected, "
                 f"got shape {np.shape(obs)}"
             )
+        out = self._checked(x, self._run_bound if x.shape[0] == 1 else self._run_batch)
+        return out[0] if single else out
+
+    def _checked(self, x: np.ndarray, run: Callable[[np.ndarray], Any]) -> np.ndarray:
+        """``run(x)``, or :class:`PolicyError` when it fails or answers with anything but
+        finite logits of ``num_actions`` for each row of ``x``."""
         try:
-            if x.shape[0] == 1 and self._single is not None:
-                out = self._run_single(x, self._single)
-            else:
-                out = self._session.run(self._outputs, {"obs": x})[0]
+            out = run(x)
         except Exception as exc:  # onnxruntime's errors share no base class but Exception
             raise PolicyError(
                 f"{self.path}: the network failed ({type(exc).__name__}: {_short(str(exc))})"
@@ -281,11 +285,16 @@ class OnnxPolicy:
                 f"{getattr(out, 'dtype', '')}; expected finite logits of shape "
                 f"({x.shape[0]}, {self.info.num_actions})"
             )
-        return out[0] if single else out
+        return out
 
-    def _run_single(self, x: np.ndarray, slot: threading.local) -> np.ndarray:
+    def _run_batch(self, x: np.ndarray) -> Any:
+        """The network's answer to the observations ``x``, by a plain run."""
+        return self._session.run(self._outputs, {"obs": x})[0]
+
+    def _run_bound(self, x: np.ndarray) -> np.ndarray:
         """The logits of one observation (``x`` of shape ``(1, obs_size)``) through the
-        calling thread's binding in ``slot``: a fresh array, so callers may keep it."""
+        calling thread's binding: a fresh array, so callers may keep it."""
+        slot = self._bound
         binding = getattr(slot, "binding", None)
         if binding is None:
             slot.obs = np.zeros((1, self.info.obs_size), dtype=np.float32)
