@@ -152,8 +152,8 @@ def test_each_shipped_bot_was_trained_with_its_recipe_flags() -> None:
     for name, flags in RECIPE_FLAGS.items():
         if name == "standard":
             continue
-        sidecar = json.loads((BOTS_DIR / name / "policy.json").read_text(encoding="utf-8"))
-        recorded = sidecar["provenance"]["command"].split()
+        provenance = load_policy(BOTS_DIR / name).info.provenance or {}
+        recorded = provenance["command"].split()
         for flag, value in zip(flags[::2], flags[1::2], strict=True):
             if flag not in cloning:
                 continue
