@@ -19,9 +19,8 @@ by ``--only``), in order:
 Each step runs as its own process, so one configuration's failure stops the command
 with that step's exit status and leaves the bots installed so far in place. Time on
 two cores: about 20 minutes of training per configuration, longer where
-:data:`RECIPE_FLAGS` asks for more (kardinal an hour, double_twelve about two hours,
-standard 55 minutes, polish and leiden about 40, kardinal_hard 32, double_nine 26),
-plus the matrix.
+:data:`RECIPE_FLAGS` asks for more (its comments give each bot's time; the longest,
+double_twelve, about two hours), plus the matrix.
 """
 
 from __future__ import annotations
