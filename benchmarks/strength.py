@@ -126,6 +126,12 @@ def _speedup(p: PairingSummary) -> float | None:
     return b / a
 
 
+_DIGITS = {"points": 2, "rate": 1, "ms": 2, "times": 1}
+"""Decimals each unit of :class:`Bar` prints (a rate in percent)."""
+_MORE_DIGITS = 4
+"""At most this many more where rounding would hide which side of its bar a figure is."""
+
+
 @dataclass(frozen=True)
 class Bar:
     """A threshold on one figure of a pairing."""
@@ -141,14 +147,29 @@ class Bar:
     unit: str = "points"
     """``points``, ``rate``, ``ms`` or ``times``: how figures are printed."""
 
-    def show(self, value: float) -> str:
+    def show(self, value: float, extra: int = 0) -> str:
+        """``value`` in the bar's unit, with ``extra`` digits beyond the usual."""
+        d = _DIGITS[self.unit] + extra
         if self.unit == "rate":
-            return f"{100 * value:.1f}%"
+            return f"{100 * value:.{d}f}%"
         if self.unit == "ms":
-            return f"{value:.2f} ms"
+            return f"{value:.{d}f} ms"
         if self.unit == "times":
-            return f"{value:.1f}x"
-        return f"{value:+.2f}"
+            return f"{value:.{d}f}x"
+        return f"{value:+.{d}f}"
+
+    def extra_digits(self, value: float) -> int:
+        """The digits beyond the usual that ``value`` needs so that its printed figure
+        and margin read the way the verdict goes: a lower bound of 1.997 against ``>=
+        +2`` prints as +1.997, short by 0.003, not as +2.00, short by 0.00."""
+        scale = 100 if self.unit == "rate" else 1
+        for extra in range(_MORE_DIGITS + 1):
+            d = _DIGITS[self.unit] + extra
+            shown = round(scale * value, d) / scale
+            margin = round(scale * abs(value - self.threshold), d)
+            if self.met(shown) == self.met(value) and (margin > 0 or value == self.threshold):
+                return extra
+        return _MORE_DIGITS
 
     def describe(self) -> str:
         threshold = self.show(self.threshold)
@@ -253,18 +274,20 @@ class Verdict:
         if self.value is None or self.margin is None:
             return f"{self.bar.describe()}: NOT met{star} (not measured)"
         margin = abs(self.margin)
-        size = self.bar.show(margin).lstrip("+")
+        extra = self.bar.extra_digits(self.value)
+        size = self.bar.show(margin, extra).lstrip("+")
         if self.bar.unit == "rate":
-            size = f"{100 * margin:.1f} points"
+            size = size.replace("%", " points")
         how = f"by {size}" if self.met else f"short by {size}"
         verdict = "met" if self.met else "NOT met"
-        return f"{self.bar.describe()}: {verdict}{star} ({self.bar.show(self.value)}, {how})"
+        shown = self.bar.show(self.value, extra)
+        return f"{self.bar.describe()}: {verdict}{star} ({shown}, {how})"
 
     def cell(self) -> str:
         """The matrix cell, e.g. ``+1.23 NOT*``."""
         if self.value is None:
             return "n/a"
-        shown = self.bar.show(self.value).replace(" ms", "ms")
+        shown = self.bar.show(self.value, self.bar.extra_digits(self.value)).replace(" ms", "ms")
         return f"{shown} {'met' if self.met else 'NOT'}{'*' if self.short else ''}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -145,6 +145,38 @@ def test_verdict_lines_give_the_margin_and_mark_short_samples() -> None:
     assert "not measured" in unmeasured[0].line()
 
 
+@pytest.mark.parametrize(
+    ("column", "figure", "cell", "tail"),
+    [
+        # The seed-2028 matrix's pagat_teams search cell, once printed as +2.00 NOT.
+        ("search>expert", 1.9971204, "+1.997 NOT", "(+1.997, short by 0.003)"),
+        ("search>expert", 2.004, "+2.004 met", "(+2.004, by 0.004)"),
+        ("search>expert", 1.23, "+1.23 NOT", "(+1.23, short by 0.77)"),
+        ("search>expert", 2.0, "+2.00 met", "(+2.00, by 0.00)"),
+        ("bot match win", 0.5499, "54.99% NOT", "(54.99%, short by 0.01 points)"),
+        ("bot match win", 0.532, "53.2% NOT", "(53.2%, short by 1.8 points)"),
+        ("bot>expert", -0.0001, "-0.0001 NOT", "(-0.0001, short by 0.0001)"),
+        ("bot>expert", 0.0, "+0.00 NOT", "(+0.00, short by 0.00)"),
+    ],
+)
+def test_figures_get_the_digits_that_show_which_side_of_the_bar_they_are(
+    column: str, figure: float, cell: str, tail: str
+) -> None:
+    """Rounding never puts a figure on the other side of its bar, nor prints a margin of
+    0 for a figure off its threshold; a figure exactly on it keeps the usual digits."""
+    if column == "bot match win":
+        bench = _bench("bot", "expert")
+        summary = _summary(
+            points=Estimate(2.0, 1.0, 3.0, 2000), match_win=Estimate(figure, 0.5, 0.6, 200)
+        )
+    else:
+        bench = _bench(*column.split(">"))
+        summary = _summary(points=Estimate(figure + 1, figure, figure + 2, 2000))
+    v = next(v for v in verdict(bench, summary) if v.bar.column == column)
+    assert v.cell() == cell
+    assert v.line().endswith(tail)
+
+
 def test_bar_refuses_an_unknown_comparison() -> None:
     with pytest.raises(ValueError, match="unknown comparison"):
         Bar("x", "x", lambda p: 0.0, "==", 1.0).met(1.0)
