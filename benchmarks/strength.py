@@ -2,6 +2,7 @@
 
 ``python -m benchmarks.strength [--preset NAME ... | --all] [--workers N] [--seed S]
 [--quick] [--fraction F] [--search SPEC] [--out DIR]``
+``python -m benchmarks.strength --combine FILE ... [--out DIR]``
 
 ``NAME`` is a configuration of :data:`matador_env.configs.CONFIGURATIONS` (a preset
 with its seats and partnerships, e.g. ``standard_4p``; repeatable; default
@@ -46,11 +47,21 @@ time per move.
 A bar is met or NOT met by its figure alone; its margin is printed. A pairing
 played with fewer hands or matches than its bar asks (``--quick``, ``--fraction``)
 marks its verdicts with ``*``: indicative only. Figures, not tests.
+
+One seed's deals can meet a bar by luck, so the matrix is worth measuring at other
+master seeds too. ``--combine`` measures nothing: it reads the ``strength.json`` of
+such runs (whole matrices or some configurations each, one file per seed and
+configuration) and prints, per configuration and bar, at how many seeds the bar is
+met and the worst figure among them (:func:`across_seeds`); ``--out`` writes that
+table to ``seeds.md``. Each ``strength.json`` records the SHA-256 of the bot it
+measured, and the table says where the seeds measured different bots.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import os
 import sys
@@ -283,12 +294,17 @@ class Verdict:
         shown = self.bar.show(self.value, extra)
         return f"{self.bar.describe()}: {verdict}{star} ({shown}, {how})"
 
+    def figure(self) -> str:
+        """The figure as the matrix prints it, e.g. ``+1.23`` or ``4.31ms``."""
+        if self.value is None:
+            return "n/a"
+        return self.bar.show(self.value, self.bar.extra_digits(self.value)).replace(" ms", "ms")
+
     def cell(self) -> str:
         """The matrix cell, e.g. ``+1.23 NOT*``."""
         if self.value is None:
             return "n/a"
-        shown = self.bar.show(self.value, self.bar.extra_digits(self.value)).replace(" ms", "ms")
-        return f"{shown} {'met' if self.met else 'NOT'}{'*' if self.short else ''}"
+        return f"{self.figure()} {'met' if self.met else 'NOT'}{'*' if self.short else ''}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -332,6 +348,9 @@ class ConfigurationResult:
     bot_problem: str | None
     """Why there is no bot row: missing, or refused (its error)."""
     pairings: list[PairingResult]
+    bot_sha256: str | None = None
+    """The SHA-256 of the bot's ``policy.onnx``, so matrices of several seeds can tell
+    whether they measured the same bot (:func:`across_seeds`)."""
 
     def verdicts(self) -> dict[str, Verdict]:
         return {v.bar.column: v for p in self.pairings for v in p.verdicts}
@@ -344,6 +363,7 @@ class ConfigurationResult:
             "search": self.search,
             "bot": self.bot,
             "bot_problem": self.bot_problem,
+            "bot_sha256": self.bot_sha256,
             "pairings": [
                 {
                     "pairing": p.bench.name,
@@ -436,7 +456,10 @@ def measure(
             echo(line)
     if bot is None:
         echo(f"bot vs expert, search and greedy: not played; the bot is {problem}")
-    return ConfigurationResult(config, search, bot, problem, out)
+    digest = None
+    if bot is not None:
+        digest = hashlib.sha256((bots_dir / config.name / "policy.onnx").read_bytes()).hexdigest()
+    return ConfigurationResult(config, search, bot, problem, out, digest)
 
 
 def header(rules: Rules, patterns: int) -> str:
@@ -519,18 +542,7 @@ def matrix(results: Sequence[ConfigurationResult]) -> str:
     """One row per configuration, a column per bar: the figure and met / NOT."""
     rows = [["configuration", *(bar.column for bar in MATRIX_COLUMNS)]]
     rows += [_cells(r) for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for n, row in enumerate(rows):
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            ).rstrip()
-        )
-        if n == 0:
-            lines.append("-" * len(lines[0]))
-    return "\n".join(lines + [""] + _legend(results))
+    return "\n".join(_text_table(rows) + [""] + _legend(results))
 
 
 def matrix_markdown(results: Sequence[ConfigurationResult], command: str, seed: int) -> str:
@@ -544,6 +556,166 @@ def matrix_markdown(results: Sequence[ConfigurationResult], command: str, seed: 
     lines += ["", f"Measured with `{command}` (master seed {seed}).", ""]
     lines += [f"- {line}" for line in _legend(results)]
     return "\n".join(lines) + "\n"
+
+
+# -- several seeds -------------------------------------------------------------------------
+
+
+class MatrixFileError(ValueError):
+    """A file given to :func:`read_matrix` is not a matrix that ``--out`` wrote."""
+
+
+@dataclass(frozen=True)
+class SavedMatrix:
+    """A matrix read back from its ``strength.json``."""
+
+    path: Path
+    seed: int
+    verdicts: dict[str, dict[str, Verdict]]
+    """Per configuration (in the file's order), its verdicts by column, judged by the
+    bars of this code."""
+    bots: dict[str, str | None]
+    """Per configuration with a bot, the SHA-256 of the bot measured (None: a file
+    written before the digest was recorded)."""
+
+
+_BARS = {bar.column: bar for bar in MATRIX_COLUMNS}
+
+
+def read_matrix(path: Path) -> SavedMatrix:
+    """The matrix in ``path`` (a ``strength.json`` from ``--out``); a clear
+    :class:`MatrixFileError` for anything else."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as e:
+        raise MatrixFileError(f"{path}: cannot read it ({e.strerror})") from e
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise MatrixFileError(f"{path}: not JSON ({e})") from e
+    verdicts: dict[str, dict[str, Verdict]] = {}
+    bots: dict[str, str | None] = {}
+    try:
+        seed = int(data["seed"])
+        for c in data["configurations"]:
+            name = c["configuration"]
+            if name not in CONFIGURATIONS:
+                raise MatrixFileError(
+                    f"{path}: unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}"
+                )
+            cells: dict[str, Verdict] = {}
+            for pairing in c["pairings"]:
+                for v in pairing["verdicts"]:
+                    bar = _BARS.get(v["column"])
+                    if bar is None:
+                        raise MatrixFileError(
+                            f"{path}: {name} has a bar this code does not know, "
+                            f"{v['column']!r}; known: {', '.join(_BARS)}"
+                        )
+                    value = None if v["value"] is None else float(v["value"])
+                    cells[bar.column] = Verdict(bar, value, bool(v["short"]))
+            verdicts[name] = cells
+            if c["bot"] is not None:
+                bots[name] = c.get("bot_sha256")
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, MatrixFileError):
+            raise
+        raise MatrixFileError(
+            f"{path}: not a strength.json written by python -m benchmarks.strength --out "
+            f"({type(e).__name__}: {e})"
+        ) from e
+    return SavedMatrix(path, seed, verdicts, bots)
+
+
+def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[str]]:
+    """The rows of the table over several matrices, and notes on what they measured.
+
+    A cell reads ``k/n worst``: the bar met at ``k`` of the ``n`` seeds that measured
+    it, and the figure furthest on the wrong side of it (the lowest margin) as the
+    matrix prints it. One configuration measured twice at one seed is refused: the
+    same deals would count twice."""
+    measured: dict[str, dict[int, Path]] = {}
+    for m in saved:
+        for name in m.verdicts:
+            seen = measured.setdefault(name, {})
+            if m.seed in seen:
+                raise MatrixFileError(
+                    f"{name} is measured at seed {m.seed} in both {seen[m.seed]} and {m.path}; "
+                    "give each seed of a configuration once"
+                )
+            seen[m.seed] = m.path
+    names = [n for n in CONFIGURATIONS if n in measured]
+    rows = [["configuration", *(bar.column for bar in MATRIX_COLUMNS), "seeds"]]
+    notes: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        row = [name]
+        for bar in MATRIX_COLUMNS:
+            found = [
+                m.verdicts[name][bar.column]
+                for m in saved
+                if bar.column in m.verdicts.get(name, {})
+            ]
+            if not found:
+                row.append("-")
+                continue
+            worst = min(found, key=lambda v: -math.inf if v.margin is None else v.margin)
+            star = "*" if any(v.short for v in found) else ""
+            row.append(f"{sum(v.met for v in found)}/{len(found)}{star} {worst.figure()}")
+        row.append(",".join(str(s) for s in sorted(measured[name])))
+        rows.append(row)
+        digests = {m.bots[name] for m in saved if name in m.bots}
+        if None in digests:
+            unknown.append(name)
+        elif len(digests) > 1:
+            notes.append(f"{name}: the seeds measured {len(digests)} different bots")
+    if unknown:
+        notes.insert(
+            0,
+            "which bot each seed measured is not recorded (a file written before the bot's "
+            f"digest was) for: {', '.join(unknown)}",
+        )
+    return rows, notes
+
+
+def _text_table(rows: list[list[str]]) -> list[str]:
+    """``rows`` (the first the header) as aligned text, a rule under the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
+        if n == 0:
+            lines.append("-" * len(lines[0]))
+    return lines
+
+
+def _combine(paths: list[Path], out: Path | None) -> int:
+    try:
+        saved = [read_matrix(p) for p in paths]
+        rows, notes = across_seeds(saved)
+    except MatrixFileError as e:
+        print(f"python -m benchmarks.strength --combine: {e}", file=sys.stderr)
+        return 2
+    legend = [
+        "k/n worst: the bar met at k of the n seeds that measured it; the figure furthest "
+        "on the wrong side of it",
+        *(f"{bar.column}: {bar.describe()}" for bar in MATRIX_COLUMNS),
+        "*: fewer hands or matches than the bar asks at some seed: indicative only",
+    ]
+    print("\n".join(_text_table(rows) + [""] + legend + notes))
+    if out is not None:
+        from train.files import atomic_write_text
+
+        out.mkdir(parents=True, exist_ok=True)
+        md = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
+        md += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        files = ", ".join(f"`{p}`" for p in paths)
+        md += ["", f"Combined from {files}.", ""] + [f"- {line}" for line in legend + notes]
+        print(f"wrote {atomic_write_text(out / 'seeds.md', chr(10).join(md) + chr(10))}")
+    return 0
 
 
 # -- command line --------------------------------------------------------------------------
@@ -563,6 +735,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"a configuration (repeatable; default standard): {', '.join(CONFIGURATIONS)}",
     )
     which.add_argument("--all", action="store_true", help="every configuration, then the matrix")
+    which.add_argument(
+        "--combine",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="measure nothing: read strength.json files (from --out, one per seed or part "
+        "of one) and print how many seeds meet each bar; --out writes seeds.md",
+    )
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
     p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
     p.add_argument("--search", metavar="SPEC", help="the search spec for every configuration")
@@ -583,6 +763,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.combine:
+        if args.out is not None and args.out.exists() and not args.out.is_dir():
+            parser.error(f"--out {args.out} exists and is not a directory")
+        return _combine(args.combine, args.out)
     names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset or ["standard"]))
     for name in names:
         if name not in CONFIGURATIONS:

@@ -3,8 +3,10 @@ that produce the table, including a four-seat configuration and a missing bot.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -239,6 +241,95 @@ def test_quick_run_prints_the_matrix_and_reports_a_missing_bot(
     markdown = (out / "strength.md").read_text()
     assert markdown.startswith("| configuration | expert>greedy |")
     assert "| standard_4p |" in markdown and "no bot" in markdown
+    # The bot measured is recorded by its digest, so seeds can be compared.
+    digest = hashlib.sha256((BOTS_DIR / "standard" / "policy.onnx").read_bytes()).hexdigest()
+    assert first["bot_sha256"] == digest and second["bot_sha256"] is None
+
+
+def _saved(
+    source: Path, path: Path, seed: int, search_lo: float, digest: str | None, **extra: Any
+) -> Path:
+    """``source`` (a strength.json from --out) at ``seed``, the search's lower bound
+    ``search_lo`` and the bot's digest ``digest``, its verdicts updated by ``extra``."""
+    data = json.loads(source.read_text())
+    data["seed"] = seed
+    config = next(c for c in data["configurations"] if c["configuration"] == "standard")
+    config["bot_sha256"] = digest
+    for pairing in config["pairings"]:
+        for v in pairing["verdicts"]:
+            if v["column"] == "search>expert":
+                v["value"] = search_lo
+            v.update(extra)
+    data["configurations"] = [config]
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def quick_matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real strength.json of a tiny standard run (a few hands a pairing)."""
+    out = tmp_path_factory.mktemp("quick")
+    argv = ["--preset", "standard", "--fraction", "0.002", "--search", FAST_SEARCH]
+    assert main([*argv, "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    return out / "strength.json"
+
+
+def test_combine_counts_the_seeds_that_meet_each_bar(
+    quick_matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    a = _saved(quick_matrix, tmp_path / "a.json", 1, 2.5, "d1", short=False)
+    b = _saved(quick_matrix, tmp_path / "b.json", 2, 1.5, "d1", short=False)
+    c = _saved(quick_matrix, tmp_path / "c.json", 3, 2.25, "d1", short=False)
+    assert main(["--combine", str(a), str(b), str(c), "--out", str(tmp_path / "seeds")]) == 0
+    printed = capsys.readouterr().out
+    assert "different bots" not in printed and "not recorded" not in printed
+    table = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in (tmp_path / "seeds" / "seeds.md").read_text().splitlines()
+        if line.startswith("| ")
+    ]
+    row = dict(zip(table[0], table[1], strict=True))
+    assert row["configuration"] == "standard" and row["seeds"] == "1,2,3"
+    assert row["search>expert"] == "2/3 +1.50"  # met at seeds 1 and 3; 1.50 the worst
+    assert row["search>expert"] in printed
+    # Every other bar read the same run thrice: its one figure, at 0 or 3 seeds of 3.
+    assert all(
+        row[k].split()[0] in ("0/3", "3/3")
+        for k in row
+        if k not in ("configuration", "seeds", "search>expert")
+    )
+    # Different bots, and a file that does not say which bot it measured, are told.
+    d = _saved(quick_matrix, tmp_path / "d.json", 4, 2.5, "d2")
+    assert main(["--combine", str(a), str(d)]) == 0
+    printed = capsys.readouterr().out
+    assert "standard: the seeds measured 2 different bots" in printed
+    assert "2/2* +2.50" in printed  # d's verdicts are short (its run's 4 hands)
+    e = _saved(quick_matrix, tmp_path / "e.json", 5, 2.5, None)
+    assert main(["--combine", str(a), str(e)]) == 0
+    assert "is not recorded (a file written before the bot's digest was) for: standard" in (
+        capsys.readouterr().out
+    )
+
+
+def test_combine_refuses_what_it_cannot_count(
+    quick_matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = _saved(quick_matrix, tmp_path / "a.json", 1, 2.5, "d1")
+    twice = _saved(quick_matrix, tmp_path / "twice.json", 1, 1.0, "d1")
+    assert main(["--combine", str(a), str(twice)]) == 2
+    assert "standard is measured at seed 1 in both" in capsys.readouterr().err
+    (tmp_path / "notjson.json").write_text("matrix")
+    assert main(["--combine", str(tmp_path / "notjson.json")]) == 2
+    assert "notjson.json: not JSON" in capsys.readouterr().err
+    assert main(["--combine", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: cannot read it" in capsys.readouterr().err
+    odd = _saved(quick_matrix, tmp_path / "odd.json", 2, 2.5, "d1", column="bot>search")
+    assert main(["--combine", str(odd)]) == 2
+    assert "a bar this code does not know, 'bot>search'" in capsys.readouterr().err
+    (tmp_path / "other.json").write_text(json.dumps({"seed": 1, "hands": []}))
+    assert main(["--combine", str(tmp_path / "other.json")]) == 2
+    assert "not a strength.json written by" in capsys.readouterr().err
 
 
 def test_cli_refuses_an_unknown_configuration(capsys: pytest.CaptureFixture[str]) -> None:
