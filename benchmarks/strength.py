@@ -546,13 +546,8 @@ def matrix(results: Sequence[ConfigurationResult]) -> str:
 
 
 def matrix_markdown(results: Sequence[ConfigurationResult], command: str, seed: int) -> str:
-    head = ["configuration", *(bar.column for bar in MATRIX_COLUMNS)]
-    lines = [
-        "| " + " | ".join(head) + " |",
-        "|---|" + "---:|" * len(MATRIX_COLUMNS),
-    ]
-    for r in results:
-        lines.append("| " + " | ".join(_cells(r)) + " |")
+    rows = [["configuration", *(bar.column for bar in MATRIX_COLUMNS)]]
+    lines = _markdown_table(rows + [_cells(r) for r in results])
     lines += ["", f"Measured with `{command}` (master seed {seed}).", ""]
     lines += [f"- {line}" for line in _legend(results)]
     return "\n".join(lines) + "\n"
@@ -615,9 +610,9 @@ def read_matrix(path: Path) -> SavedMatrix:
             verdicts[name] = cells
             if c["bot"] is not None:
                 bots[name] = c.get("bot_sha256")
+    except MatrixFileError:
+        raise
     except (KeyError, TypeError, ValueError) as e:
-        if isinstance(e, MatrixFileError):
-            raise
         raise MatrixFileError(
             f"{path}: not a strength.json written by python -m benchmarks.strength --out "
             f"({type(e).__name__}: {e})"
@@ -676,6 +671,12 @@ def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[st
     return rows, notes
 
 
+def _markdown_table(rows: list[list[str]]) -> list[str]:
+    """``rows`` (the first the header) as a Markdown table, the figures right-aligned."""
+    lines = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows[1:]]
+
+
 def _text_table(rows: list[list[str]]) -> list[str]:
     """``rows`` (the first the header) as aligned text, a rule under the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -710,10 +711,9 @@ def _combine(paths: list[Path], out: Path | None) -> int:
         from train.files import atomic_write_text
 
         out.mkdir(parents=True, exist_ok=True)
-        md = ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
-        md += ["| " + " | ".join(r) + " |" for r in rows[1:]]
         files = ", ".join(f"`{p}`" for p in paths)
-        md += ["", f"Combined from {files}.", ""] + [f"- {line}" for line in legend + notes]
+        md = _markdown_table(rows) + ["", f"Combined from {files}.", ""]
+        md += [f"- {line}" for line in legend + notes]
         print(f"wrote {atomic_write_text(out / 'seeds.md', chr(10).join(md) + chr(10))}")
     return 0
 
