@@ -132,8 +132,11 @@ def click_move(page: Any, move: str, legal: list[str]) -> str:
     return how
 
 
+# Each seed gives a hand in which every way of clicking a move comes up (the last
+# assertion below); the trained bot's moves shape the hand, so a rebuilt standard bot
+# may need another seed (3 served the bot before 2026-11-27).
 @pytest.mark.parametrize(
-    "preset, level, seed", [("standard", "trained", 3), ("leiden", "greedy", 1)]
+    "preset, level, seed", [("standard", "trained", 2), ("leiden", "greedy", 1)]
 )
 def test_a_full_hand_in_the_browser(
     server: str, browser: Any, tmp_path: Path, preset: str, level: str, seed: int
