@@ -528,8 +528,13 @@ def _cells(result: ConfigurationResult) -> list[str]:
     return cells
 
 
+def _bar_lines() -> list[str]:
+    """What each column's bar asks, a line each: the legend of every table of bars."""
+    return [f"{bar.column}: {bar.describe()}" for bar in MATRIX_COLUMNS]
+
+
 def _legend(results: Sequence[ConfigurationResult]) -> list[str]:
-    lines = [f"{bar.column}: {bar.describe()}" for bar in MATRIX_COLUMNS]
+    lines = _bar_lines()
     lines.append("search specs: " + ", ".join(f"{r.config.name} {r.search}" for r in results))
     if any(v.short for r in results for v in r.verdicts().values()):
         lines.append(
@@ -703,7 +708,7 @@ def _combine(paths: list[Path], out: Path | None) -> int:
     legend = [
         "k/n worst: the bar met at k of the n seeds that measured it; the figure furthest "
         "on the wrong side of it",
-        *(f"{bar.column}: {bar.describe()}" for bar in MATRIX_COLUMNS),
+        *_bar_lines(),
         "*: fewer hands or matches than the bar asks at some seed: indicative only",
     ]
     print("\n".join(_text_table(rows) + [""] + legend + notes))
@@ -714,7 +719,8 @@ def _combine(paths: list[Path], out: Path | None) -> int:
         files = ", ".join(f"`{p}`" for p in paths)
         md = _markdown_table(rows) + ["", f"Combined from {files}.", ""]
         md += [f"- {line}" for line in legend + notes]
-        print(f"wrote {atomic_write_text(out / 'seeds.md', chr(10).join(md) + chr(10))}")
+        written = atomic_write_text(out / "seeds.md", "\n".join(md) + "\n")
+        print(f"wrote {written}")
     return 0
 
 
@@ -763,9 +769,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} exists and is not a directory")
     if args.combine:
-        if args.out is not None and args.out.exists() and not args.out.is_dir():
-            parser.error(f"--out {args.out} exists and is not a directory")
         return _combine(args.combine, args.out)
     names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset or ["standard"]))
     for name in names:
@@ -778,8 +784,6 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     fraction = QUICK_FRACTION if args.quick else 1.0 if args.fraction is None else args.fraction
     if not 0 < fraction <= 1:
         parser.error(f"--fraction must be in (0, 1], got {args.fraction}")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        parser.error(f"--out {args.out} exists and is not a directory")
     if args.search is not None:
         from agents import make_agent
 
