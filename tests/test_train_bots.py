@@ -19,7 +19,12 @@ from matador_env.configs import configuration
 from matador_env.engine import HandState
 from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
 from tests.train_runs import ROOT
+from train.args import given_fields, parse
 from train.bots import RECIPE_FLAGS, _parse, training_table
+from train.run import TrainArgs
+
+TRAIN_PREFIX = ("python", "-m", "train")
+"""How a sidecar's recorded command begins, before the flags."""
 
 TINY_RECIPE = [
     "--timesteps", "256", "--n-envs", "1", "--n-steps", "256", "--batch-size", "64",
@@ -145,19 +150,18 @@ def test_the_training_table_names_how_each_bot_was_cloned(tmp_path: Path) -> Non
 
 
 def test_each_shipped_bot_was_trained_with_its_recipe_flags() -> None:
-    """A rebuild repeats the shipped bot: every cloning flag of RECIPE_FLAGS is in the
-    training command its sidecar records (standard predates the recipe)."""
-    cloning = ("--bc-decisions", "--bc-soft-temperature", "--bc-dagger-decisions")
+    """A rebuild repeats the shipped bot: every cloning flag of RECIPE_FLAGS has the
+    same value in the training command its sidecar records, both read by the recipe's
+    own parser."""
+    cloning = {"bc_decisions", "bc_soft_temperature", "bc_dagger_decisions"}
     checked = 0
     for name, flags in RECIPE_FLAGS.items():
-        if name == "standard":
-            continue
         provenance = load_policy(BOTS_DIR / name).info.provenance or {}
-        recorded = provenance["command"].split()
-        for flag, value in zip(flags[::2], flags[1::2], strict=True):
-            if flag not in cloning:
-                continue
-            assert flag in recorded, (name, flag, recorded)
-            assert float(recorded[recorded.index(flag) + 1]) == float(value), (name, flag)
+        command = provenance["command"].split()
+        assert tuple(command[: len(TRAIN_PREFIX)]) == TRAIN_PREFIX, (name, command)
+        recorded = parse(TrainArgs, command[len(TRAIN_PREFIX) :])
+        asked = parse(TrainArgs, flags)
+        for field in sorted(given_fields(TrainArgs, flags) & cloning):
+            assert getattr(recorded, field) == getattr(asked, field), (name, field)
             checked += 1
     assert checked >= 10
