@@ -378,15 +378,21 @@ class ConfigurationResult:
         }
 
 
+def bot_file(config: Configuration, bots_dir: Path = BOTS_DIR) -> Path:
+    """The shipped bot's network for ``config``: ``<bots_dir>/<name>/policy.onnx``."""
+    return bots_dir / config.name / "policy.onnx"
+
+
 def bot_spec(config: Configuration, bots_dir: Path = BOTS_DIR) -> tuple[str | None, str | None]:
     """``(spec, None)`` for the shipped bot of ``config``, or ``(None, why not)``."""
-    folder = bots_dir / config.name
+    onnx = bot_file(config, bots_dir)
+    folder = onnx.parent
     try:
         # Relative to the checkout, the spec reads as the README writes it.
         folder_text = str(folder.relative_to(Path.cwd()))
     except ValueError:
         folder_text = str(folder)
-    if not (folder / "policy.onnx").is_file():
+    if not onnx.is_file():
         return None, f"missing (no {folder_text}/policy.onnx)"
     spec = f"policy:{folder_text}"
     try:
@@ -418,6 +424,10 @@ def measure(
     rules = config.rules()
     patterns = len(seat_patterns(rules, field=True))
     bot, problem = bot_spec(config, bots_dir)
+    # The digest of the file as the run starts: the bot its pairings load.
+    digest = None
+    if bot is not None:
+        digest = hashlib.sha256(bot_file(config, bots_dir).read_bytes()).hexdigest()
     echo("")
     changes = " ".join(f"{k}={v}" for k, v in rules.changes().items())
     echo(f"== {config.name}: {config.describe()} (rules: {changes or 'the defaults'})")
@@ -456,9 +466,6 @@ def measure(
             echo(line)
     if bot is None:
         echo(f"bot vs expert, search and greedy: not played; the bot is {problem}")
-    digest = None
-    if bot is not None:
-        digest = hashlib.sha256((bots_dir / config.name / "policy.onnx").read_bytes()).hexdigest()
     return ConfigurationResult(config, search, bot, problem, out, digest)
 
 
