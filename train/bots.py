@@ -90,10 +90,10 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # Twice the decisions of the 256-world search (300,000): agreement 0.720 -> 0.735,
     # and in the matrix bot > expert +0.41 -> +2.18, match win 52.5% -> 56.0% (55.1% over
     # 2,100 matches, seed 601). Soft targets on six times the recipe's decisions, as on
-    # standard (900,000, agreement 0.755): over 2,100 field matches 56.7% and 56.1% where
-    # the 300,000-decision bot won 55.1% and 54.6% (seeds 601, 602); head to head +0.65
-    # (3,000 hands, seed 574). About 70 minutes from scratch here (the warm start's
-    # collecting and fit 64.6 of them).
+    # standard (900,000, agreement 0.755): over 2,100 field matches 56.7%, 56.1% and 55.1%
+    # where the 300,000-decision bot won 55.1%, 54.6% and 55.0% (seeds 601-603); head to
+    # head +0.65 and +0.43 (3,000 hands, seeds 574, 575). About 70 minutes from scratch
+    # here (the warm start's collecting and fit 64.6 of them).
     "standard_3p": ["--bc-soft-temperature", "4", "--bc-decisions", "900000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
     # -> -1.26 in the matrix; with 900,000: 0.621 and -0.05. 1,800,000 (0.631) came
