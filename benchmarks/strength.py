@@ -76,6 +76,7 @@ from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
+from matador_env.policy import BOTS_DIR, policy_paths
 
 __all__ = [
     "BENCHES",
@@ -103,9 +104,6 @@ SEARCH_SPECS: dict[str, str] = {
 """The search agent's spec per configuration (the one the bar ``search vs expert`` is
 measured with and the bots are compared to): :func:`agents.search.search_spec`, 64
 worlds with one hidden hand, 256 with several."""
-
-BOTS_DIR = Path(__file__).resolve().parents[1] / "matador_env" / "bots"
-"""Where the shipped bots live: ``<BOTS_DIR>/<configuration>/policy.onnx``."""
 
 QUICK_FRACTION = 0.1
 
@@ -379,14 +377,15 @@ class ConfigurationResult:
 
 
 def bot_file(config: Configuration, bots_dir: Path = BOTS_DIR) -> Path:
-    """The shipped bot's network for ``config``: ``<bots_dir>/<name>/policy.onnx``."""
-    return bots_dir / config.name / "policy.onnx"
+    """The network file that the bot's spec ``policy:<bots_dir>/<name>`` loads, resolved
+    as the loader resolves it (:func:`matador_env.policy.policy_paths`)."""
+    return policy_paths(bots_dir / config.name)[0]
 
 
 def bot_spec(config: Configuration, bots_dir: Path = BOTS_DIR) -> tuple[str | None, str | None]:
     """``(spec, None)`` for the shipped bot of ``config``, or ``(None, why not)``."""
+    folder = bots_dir / config.name
     onnx = bot_file(config, bots_dir)
-    folder = onnx.parent
     try:
         # Relative to the checkout, the spec reads as the README writes it.
         folder_text = str(folder.relative_to(Path.cwd()))
