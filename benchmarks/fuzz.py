@@ -78,7 +78,7 @@ from matador_env.engine import (
     public_view,
 )
 from matador_env.engine.rules import CHOICES
-from matador_env.policy import BOTS_DIR, PolicyError, load_policy
+from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.protocol import (
     ProtocolError,
     max_history,
@@ -596,8 +596,8 @@ class _PolicyFolder:
         self.root = Path(tempfile.mkdtemp(prefix="matador-fuzz-"))
         self.folder = self.root / "bot"
         shutil.copytree(BOTS_DIR / "standard", self.folder)
-        self.onnx = (self.folder / "policy.onnx").read_bytes()
-        self.sidecar = json.loads((self.folder / "policy.json").read_text())
+        self.onnx = (self.folder / POLICY_FILE).read_bytes()
+        self.sidecar = json.loads((self.folder / SIDECAR_FILE).read_text())
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -631,8 +631,8 @@ def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyF
         sidecar = json.dumps(data).encode()
         if rng.random() < 0.3:
             sidecar = _mutate_bytes(rng, sidecar)
-    (scratch.folder / "policy.onnx").write_bytes(onnx)
-    (scratch.folder / "policy.json").write_bytes(sidecar)
+    (scratch.folder / POLICY_FILE).write_bytes(onnx)
+    (scratch.folder / SIDECAR_FILE).write_bytes(sidecar)
     state = random_state(rng)
 
     def load() -> None:

@@ -49,8 +49,10 @@ from .engine import Move, Rules, RulesError, SeatView
 
 __all__ = [
     "MAX_SIDECAR_BYTES",
+    "POLICY_FILE",
     "POLICY_FORMAT",
     "POLICY_FORMAT_VERSION",
+    "SIDECAR_FILE",
     "PolicyError",
     "PolicyMismatchError",
     "PolicyInfo",
@@ -68,6 +70,11 @@ BOTS_DIR = Path(__file__).resolve().parent / "bots"
 """Trained policies shipped with the package, one folder per configuration."""
 BOTS_DIR_VARIABLE = "MATADOR_BOTS_DIR"
 """The environment variable naming another folder of shipped bots."""
+
+POLICY_FILE = "policy.onnx"
+"""The network's file name in a policy folder (a run's ``best/``, a shipped bot's)."""
+SIDECAR_FILE = "policy.json"
+"""The sidecar's file name beside it."""
 
 POLICY_FORMAT = "matador-policy"
 POLICY_FORMAT_VERSION = 1
@@ -176,7 +183,7 @@ def policy_paths(path: str | Path) -> tuple[Path, Path]:
     elif p.suffix == ".json":
         onnx_path = p.with_suffix(".onnx")
     elif p.is_dir():
-        onnx_path = p / "policy.onnx"
+        onnx_path = p / POLICY_FILE
     else:
         onnx_path = p.with_name(p.name + ".onnx")
     return onnx_path, onnx_path.with_suffix(".json")
@@ -433,7 +440,7 @@ def shipped_configurations() -> list[Configuration]:
     named after the configuration, holding ``policy.onnx``), in the order of
     :data:`~matador_env.configs.CONFIGURATIONS`."""
     folder = bots_dir()
-    return [c for c in CONFIGURATIONS.values() if (folder / c.name / "policy.onnx").is_file()]
+    return [c for c in CONFIGURATIONS.values() if (folder / c.name / POLICY_FILE).is_file()]
 
 
 def default_policy(name: str = "standard") -> OnnxPolicy:

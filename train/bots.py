@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
-from matador_env.policy import BOTS_DIR, load_policy
+from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
 
 from .files import atomic_write_text, replace_dir
 
@@ -148,7 +148,7 @@ def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> 
     best = run_dir / "best"
     # Loading it checks the files and that they play exactly the configuration's rules.
     load_policy(best, rules=config.rules())
-    sidecar = json.loads((best / "policy.json").read_text(encoding="utf-8"))
+    sidecar = json.loads((best / SIDECAR_FILE).read_text(encoding="utf-8"))
     provenance = dict(sidecar.get("provenance") or {})
     provenance["configuration"] = config.name
     provenance["rebuild"] = f"python -m train.bots --only {config.name}"
@@ -156,8 +156,8 @@ def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> 
 
     def fill(folder: Path) -> None:
         folder.mkdir(parents=True)
-        shutil.copyfile(best / "policy.onnx", folder / "policy.onnx")
-        (folder / "policy.json").write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
+        shutil.copyfile(best / POLICY_FILE, folder / POLICY_FILE)
+        (folder / SIDECAR_FILE).write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
 
     return replace_dir(bots_dir / config.name, fill)
 
@@ -180,7 +180,7 @@ def training_table(runs: Path, names: list[str]) -> str:
         try:
             summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
             args = json.loads((run / "args.json").read_text(encoding="utf-8"))
-            best = json.loads((run / "best" / "policy.json").read_text(encoding="utf-8"))
+            best = json.loads((run / "best" / SIDECAR_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             lines.append(f"| {name} | (no finished run in {run}) | | | | | |")
             continue

@@ -16,7 +16,7 @@ import torch
 
 from matador_env.encoding import ENCODING_VERSION, encoding_for
 from matador_env.engine import Rules
-from matador_env.policy import PolicyInfo
+from matador_env.policy import POLICY_FILE, PolicyInfo
 
 from .files import atomic_write, atomic_write_json
 
@@ -57,7 +57,7 @@ def export_network(
     ``out/policy.onnx`` (or ``out`` itself if it ends in .onnx) with its sidecar, each
     atomically; returns the ONNX path. The module is exported in eval mode."""
     out = Path(out)
-    onnx_path = out if out.suffix == ".onnx" else out / "policy.onnx"
+    onnx_path = out if out.suffix == ".onnx" else out / POLICY_FILE
     enc = encoding_for(rules)
     dummy = torch.zeros(1, enc.obs_size, dtype=torch.float32)
     was_training = net.training

@@ -26,7 +26,7 @@ from stable_baselines3.common.vec_env import (
 
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
 from matador_env.engine import Rules
-from matador_env.policy import PolicyError, load_policy
+from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
 
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointError
@@ -650,7 +650,7 @@ def describe_selection(record: dict[str, Any]) -> str:
 def policy_step(folder: Path) -> int:
     """The learner step at which the policy exported in ``folder`` was taken (its
     sidecar's provenance; 0: the warm start)."""
-    sidecar = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    sidecar = json.loads((folder / SIDECAR_FILE).read_text(encoding="utf-8"))
     return int(sidecar["provenance"]["steps"])
 
 

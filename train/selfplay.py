@@ -33,7 +33,7 @@ from gymnasium.utils import EzPickle
 from agents import make_agent
 from matador_env.engine import Move, SeatView
 from matador_env.gym_env import MatadorSingleEnv
-from matador_env.policy import OnnxPolicy, load_policy
+from matador_env.policy import SIDECAR_FILE, OnnxPolicy, load_policy
 
 DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
@@ -45,7 +45,7 @@ def snapshot_dirs(pool_dir: Path) -> list[Path]:
     found = [
         d
         for d in pool_dir.iterdir()
-        if d.is_dir() and d.name.startswith("step_") and (d / "policy.json").is_file()
+        if d.is_dir() and d.name.startswith("step_") and (d / SIDECAR_FILE).is_file()
     ]
     return sorted(found, key=lambda d: int(d.name.removeprefix("step_")))
 
