@@ -45,8 +45,11 @@ the time per move with a choice is printed beside it). The bars on time use the
 time per move.
 
 A bar is met or NOT met by its figure alone; its margin is printed. A pairing
-played with fewer hands or matches than its bar asks (``--quick``, ``--fraction``)
-marks its verdicts with ``*``: indicative only. Figures, not tests.
+played with fewer hands or matches than its bar asks (``--quick``, ``--fraction``
+below 1) marks its verdicts with ``*``: indicative only. The bars ask for at least
+their hands and matches, so ``--fraction`` above 1 (up to :data:`MAX_FRACTION`) is a
+full measurement with narrower intervals; the same master seed deals the same games
+first, so such a run extends the one at 1. Figures, not tests.
 
 One seed's deals can meet a bar by luck, so the matrix is worth measuring at other
 master seeds too. ``--combine`` measures nothing: it reads the ``strength.json`` of
@@ -106,6 +109,8 @@ measured with and the bots are compared to): :func:`agents.search.search_spec`, 
 worlds with one hidden hand, 256 with several."""
 
 QUICK_FRACTION = 0.1
+MAX_FRACTION = 100.0
+"""The most ``--fraction`` plays: a hundred times the bars' hands is days of play."""
 
 
 # -- bars ----------------------------------------------------------------------------------
@@ -765,7 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fraction",
         type=float,
         help="the share of the bars' hands and matches to play (default 1; --quick: "
-        f"{QUICK_FRACTION:g})",
+        f"{QUICK_FRACTION:g}; above 1, up to {MAX_FRACTION:g}: more than the bars ask, for "
+        "narrower intervals)",
     )
     p.add_argument("--out", type=Path, help="write strength.json and strength.md there")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -788,8 +794,8 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     if args.quick and args.fraction is not None:
         parser.error("give --quick or --fraction, not both")
     fraction = QUICK_FRACTION if args.quick else 1.0 if args.fraction is None else args.fraction
-    if not 0 < fraction <= 1:
-        parser.error(f"--fraction must be in (0, 1], got {args.fraction}")
+    if not 0 < fraction <= MAX_FRACTION:  # also refuses nan
+        parser.error(f"--fraction must be in (0, {MAX_FRACTION:g}], got {args.fraction}")
     if args.search is not None:
         from agents import make_agent
 

@@ -17,6 +17,7 @@ from benchmarks.strength import (
     Bar,
     Bench,
     bot_spec,
+    deals_for,
     main,
     verdict,
 )
@@ -338,3 +339,21 @@ def test_cli_refuses_an_unknown_configuration(capsys: pytest.CaptureFixture[str]
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "unknown configuration 'standard_5p'" in err and "pagat_teams" in err
+
+
+@pytest.mark.parametrize("fraction", ["0", "-1", "nan", "inf", "101"])
+def test_cli_refuses_a_fraction_outside_its_range(
+    fraction: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--preset", "standard", "--fraction", fraction])
+    assert exc.value.code == 2
+    assert f"--fraction must be in (0, 100], got {float(fraction)}" in capsys.readouterr().err
+
+
+def test_a_fraction_above_one_plays_more_than_the_bars_ask() -> None:
+    # Three seat patterns: the 1,000 hands of a bar are 334 deals, and three times
+    # that is 1,000 deals; the same master seed deals the first 334 alike.
+    assert deals_for(1000, 3, 1.0) == 334
+    assert deals_for(1000, 3, 3.0) == 1000
+    assert deals_for(200, 3, 3.0) == 200
