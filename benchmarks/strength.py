@@ -57,7 +57,8 @@ such runs (whole matrices or some configurations each, one file per seed and
 configuration) and prints, per configuration and bar, at how many seeds the bar is
 met and the worst figure among them (:func:`across_seeds`); ``--out`` writes that
 table to ``seeds.md``. Each ``strength.json`` records the SHA-256 of the bot it
-measured, and the table says where the seeds measured different bots.
+measured, and the table says where the seeds measured different bots or played
+different shares of the bars' hands (``--fraction``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
-from matador_env.policy import BOTS_DIR, policy_paths
+from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
 
 __all__ = [
     "BENCHES",
@@ -397,7 +398,7 @@ def bot_spec(config: Configuration, bots_dir: Path = BOTS_DIR) -> tuple[str | No
     except ValueError:
         folder_text = str(folder)
     if not onnx.is_file():
-        return None, f"missing (no {folder_text}/policy.onnx)"
+        return None, f"missing (no {folder_text}/{POLICY_FILE})"
     spec = f"policy:{folder_text}"
     try:
         check_agents(config.rules(), [spec])
@@ -549,7 +550,8 @@ def _legend(results: Sequence[ConfigurationResult]) -> list[str]:
     lines.append("search specs: " + ", ".join(f"{r.config.name} {r.search}" for r in results))
     if any(v.short for r in results for v in r.verdicts().values()):
         lines.append(
-            "*: fewer hands or matches than the bar asks (--quick, --fraction): indicative only"
+            "*: fewer hands or matches than the bar asks (--quick, --fraction below 1): "
+            "indicative only"
         )
     return lines
 
@@ -588,6 +590,9 @@ class SavedMatrix:
     bots: dict[str, str | None]
     """Per configuration with a bot, the SHA-256 of the bot measured (None: a file
     written before the digest was recorded)."""
+    fraction: float = 1.0
+    """The share of the bars' hands the run played (``--fraction``; 1 in a file
+    written before it was recorded)."""
 
 
 _BARS = {bar.column: bar for bar in MATRIX_COLUMNS}
@@ -606,6 +611,7 @@ def read_matrix(path: Path) -> SavedMatrix:
     bots: dict[str, str | None] = {}
     try:
         seed = int(data["seed"])
+        fraction = float(data.get("fraction", 1.0))
         for c in data["configurations"]:
             name = c["configuration"]
             if name not in CONFIGURATIONS:
@@ -633,7 +639,7 @@ def read_matrix(path: Path) -> SavedMatrix:
             f"{path}: not a strength.json written by python -m benchmarks.strength --out "
             f"({type(e).__name__}: {e})"
         ) from e
-    return SavedMatrix(path, seed, verdicts, bots)
+    return SavedMatrix(path, seed, verdicts, bots, fraction)
 
 
 def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[str]]:
@@ -678,6 +684,10 @@ def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[st
             unknown.append(name)
         elif len(digests) > 1:
             notes.append(f"{name}: the seeds measured {len(digests)} different bots")
+    if len({m.fraction for m in saved}) > 1:
+        # A seed at three times the hands weighs no more in k/n than one at the minimum.
+        shares = ", ".join(f"{m.path} {m.fraction:g}" for m in saved)
+        notes.append(f"the files played different shares of the bars' hands (--fraction): {shares}")
     if unknown:
         notes.insert(
             0,
@@ -808,7 +818,7 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     )
     print(
         f"Strength matrix: {', '.join(names)}; master seed {args.seed}; {args.workers} "
-        f"worker(s); {fraction:g} of the bars' hands"
+        f"worker(s); {fraction:g} times the bars' hands and matches"
     )
     total = time.perf_counter()
     results = [

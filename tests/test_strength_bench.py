@@ -285,6 +285,7 @@ def test_combine_counts_the_seeds_that_meet_each_bar(
     assert main(["--combine", str(a), str(b), str(c), "--out", str(tmp_path / "seeds")]) == 0
     printed = capsys.readouterr().out
     assert "different bots" not in printed and "not recorded" not in printed
+    assert "different shares" not in printed  # every file played 0.002 of the hands
     table = [
         [c.strip() for c in line.strip("|").split("|")]
         for line in (tmp_path / "seeds" / "seeds.md").read_text().splitlines()
@@ -309,6 +310,15 @@ def test_combine_counts_the_seeds_that_meet_each_bar(
     e = _saved(quick_matrix, tmp_path / "e.json", 5, 2.5, None)
     assert main(["--combine", str(a), str(e)]) == 0
     assert "is not recorded (a file written before the bot's digest was) for: standard" in (
+        capsys.readouterr().out
+    )
+    # A run at three times the bars' hands counts as one seed; the table says so.
+    f = _saved(quick_matrix, tmp_path / "f.json", 6, 2.5, "d1", short=False)
+    data = json.loads(f.read_text())
+    data["fraction"] = 3
+    f.write_text(json.dumps(data))
+    assert main(["--combine", str(a), str(f)]) == 0
+    assert f"different shares of the bars' hands (--fraction): {a} 0.002, {f} 3" in (
         capsys.readouterr().out
     )
 

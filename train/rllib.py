@@ -37,6 +37,7 @@ import torch
 
 from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
+from matador_env.policy import POLICY_FILE
 
 from .args import ArgsError, layer_sizes, parse, rules_from_flags
 from .export import export_network
@@ -267,7 +268,7 @@ def train(args: RllibArgs) -> Path:
             algo.stop()
         if started:
             ray.shutdown()
-    print(f"exported {run_dir / 'final' / 'policy.onnx'}")
+    print(f"exported {run_dir / 'final' / POLICY_FILE}")
     return run_dir
 
 
