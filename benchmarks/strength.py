@@ -590,7 +590,7 @@ class SavedMatrix:
     bots: dict[str, str | None]
     """Per configuration with a bot, the SHA-256 of the bot measured (None: a file
     written before the digest was recorded)."""
-    fraction: float = 1.0
+    fraction: float
     """The share of the bars' hands the run played (``--fraction``; 1 in a file
     written before it was recorded)."""
 

@@ -73,8 +73,9 @@ BOTS_DIR_VARIABLE = "MATADOR_BOTS_DIR"
 
 POLICY_FILE = "policy.onnx"
 """The network's file name in a policy folder (a run's ``best/``, a shipped bot's)."""
-SIDECAR_FILE = "policy.json"
-"""The sidecar's file name beside it."""
+SIDECAR_FILE = Path(POLICY_FILE).with_suffix(".json").name
+"""The sidecar's file name beside it: the network's with ``.json``, the rule
+:func:`policy_paths` applies to any network path."""
 
 POLICY_FORMAT = "matador-policy"
 POLICY_FORMAT_VERSION = 1

@@ -37,7 +37,6 @@ import torch
 
 from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
-from matador_env.policy import POLICY_FILE
 
 from .args import ArgsError, layer_sizes, parse, rules_from_flags
 from .export import export_network
@@ -262,13 +261,13 @@ def train(args: RllibArgs) -> Path:
             "hidden": hidden,
             "command": " ".join(["python -m train.rllib", *sys.argv[1:]]),
         }
-        export_network(policy_logits(module), rules, run_dir / "final", provenance)
+        exported = export_network(policy_logits(module), rules, run_dir / "final", provenance)
     finally:
         if algo is not None:
             algo.stop()
         if started:
             ray.shutdown()
-    print(f"exported {run_dir / 'final' / POLICY_FILE}")
+    print(f"exported {exported}")
     return run_dir
 
 
