@@ -5,7 +5,9 @@ The path is a training run's ``best``/``final`` folder, a folder holding
 ``policy.onnx``, or the ``.onnx`` file itself (see :mod:`matador_env.policy`).
 Loading checks the sidecar: a policy trained for other rules or another
 observation encoding is refused with a message that names the difference.
-The agent plays the most likely legal action of the policy (deterministic).
+The agent plays the most likely legal action of the policy (deterministic);
+``runtime=onnxruntime`` keeps onnxruntime for every move instead of the numpy runtime
+of plain MLP networks (:data:`matador_env.policy.RUNTIMES`), e.g. to compare the two.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import random
 
 from matador_env.bot import LEVELS, Bot, BotError, load_bot, load_level
 from matador_env.engine import Move, Rules, SeatView
-from matador_env.policy import OnnxPolicy, PolicyError, load_policy
+from matador_env.policy import RUNTIMES, OnnxPolicy, PolicyError, load_policy
 
 from .base import Agent, AgentSpecError, known_specs, register
 
@@ -22,11 +24,11 @@ from .base import Agent, AgentSpecError, known_specs, register
 class PolicyAgent(Agent):
     """Plays an exported policy's most likely legal move."""
 
-    def __init__(self, path: str, sample: bool = False) -> None:
+    def __init__(self, path: str, sample: bool = False, runtime: str = "auto") -> None:
         self.path = path
         self.sample = sample
-        self.policy: OnnxPolicy = load_policy(path)
-        self.name = f"policy:{path}"
+        self.policy: OnnxPolicy = load_policy(path, runtime=runtime)
+        self.name = f"policy:{path}" + ("" if runtime == "auto" else f",runtime={runtime}")
         self.rules = self.policy.rules
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
@@ -36,20 +38,22 @@ class PolicyAgent(Agent):
 def _build(options: dict[str, str]) -> Agent:
     path = options.pop("_", None)
     sample = options.pop("sample", "false").lower() in ("1", "true", "yes")
-    if path is None or options:
+    runtime = options.pop("runtime", "auto")
+    if path is None or options or runtime not in RUNTIMES:
         raise AgentSpecError(
             "policy spec: give the exported policy's path, e.g. policy:runs/NAME/best "
-            f"(optionally ,sample=true); known specs: {', '.join(known_specs())}"
+            f"(optionally ,sample=true and ,runtime= one of {', '.join(RUNTIMES)}); "
+            f"known specs: {', '.join(known_specs())}"
         )
     try:
-        return PolicyAgent(path, sample=sample)
+        return PolicyAgent(path, sample=sample, runtime=runtime)
     except PolicyError as e:
         raise AgentSpecError(
             f"policy spec {path!r}: {e}; known specs: {', '.join(known_specs())}"
         ) from e
 
 
-register("policy", _build, "policy:<path_to_exported_policy>[,sample=true]")
+register("policy", _build, "policy:<path_to_exported_policy>[,sample=true][,runtime=onnxruntime]")
 
 
 class BotAgent(Agent):

@@ -19,6 +19,15 @@ num_actions), or that fails or answers with the wrong size on a probe
 observation. Each raises :class:`PolicyError` naming the file, never a raw
 onnxruntime, JSON or attribute error.
 
+Runtimes: onnxruntime loads and checks every network. A network that is a plain
+chain of dense layers (every one ``python -m train`` exports) then plays one
+observation at a time in numpy (:mod:`matador_env.onnx_mlp`): onnxruntime's own work
+per call costs more than the arithmetic, and the numpy network reads only the rows
+its observation and legal moves need. It is used only after its logits agree with
+onnxruntime's on probe observations (:data:`PROBE_TOLERANCE`); batches and any other
+network run in onnxruntime. ``load_policy(..., runtime="onnxruntime")`` keeps
+onnxruntime for every call; :attr:`OnnxPolicy.runtime` says which one plays.
+
 Shipped bots: ``matador_env/bots/<configuration>/`` holds the trained bot of one
 configuration of :mod:`matador_env.configs` (``standard``, ``standard_4p``,
 ``pagat_teams`` ...). The environment variable ``MATADOR_BOTS_DIR``, when set,
@@ -46,6 +55,7 @@ import numpy as np
 from .configs import CONFIGURATIONS, Configuration, configuration
 from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
+from .onnx_mlp import NumpyMLP, read_mlp
 
 __all__ = [
     "MAX_SIDECAR_BYTES",
@@ -57,6 +67,8 @@ __all__ = [
     "PolicyMismatchError",
     "PolicyInfo",
     "OnnxPolicy",
+    "PROBE_TOLERANCE",
+    "RUNTIMES",
     "load_policy",
     "policy_paths",
     "BOTS_DIR",
@@ -190,11 +202,24 @@ def policy_paths(path: str | Path) -> tuple[Path, Path]:
     return onnx_path, onnx_path.with_suffix(".json")
 
 
+RUNTIMES = ("auto", "onnxruntime")
+"""How :class:`OnnxPolicy` plays one observation: ``auto`` runs a network that is a
+plain chain of dense layers in numpy (:mod:`matador_env.onnx_mlp`) once it agrees with
+onnxruntime on probe observations, any other network in onnxruntime; ``onnxruntime``
+always uses onnxruntime."""
+
+PROBE_TOLERANCE = 1e-4
+"""How far (absolute and relative) the numpy network's logits may lie from
+onnxruntime's on the probe observations; float32 rounding is about 1e-5 there."""
+
+
 class OnnxPolicy:
     """An exported policy: observation and mask in, action out."""
 
-    def __init__(self, onnx_path: Path, info: PolicyInfo) -> None:
+    def __init__(self, onnx_path: Path, info: PolicyInfo, runtime: str = "auto") -> None:
         """Open and check the network (:class:`PolicyError` naming ``onnx_path``)."""
+        if runtime not in RUNTIMES:
+            raise PolicyError(f"runtime {_short(runtime)}: expected one of {', '.join(RUNTIMES)}")
         try:
             import onnxruntime as ort
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -229,6 +254,36 @@ class OnnxPolicy:
         # time. It runs unbound: a binding fixes the output's shape, so only the plain
         # run shows a wrong width as the network's own answer.
         self._checked(np.zeros((1, info.obs_size), dtype=np.float32), self._run_batch)
+        self._mlp = self._numpy_network() if runtime == "auto" else None
+
+    def _numpy_network(self) -> NumpyMLP | None:
+        """The network in numpy, when it is a plain MLP whose logits agree with
+        onnxruntime's on probe observations (none, all ones, and fixed random ones of
+        0/1 and of [0, 1) values, as observations are); else ``None``."""
+        mlp = read_mlp(self.path, self.info.obs_size, self.info.num_actions)
+        if mlp is None:
+            return None
+        rng = np.random.default_rng(0)
+        size = self.info.obs_size
+        probes = np.concatenate(
+            [
+                np.zeros((1, size), np.float32),
+                np.ones((1, size), np.float32),
+                (rng.random((8, size)) < 0.25).astype(np.float32),
+                rng.random((8, size), dtype=np.float32),
+            ]
+        )
+        reference = self._checked(probes, self._run_batch)
+        legal = np.arange(self.info.num_actions)
+        for rows in (mlp.logits(probes), np.stack([mlp.legal_logits(x, legal) for x in probes])):
+            if not np.allclose(rows, reference, rtol=PROBE_TOLERANCE, atol=PROBE_TOLERANCE):
+                return None
+        return mlp
+
+    @property
+    def runtime(self) -> str:
+        """What plays one observation: ``numpy`` or ``onnxruntime`` (see :data:`RUNTIMES`)."""
+        return "onnxruntime" if self._mlp is None else "numpy"
 
     def _check_signature(self) -> None:
         info = self.info
@@ -271,7 +326,12 @@ class OnnxPolicy:
                 f"logits: observations of {self.info.obs_size} values expected, "
                 f"got shape {np.shape(obs)}"
             )
-        out = self._checked(x, self._run_bound if x.shape[0] == 1 else self._run_batch)
+        if x.shape[0] != 1:
+            out = self._checked(x, self._run_batch)
+        elif self._mlp is not None:
+            out = self._checked(x, self._mlp.logits)
+        else:
+            out = self._checked(x, self._run_bound)
         return out[0] if single else out
 
     def _checked(self, x: np.ndarray, run: Callable[[np.ndarray], Any]) -> np.ndarray:
@@ -328,6 +388,29 @@ class OnnxPolicy:
             return int(legal[0])
         return self._pick(obs, legal, rng)
 
+    def legal_logits(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The logits of the actions ``legal`` (indices) for one observation: what a move
+        runs. In numpy only the rows those need are read (:mod:`matador_env.onnx_mlp`).
+
+        Raises ``ValueError`` for an observation of the wrong shape, and
+        :class:`PolicyError` when the network answers logits that are not finite.
+        """
+        mlp = self._mlp
+        if mlp is None:
+            return self.logits(obs).take(legal)
+        x = np.asarray(obs, dtype=np.float32)
+        if x.ndim == 2 and x.shape[0] == 1:
+            x = x[0]  # a batch of one, as onnxruntime takes it
+        if x.shape != (self.info.obs_size,):
+            raise ValueError(
+                f"legal_logits: one observation of {self.info.obs_size} values expected, "
+                f"got shape {np.shape(obs)}"
+            )
+        out = mlp.legal_logits(x, legal)
+        if not np.isfinite(out).all():
+            raise PolicyError(f"{self.path}: the network answered logits that are not finite")
+        return out
+
     def _pick(
         self,
         obs: np.ndarray,
@@ -337,7 +420,7 @@ class OnnxPolicy:
     ) -> int:
         """The action among ``legal`` (two or more, ascending) as :meth:`act` plays it,
         sampled at ``temperature`` when ``rng`` is given."""
-        logits = self.logits(obs).take(legal)
+        logits = self.legal_logits(obs, legal)
         if rng is None:
             # float32 -> float64 is exact and order-preserving, and argmax keeps the
             # first of equal maxima in both, so there is no need to widen here.
@@ -362,8 +445,9 @@ class OnnxPolicy:
         return enc.moves[self._pick(obs, legal, rng, temperature)]
 
 
-def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
-    """Load an exported policy, checking its sidecar (and ``rules``, when given).
+def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "auto") -> OnnxPolicy:
+    """Load an exported policy, checking its sidecar (and ``rules``, when given);
+    ``runtime`` is one of :data:`RUNTIMES`.
 
     Raises :class:`PolicyError` naming the file for a missing, unreadable,
     corrupt or crafted sidecar or network (see the module docstring), and
@@ -395,7 +479,7 @@ def load_policy(path: str | Path, rules: Rules | None = None) -> OnnxPolicy:
         )
     if rules is not None and rules != info.rules:
         raise PolicyMismatchError(_rules_mismatch(info.rules, rules, str(onnx_path)))
-    return OnnxPolicy(onnx_path, info)
+    return OnnxPolicy(onnx_path, info, runtime)
 
 
 def _read_sidecar(sidecar: Path) -> Any:

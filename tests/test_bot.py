@@ -83,8 +83,12 @@ def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
     from matador_env.policy import OnnxPolicy
 
     runs = []
-    real = OnnxPolicy.logits
-    monkeypatch.setattr(OnnxPolicy, "logits", lambda self, obs: runs.append(1) or real(self, obs))
+    real = OnnxPolicy.legal_logits
+    monkeypatch.setattr(
+        OnnxPolicy,
+        "legal_logits",
+        lambda self, obs, legal: runs.append(1) or real(self, obs, legal),
+    )
     policy = default_policy()
     bots = [load_bot("trained"), load_bot("casual", seed=1)]
     forced = chosen = 0
