@@ -112,9 +112,7 @@ def read_mlp(onnx_path: Path, obs_size: int, num_actions: int) -> NumpyMLP | Non
     try:
         data = onnx_path.read_bytes()
         return _build(memoryview(data), obs_size, num_actions)
-    except (_NotAnMlp, OSError):
-        return None
-    except Exception:  # a crafted file onnxruntime accepted: onnxruntime plays it instead
+    except Exception:  # not one (_NotAnMlp), unreadable, or crafted: onnxruntime plays it
         return None
 
 
@@ -144,9 +142,10 @@ def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
             raise _NotAnMlp(f"node {op} off the chain")
         if len(outputs_) != 1:
             raise _NotAnMlp(f"node {op} with outputs {outputs_}")
-        if op == "Cast" and len(inputs) == 1 and attrs.get("to") == _FLOAT and not layers:
+        before_dense = pending is None
+        if op == "Cast" and len(inputs) == 1 and attrs.get("to") == _FLOAT and before_dense:
             pass  # float32 observations cast to float32: nothing to do
-        elif op == "Flatten" and len(inputs) == 1 and attrs.get("axis", 1) == 1 and not layers:
+        elif op == "Flatten" and len(inputs) == 1 and attrs.get("axis", 1) == 1 and before_dense:
             pass  # the observations are already [batch, obs_size]
         elif op == "Gemm" and len(inputs) in (2, 3):
             if pending is not None:

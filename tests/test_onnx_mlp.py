@@ -175,6 +175,7 @@ def test_a_gemm_without_bias_is_read(tmp_path: Path) -> None:
         {"last_op": "Softmax"},  # another operator
         {"activation": "Sigmoid"},  # an activation it does not run
         {"alpha": 2.0},  # a scaled product
+        {"last_op": "Flatten"},  # a no-op the reader takes only before the first layer
     ],
 )
 def test_other_graphs_are_left_to_onnxruntime(tmp_path: Path, variation: dict) -> None:
