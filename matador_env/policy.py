@@ -273,7 +273,12 @@ class OnnxPolicy:
                 rng.random((8, size), dtype=np.float32),
             ]
         )
-        reference = self._checked(probes, self._run_batch)
+        try:
+            reference = self._checked(probes, self._run_batch)
+        except PolicyError:
+            # The numpy network only speeds a policy up: it never decides which files
+            # load, so a network that fails on these probes stays in onnxruntime.
+            return None
         legal = np.arange(self.info.num_actions)
         for rows in (mlp.logits(probes), np.stack([mlp.legal_logits(x, legal) for x in probes])):
             if not np.allclose(rows, reference, rtol=PROBE_TOLERANCE, atol=PROBE_TOLERANCE):

@@ -248,3 +248,26 @@ def test_the_runtime_benchmark_compares_both_runtimes_on_the_same_decisions() ->
     assert row["decisions"] == 6 and row["same_moves"] == 6
     for key in ("cold_onnxruntime_us", "cold_numpy_us", "warm_onnxruntime_us", "warm_numpy_us"):
         assert isinstance(row[key], float) and row[key] > 0
+
+
+def test_a_network_that_fails_on_the_probes_still_loads_in_onnxruntime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The numpy runtime never changes which files load: when onnxruntime fails on the
+    probe observations (here made to, past the one-row check every load runs), the
+    policy loads as before and plays in onnxruntime."""
+    from matador_env.policy import OnnxPolicy
+
+    real = OnnxPolicy._run_batch
+
+    def fails_on_batches(self: OnnxPolicy, x: np.ndarray) -> np.ndarray:
+        if len(x) > 1:
+            raise RuntimeError("a failure only on the probes")
+        return real(self, x)
+
+    monkeypatch.setattr(OnnxPolicy, "_run_batch", fails_on_batches)
+    policy = load_policy(SHIPPED)
+    assert policy.runtime == "onnxruntime"
+    assert policy.logits(np.zeros(policy.info.obs_size, np.float32)).shape == (
+        policy.info.num_actions,
+    )
