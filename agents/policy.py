@@ -38,8 +38,8 @@ class PolicyAgent(Agent):
 def _build(options: dict[str, str]) -> Agent:
     path = options.pop("_", None)
     sample = options.pop("sample", "false").lower() in ("1", "true", "yes")
-    runtime = options.pop("runtime", "auto")
-    if path is None or options or runtime not in RUNTIMES:
+    runtime = options.pop("runtime", "auto")  # checked by load_policy, named in its error
+    if path is None or options:
         raise AgentSpecError(
             "policy spec: give the exported policy's path, e.g. policy:runs/NAME/best "
             f"(optionally ,sample=true and ,runtime= one of {', '.join(RUNTIMES)}); "

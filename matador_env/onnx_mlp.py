@@ -47,6 +47,10 @@ def _relu(h: np.ndarray) -> np.ndarray:
     return np.maximum(h, np.float32(0))
 
 
+def _identity(h: np.ndarray) -> np.ndarray:
+    return h
+
+
 _ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"Tanh": np.tanh, "Relu": _relu}
 
 
@@ -60,50 +64,40 @@ class _Layer:
     """float32: ``[inputs, outputs]`` for every layer but the last, which is kept as
     ``[outputs, inputs]`` so that the rows of the legal actions are contiguous."""
     bias: np.ndarray
-    activation: str | None
+    activate: Callable[[np.ndarray], np.ndarray]
 
 
 class NumpyMLP:
     """A chain of dense layers, for one observation or a batch."""
 
-    def __init__(self, layers: list[_Layer]) -> None:
+    def __init__(self, layers: list[_Layer], obs_size: int) -> None:
         self.layers = layers
-        self.obs_size = self._inputs(0)
+        self.last = len(layers) - 1
+        self.obs_size = obs_size
         self.num_actions = layers[-1].bias.shape[0]
-
-    def _inputs(self, i: int) -> int:
-        w = self.layers[i].weight
-        return int(w.shape[1] if i == len(self.layers) - 1 else w.shape[0])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """All logits of observations ``x`` (``[batch, obs_size]`` float32)."""
         h = x
-        last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            h = (h @ layer.weight.T if i == last else h @ layer.weight) + layer.bias
-            if layer.activation is not None:
-                h = _ACTIVATIONS[layer.activation](h)
+            h = layer.activate(
+                (h @ layer.weight.T if i == self.last else h @ layer.weight) + layer.bias
+            )
         return h
 
     def legal_logits(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The logits of the actions ``legal`` for one observation (``[obs_size]``)."""
-        last = len(self.layers) - 1
-        if last == 0:
-            layer = self.layers[0]
-            out = layer.weight[legal] @ obs + layer.bias[legal]
-            return _ACTIVATIONS[layer.activation](out) if layer.activation else out
-        first = self.layers[0]
-        inputs = np.flatnonzero(obs)
-        h = obs[inputs] @ first.weight[inputs] + first.bias
-        if first.activation is not None:
-            h = _ACTIVATIONS[first.activation](h)
-        for layer in self.layers[1:last]:
-            h = h @ layer.weight + layer.bias
-            if layer.activation is not None:
-                h = _ACTIVATIONS[layer.activation](h)
-        layer = self.layers[last]
-        out = layer.weight[legal] @ h + layer.bias[legal]
-        return _ACTIVATIONS[layer.activation](out) if layer.activation else out
+        h = obs
+        for i, layer in enumerate(self.layers):
+            if i == self.last:  # the legal actions' rows only
+                out = layer.weight[legal] @ h + layer.bias[legal]
+            elif i == 0:  # the rows of the nonzero inputs only
+                inputs = np.flatnonzero(h)
+                out = h[inputs] @ layer.weight[inputs] + layer.bias
+            else:
+                out = h @ layer.weight + layer.bias
+            h = layer.activate(out)
+        return h
 
 
 def read_mlp(onnx_path: Path, obs_size: int, num_actions: int) -> NumpyMLP | None:
@@ -117,27 +111,25 @@ def read_mlp(onnx_path: Path, obs_size: int, num_actions: int) -> NumpyMLP | Non
 
 
 def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
-    graph = _only(model, _MODEL_GRAPH, "graph")
     weights: dict[str, np.ndarray] = {}
-    for field, _, value in _fields(graph):
+    outputs: list[str] = []
+    nodes: list[memoryview] = []
+    for field, _, value in _fields(_only(model, _MODEL_GRAPH, "graph")):
         if field == _GRAPH_INITIALIZER:
             name, array = _tensor(_view(value))
             weights[name] = array
-    outputs = [
-        _string(_only(_view(v), _VALUE_INFO_NAME, "output name"))
-        for f, _, v in _fields(graph)
-        if f == _GRAPH_OUTPUT
-    ]
+        elif field == _GRAPH_OUTPUT:
+            outputs.append(_string(_only(_view(value), _VALUE_INFO_NAME, "output name")))
+        elif field == _GRAPH_NODE:
+            nodes.append(_view(value))
     if outputs != ["logits"]:
         raise _NotAnMlp(f"outputs {outputs}")
     current = "obs"
     layers: list[_Layer] = []
     pending: tuple[np.ndarray, np.ndarray] | None = None  # a Gemm awaiting its activation
     activation: str | None = None
-    for field, _, value in _fields(graph):
-        if field != _GRAPH_NODE:
-            continue
-        op, domain, inputs, outputs_, attrs = _node(_view(value))
+    for node in nodes:
+        op, domain, inputs, outputs_, attrs = _node(node)
         if domain not in ("", "ai.onnx") or not inputs or inputs[0] != current:
             raise _NotAnMlp(f"node {op} off the chain")
         if len(outputs_) != 1:
@@ -149,7 +141,7 @@ def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
             pass  # the observations are already [batch, obs_size]
         elif op == "Gemm" and len(inputs) in (2, 3):
             if pending is not None:
-                layers.append(_Layer(*pending, activation))
+                layers.append(_dense(pending, activation))
             pending, activation = _gemm(inputs, attrs, weights), None
         elif op in _ACTIVATIONS and len(inputs) == 1 and pending is not None and activation is None:
             activation = op
@@ -158,7 +150,7 @@ def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
         current = outputs_[0]
     if pending is None or current != "logits":
         raise _NotAnMlp("no chain of dense layers from obs to logits")
-    layers.append(_Layer(*pending, activation))
+    layers.append(_dense(pending, activation))
     sizes = [obs_size] + [layer.bias.shape[0] for layer in layers]
     if sizes[-1] != num_actions:
         raise _NotAnMlp(f"{sizes[-1]} outputs for {num_actions} actions")
@@ -171,11 +163,17 @@ def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
             _Layer(
                 layer.weight if i == last else np.ascontiguousarray(layer.weight.T),
                 layer.bias,
-                layer.activation,
+                layer.activate,
             )
             for i, layer in enumerate(layers)
-        ]
+        ],
+        obs_size,
     )
+
+
+def _dense(gemm: tuple[np.ndarray, np.ndarray], activation: str | None) -> _Layer:
+    """A ``Gemm``'s weight (``[outputs, inputs]``) and bias with the activation after it."""
+    return _Layer(*gemm, _ACTIVATIONS[activation] if activation else _identity)
 
 
 def _gemm(
