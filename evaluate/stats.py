@@ -59,7 +59,10 @@ def wilson(k: float, n: int, z: float = Z95) -> Estimate:
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
+    # The interval always holds p; at p = 0 or 1 rounding can leave its end a hair
+    # inside (30 of 30 gave hi = 0.9999999999999999), which broke the report's
+    # error bars, so each end is clamped to p as well as to [0, 1].
+    return Estimate(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)), n)
 
 
 def mean_ci(values: Sequence[float], z: float = Z95) -> Estimate:

@@ -52,6 +52,18 @@ def test_wilson_interval() -> None:
         wilson(3, 2)
 
 
+def test_wilson_interval_holds_the_rate() -> None:
+    # Rounding once left the end a hair inside at k = 0 or k = n (30 of 30 gave
+    # hi = 0.9999999999999999 < 1), and the report's error bars refused it.
+    for n in range(1, 401):
+        for k in range(n + 1):
+            e = wilson(k, n)
+            assert 0.0 <= e.lo <= k / n <= e.hi <= 1.0, (k, n)
+    assert wilson(30, 30).hi == 1.0 and wilson(0, 7).lo == 0.0
+    unbeaten = paired([[1.0]] * 30, rate=True)
+    assert unbeaten.mean == unbeaten.hi == 1.0
+
+
 def test_mean_interval() -> None:
     # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3) = 1.29099, se 0.645497, half 1.26515.
     e = mean_ci([1, 2, 3, 4])

@@ -90,3 +90,24 @@ def test_a_small_arena_reports_full_names_counts_and_intervals(
     assert high == pytest.approx([p["hi"] - p["mean"] for p in points])
     wins = [p["win"] for p in report["pairings"]]
     assert drawn[1]["x"] == pytest.approx([100 * w["mean"] for w in wins])
+
+
+def test_the_plot_draws_an_unbeaten_pairing(tmp_path: Path) -> None:
+    # Every hand and match won: each rate's interval ends at exactly 100%. Rounding
+    # once put that end a hair below the rate, and matplotlib refused the negative
+    # error bar, which stopped `make demo` (its bot won 30 of 30 matches).
+    from evaluate.arena import GameResult, Pairing
+    from evaluate.report import summarize
+
+    results = [
+        GameResult(0, kind, k, p, 1.0, 10.0)
+        for kind, count in (("hand", 15), ("match", 15))
+        for k in range(count)
+        for p in range(2)
+    ]
+    report = summarize(results, [Pairing("expert", "random")], ["expert", "random"], {"seed": 1})
+    pairing = report.pairings[0]
+    assert pairing.win is not None and pairing.match_win is not None
+    for rate in (pairing.win, pairing.match_win):
+        assert rate.mean == rate.hi == 1.0 and rate.lo < 1.0
+    assert report.plot(tmp_path / "unbeaten.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
