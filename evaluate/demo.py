@@ -12,8 +12,10 @@
    second demo reuses the runs it finds instead of training them again.
 4. What to try next.
 
-Everything goes under ``--out`` (default ``runs/demo``). The full recipe that made
-the shipped bot is ``make train`` (40-60 minutes).
+Everything goes under ``--out`` (default ``runs/demo``). ``make train`` runs the
+default training recipe on the standard preset (at most 20 minutes on two cores);
+``python -m train.bots --only standard`` rebuilds the shipped bot with its own
+recipe (six times the decisions, about 22 minutes).
 
 ``python -m evaluate.demo [--seed N] [--hands N] [--eval-hands N] [--out DIR] [--quick]``
 """
@@ -33,7 +35,7 @@ from typing import Any
 from agents import make_agent
 from matador_env.engine import HandState, Rules
 from matador_env.play import draw_layout, narrate
-from matador_env.policy import BOTS_DIR
+from matador_env.policy import BOTS_DIR, PolicyInfo
 
 from .__main__ import main as arena_main
 
@@ -52,6 +54,31 @@ demo's runs skip the check of their best policy against the warm start)."""
 CURVE = (0, 1_000, 3_000, 10_000, 30_000)
 """Decisions of ``expert`` cloned at the points of the learning curve (0: untrained)."""
 QUICK_CURVE = (0, 500)
+
+
+def shipped_bot_story(provenance: dict[str, Any]) -> str:
+    """How the shipped bot was made, from its sidecar's provenance (the training
+    command and the PPO step kept), so the demo's words follow a rebuilt bot."""
+    words = str(provenance.get("command", "")).split()
+
+    def flag(name: str) -> str | None:
+        return words[words.index(name) + 1] if name in words[:-1] else None
+
+    decisions = flag("--bc-decisions")
+    teacher = flag("--bc-teacher") or "the search agent"
+    if decisions == "0":
+        made = "it was trained by PPO alone"
+    elif decisions and decisions.isdigit():
+        made = f"it cloned {int(decisions):,} decisions of {teacher}"
+    else:
+        made = f"it cloned {teacher}"
+    steps = provenance.get("steps")
+    if not isinstance(steps, int):
+        return f"The shipped bot went further: {made}."
+    if steps:
+        return f"The shipped bot went further: {made},\nthen kept PPO step {steps:,}."
+    kept = "and kept that clone: the PPO steps after it did not beat it"
+    return f"The shipped bot went further: {made},\n{kept}."
 
 
 def announce(title: str, seconds: float | None = None) -> None:
@@ -214,8 +241,9 @@ What to try next (after `. .venv/bin/activate`):
   python -m evaluate --agents expert greedy random --hands 2000 --out reports/x
                                                    your own arena (any agent specs)
   python -m train --help                           every training flag, documented
-  make train                                       the full recipe of the shipped bot
-                                                   (40-60 minutes; rerun it to resume)
+  make train                                       the default training recipe
+                                                   (<= 20 minutes; rerun it to resume)
+  python -m train.bots --only standard             rebuild the shipped bot (about 22 minutes)
   python -m matador_env.serve                      the bots over HTTP for a frontend, and
                                                    a page to play them at http://127.0.0.1:8000/
   python -m train.rllib --help                     train with Ray RLlib (docs/rl_libraries.md)
@@ -279,11 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = learning_curve(clones, curve, args.eval_hands, args.seed)
     (first, before), (last, after) = rows[0], rows[-1]
+    sidecar = _bot / "policy.json"
+    shipped = PolicyInfo.from_json(json.loads(sidecar.read_text()), str(sidecar))
     print(
         f"Against expert: {before['expert']['points']:+.1f} points per hand with "
         f"{first:,} decisions cloned, {after['expert']['points']:+.1f} with {last:,}.\n"
-        "The shipped bot went further: it cloned a stronger teacher (the search agent),\n"
-        "then trained by self-play PPO (make train); step 2 shows where that got it."
+        + shipped_bot_story(shipped.provenance or {})
+        + "\nStep 2 shows where that got it."
     )
 
     announce("4/4 Next")

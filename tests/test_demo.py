@@ -49,6 +49,7 @@ def test_demo_quick_runs_every_part_and_a_second_run_reuses_the_training(
     png = tmp_path / "clone" / "learning_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # 4. what to try next
+    assert "The shipped bot went further: it cloned " in out
     assert "== 4/4 Next" in out and "make train" in out and "python -m matador_env.play" in out
 
     first_model = (tmp_path / "clone" / "decisions_500" / "best" / "policy.onnx").stat().st_mtime_ns
@@ -57,3 +58,22 @@ def test_demo_quick_runs_every_part_and_a_second_run_reuses_the_training(
     assert (tmp_path / "clone" / "decisions_500" / "best" / "policy.onnx").stat().st_mtime_ns == (
         first_model
     )
+
+
+def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
+    from evaluate.demo import shipped_bot_story
+    from matador_env.policy import BOTS_DIR, PolicyInfo
+
+    sidecar = BOTS_DIR / "standard" / "policy.json"
+    provenance = PolicyInfo.from_json(json.loads(sidecar.read_text())).provenance or {}
+    words = provenance["command"].split()
+    decisions = int(words[words.index("--bc-decisions") + 1])
+    story = shipped_bot_story(provenance)
+    assert f"cloned {decisions:,} decisions of " in story
+    assert ("kept that clone" in story) == (provenance["steps"] == 0)
+    # other provenances: PPO kept, PPO alone, nothing known about the steps
+    assert "then kept PPO step 51,200." in shipped_bot_story(
+        {"command": "python -m train --bc-decisions -1", "steps": 51_200}
+    )
+    assert "trained by PPO alone" in shipped_bot_story({"command": "--bc-decisions 0", "steps": 9})
+    assert shipped_bot_story({}) == "The shipped bot went further: it cloned the search agent."
