@@ -12,7 +12,7 @@ running between the bot's moves, as in the strength matrix) more still. For one
 observation :meth:`NumpyMLP.legal_logits` reads only the first layer's rows of the
 observation's nonzero inputs and only the last layer's rows of the legal actions.
 A shipped bot's whole move takes about a fifth less time so, with cold caches and warm
-(``python -m benchmarks.runtime``; ``matador_env/bots/README.md``, "bot speed").
+(``python -m benchmarks.runtime``; ``docs/strength-record.md``, "bot speed").
 
 The file is read with a small reader of the protocol-buffer wire format (the few
 fields of ``onnx.proto`` used here), so the bot runtime needs nothing beyond

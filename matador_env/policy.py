@@ -248,7 +248,7 @@ class OnnxPolicy:
         # One observation at a time (a bot's move) runs through an I/O binding onto
         # buffers kept per thread (the HTTP server moves in a thread pool on one policy).
         # Not converting the input and not allocating the output on every call saves a
-        # tenth to a seventh of a move (matador_env/bots/README.md, "bot speed").
+        # tenth to a seventh of a move (docs/strength-record.md, "bot speed").
         self._bound = threading.local()
         # One probe catches a graph that fails or answers with the wrong size at run
         # time. It runs unbound: a binding fixes the output's shape, so only the plain
