@@ -1,0 +1,71 @@
+"""The README's benchmarks run end to end with tiny budgets and print the figures
+their docstrings promise (``make demo`` once broke with no test noticing; these
+commands had no test either). Figures, not speed: nothing here asserts a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(module: str, *args: str) -> list[dict]:
+    """The JSON lines that ``python -m module args`` printed (it must exit 0)."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_engine_benchmark_plays_hands_of_each_preset_asked() -> None:
+    rows = run("benchmarks.engine", "--seconds", "0.2", "--preset", "standard", "leiden")
+    assert [r["preset"] for r in rows] == ["standard", "leiden"]
+    for r in rows:
+        assert r["hands"] > 0 and r["actions_per_s"] > 0 and r["mean_actions_per_hand"] > 1
+
+
+def test_env_benchmark_compares_with_the_classics() -> None:
+    rows = run("benchmarks.env", "--seconds", "0.4", "--slices", "2")
+    played = {r["env"]: r for r in rows if "agent_steps" in r}
+    assert any(name.startswith("matador_v0 env()") for name in played)
+    assert any(name.startswith("connect_four") for name in played)
+    assert all(r["agent_steps"] > 0 for r in played.values())
+    verdicts = [r for r in rows if "verdict" in r]
+    assert len(verdicts) == 1 and verdicts[0]["verdict"] in ("meets", "below")
+
+
+def test_bot_benchmark_measures_in_process_and_over_http() -> None:
+    rows = run(
+        "benchmarks.bot",
+        *("--seconds", "0.3", "--clients", "2", "--views", "50"),
+        *("--levels", "trained", "--http-levels", "trained"),
+    )
+    kinds = [r["bench"] for r in rows]
+    assert kinds == ["machine", "in_process", "http_single", "http_concurrent"]
+    assert rows[1]["views"] > 0 and rows[2]["moves"] > 0
+    assert rows[3]["moves"] > 0 and rows[3]["errors"] == 0
+
+
+def test_training_benchmark_evaluates_a_given_policy(tmp_path: Path) -> None:
+    rows = run(
+        "benchmarks.training",
+        *("--policy", "matador_env/bots/standard", "--hands", "20", "--matches", "2"),
+        *("--out", str(tmp_path / "run")),
+    )
+    against = {r["opponent"]: r for r in rows if "opponent" in r}
+    assert set(against) == {"expert", "random"}
+    assert against["expert"]["hand_deals"] == 20 and against["expert"]["match_deals"] == 2
+    verdict = rows[-1]["verdict"]
+    assert set(verdict) == {
+        "matches_vs_expert_at_least_55%",
+        "points_vs_expert_significantly_positive",
+        "points_vs_random_at_least_13",
+    }
