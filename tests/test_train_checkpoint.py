@@ -24,7 +24,7 @@ import torch
 from matador_env.engine import Rules
 from tests.train_runs import ROOT, interrupt_at_first_checkpoint, new_run, run_train
 from train.files import FolderBusyError, FolderLock
-from train.run import TrainArgs, main
+from train.run import TrainArgs, finished_summary, main
 
 # 256 steps a rollout, one pass over it: an update per rollout; 2048 steps are 8 updates.
 TINY = [
@@ -76,6 +76,39 @@ def test_a_resumed_run_does_the_updates_and_steps_of_an_uninterrupted_one(
     assert done.returncode == 0, done.stderr
     resumed = json.loads((run / "summary.json").read_text())
     assert (resumed["steps"], resumed["n_updates"]) == (whole["steps"], whole["n_updates"])
+    # The run's clock goes on from the checkpoint's: its minutes count the time before
+    # the interruption too (they once counted only the last call's).
+    assert isinstance(saved["seconds"], float) and saved["seconds"] > 0
+    assert resumed["minutes"] * 60 >= saved["seconds"] - 3  # minutes are rounded to 0.1
+
+
+def test_resuming_a_finished_run_leaves_it_as_it_is(tmp_path: Path, finished_run: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    summary = run / "summary.json"
+    before, stamp = summary.read_bytes(), summary.stat().st_mtime_ns
+    best = (run / "best" / "policy.onnx").stat().st_mtime_ns
+    done = run_train("--resume", str(run), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert f"{run} has finished its {STEPS} steps" in done.stdout
+    assert "| opponent | deals |" in done.stdout
+    assert summary.read_bytes() == before and summary.stat().st_mtime_ns == stamp
+    assert (run / "best" / "policy.onnx").stat().st_mtime_ns == best
+    # A larger --timesteps continues it; an unreadable summary is written again.
+    assert finished_summary(run, STEPS + 256) is None
+    summary.write_text("{not json")
+    assert finished_summary(run, STEPS) is None
+
+
+def test_a_checkpoint_with_a_bad_clock_is_refused(tmp_path: Path, finished_run: Path) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    state_path = run / "checkpoint" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["seconds"] = "ten"
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress")
+    assert done.returncode != 0
+    assert "'seconds' is 'ten'" in done.stderr and "set it to 0" in done.stderr
 
 
 def test_resume_continues_with_the_saved_weights_and_random_state(

@@ -231,7 +231,16 @@ class Trainer:
         self.best: float | None = state.get("best")
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
         self.evaluations: list[dict[str, Any]] = state.get("evaluations", [])
-        self.started = time.time()
+        # The clock of the whole run: a resumed run goes on from the seconds its
+        # checkpoint had spent (summary.json's minutes, the evaluations' elapsed).
+        spent = state.get("seconds", 0.0)
+        if isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0:
+            self.venv.close()
+            raise CheckpointError(
+                f"{self.ckpt_dir / checkpoint.STATE}: 'seconds' is {spent!r}, not a number of "
+                "seconds >= 0; set it to 0 (the run's clock then starts again) or remove it"
+            )
+        self.started = time.time() - float(spent)
         self._bar: Any = None
         self._episode_rewards: list[float] = []
         self._boundary: Checkpoint | None = None
@@ -452,6 +461,7 @@ class Trainer:
             "evaluations": self.evaluations,
             "pretrain": self.pretrain,
             "pool": [d.name for d in snapshot_dirs(self.pool_dir)],
+            "seconds": round(time.time() - self.started, 1),
         }
 
     def save_checkpoint(self) -> int | None:
@@ -536,9 +546,9 @@ class Trainer:
             "selection": selection,
         }
         atomic_write_json(self.run_dir / "summary.json", summary)
-        atomic_write_text(self.run_dir / "summary.md", _summary_markdown(summary))
+        atomic_write_text(self.run_dir / "summary.md", summary_markdown(summary))
         plot_learning_curve(self.evaluations, self.run_dir / "learning_curve.png")
-        print(_summary_markdown(summary))
+        print(summary_markdown(summary))
 
     def close(self) -> None:
         if self._bar is not None:
@@ -654,7 +664,9 @@ def policy_step(folder: Path) -> int:
     return int(sidecar["provenance"]["steps"])
 
 
-def _summary_markdown(summary: dict[str, Any]) -> str:
+def summary_markdown(summary: dict[str, Any]) -> str:
+    """summary.md: the steps, minutes and best policy, the final evaluation's table and
+    the check of the best policy against the warm start."""
     lines = [
         f"# Training run {summary['run']}",
         "",
