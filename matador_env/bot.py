@@ -440,9 +440,12 @@ def main(argv: list[str] | None = None) -> int:
     ex = sub.add_parser("examples", help="print encoding test vectors as JSON")
     ex.add_argument(
         "--preset",
+        "--config",
+        dest="preset",
         default="standard",
         choices=[*PRESETS, *(c for c in CONFIGURATIONS if c not in PRESETS)],
-        help="a preset or a configuration (default standard)",
+        help="a preset or a configuration (default standard); --config is the same flag, "
+        "as in python -m matador_env.play and python -m evaluate",
     )
     ex.add_argument("--count", type=int, default=10, help="positions (default 10)")
     ex.add_argument("--seed", type=int, default=0)

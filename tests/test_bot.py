@@ -292,6 +292,17 @@ def test_bot_command_line(tmp_path: Path) -> None:
         [*run, "examples", "--count", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert done.returncode == 0 and json.loads(done.stdout)["positions"][0]["move"]
+    # --config names a configuration as in play and evaluate (the same flag as --preset)
+    done = subprocess.run(
+        [*run, "examples", "--count", "1", "--config", "pagat_teams"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    rules = json.loads(done.stdout)["rules"]
+    assert (rules["players"], rules["teams"]) == (4, True)
     done = subprocess.run(
         [*run, "examples", "--preset", "leiden"],
         capture_output=True,
