@@ -35,7 +35,7 @@ from typing import Any
 from agents import make_agent
 from matador_env.engine import HandState, Rules
 from matador_env.play import draw_layout, narrate
-from matador_env.policy import BOTS_DIR, PolicyInfo
+from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
 from .__main__ import main as arena_main
 
@@ -307,8 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = learning_curve(clones, curve, args.eval_hands, args.seed)
     (first, before), (last, after) = rows[0], rows[-1]
-    sidecar = _bot / "policy.json"
-    shipped = PolicyInfo.from_json(json.loads(sidecar.read_text()), str(sidecar))
+    shipped = read_policy_info(_bot / SIDECAR_FILE)
     print(
         f"Against expert: {before['expert']['points']:+.1f} points per hand with "
         f"{first:,} decisions cloned, {after['expert']['points']:+.1f} with {last:,}.\n"

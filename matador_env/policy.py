@@ -71,6 +71,7 @@ __all__ = [
     "RUNTIMES",
     "load_policy",
     "policy_paths",
+    "read_policy_info",
     "BOTS_DIR",
     "BOTS_DIR_VARIABLE",
     "bots_dir",
@@ -322,15 +323,7 @@ class OnnxPolicy:
         :class:`PolicyError` when the network fails or answers with anything but
         finite logits of ``num_actions`` per observation.
         """
-        x = np.asarray(obs, dtype=np.float32)
-        single = x.ndim == 1
-        if single:
-            x = x[None, :]
-        if x.ndim != 2 or x.shape[1] != self.info.obs_size:
-            raise ValueError(
-                f"logits: observations of {self.info.obs_size} values expected, "
-                f"got shape {np.shape(obs)}"
-            )
+        x, single = self._rows(obs, "logits")
         if x.shape[0] != 1:
             out = self._checked(x, self._run_batch)
         elif self._mlp is not None:
@@ -338,6 +331,20 @@ class OnnxPolicy:
         else:
             out = self._checked(x, self._run_bound)
         return out[0] if single else out
+
+    def _rows(self, obs: np.ndarray, caller: str) -> tuple[np.ndarray, bool]:
+        """``obs`` as float32 rows of ``obs_size`` values, and whether it was one
+        observation (1-D); ``ValueError`` naming ``caller`` for any other shape."""
+        x = np.asarray(obs, dtype=np.float32)
+        single = x.ndim == 1
+        if single:
+            x = x[None, :]
+        if x.ndim != 2 or x.shape[1] != self.info.obs_size:
+            raise ValueError(
+                f"{caller}: observations of {self.info.obs_size} values expected, "
+                f"got shape {np.shape(obs)}"
+            )
+        return x, single
 
     def _checked(self, x: np.ndarray, run: Callable[[np.ndarray], Any]) -> np.ndarray:
         """``run(x)``, or :class:`PolicyError` when it fails or answers with anything but
@@ -400,18 +407,13 @@ class OnnxPolicy:
         Raises ``ValueError`` for an observation of the wrong shape, and
         :class:`PolicyError` when the network answers logits that are not finite.
         """
+        x, _ = self._rows(obs, "legal_logits")
+        if x.shape[0] != 1:
+            raise ValueError(f"legal_logits: one observation expected, got shape {np.shape(obs)}")
         mlp = self._mlp
         if mlp is None:
-            return self.logits(obs).take(legal)
-        x = np.asarray(obs, dtype=np.float32)
-        if x.ndim == 2 and x.shape[0] == 1:
-            x = x[0]  # a batch of one, as onnxruntime takes it
-        if x.shape != (self.info.obs_size,):
-            raise ValueError(
-                f"legal_logits: one observation of {self.info.obs_size} values expected, "
-                f"got shape {np.shape(obs)}"
-            )
-        out = mlp.legal_logits(x, legal)
+            return self._checked(x, self._run_bound)[0].take(legal)
+        out = mlp.legal_logits(x[0], legal)
         if not np.isfinite(out).all():
             raise PolicyError(f"{self.path}: the network answered logits that are not finite")
         return out
@@ -465,8 +467,7 @@ def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "au
         raise PolicyError(f"no exported policy at {path}: {onnx_path} does not exist")
     if not sidecar.is_file():
         raise PolicyError(f"policy {onnx_path} has no sidecar {sidecar}")
-    data = _read_sidecar(sidecar)
-    info = PolicyInfo.from_json(data, str(sidecar))
+    info = read_policy_info(sidecar)
     if info.encoding_version != ENCODING_VERSION:
         raise PolicyMismatchError(
             f"{onnx_path} was exported with observation encoding version "
@@ -485,6 +486,12 @@ def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "au
     if rules is not None and rules != info.rules:
         raise PolicyMismatchError(_rules_mismatch(info.rules, rules, str(onnx_path)))
     return OnnxPolicy(onnx_path, info, runtime)
+
+
+def read_policy_info(sidecar: Path) -> PolicyInfo:
+    """The checked contents of a policy's sidecar (``policy.json``); :class:`PolicyError`
+    naming the file when it cannot be read or is not a policy sidecar."""
+    return PolicyInfo.from_json(_read_sidecar(sidecar), str(sidecar))
 
 
 def _read_sidecar(sidecar: Path) -> Any:

@@ -62,10 +62,9 @@ def test_demo_quick_runs_every_part_and_a_second_run_reuses_the_training(
 
 def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
     from evaluate.demo import shipped_bot_story
-    from matador_env.policy import BOTS_DIR, PolicyInfo
+    from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
-    sidecar = BOTS_DIR / "standard" / "policy.json"
-    provenance = PolicyInfo.from_json(json.loads(sidecar.read_text())).provenance or {}
+    provenance = read_policy_info(BOTS_DIR / "standard" / SIDECAR_FILE).provenance or {}
     words = provenance["command"].split()
     decisions = int(words[words.index("--bc-decisions") + 1])
     story = shipped_bot_story(provenance)
