@@ -228,7 +228,7 @@ class Knowledge:
         if not found:
             return []
         # Tiles each seat played after each event (they too came from later draws).
-        played_after: list[list[int]] = []
+        played_after: list[int] = []
         for seat, _mask, _d, k in found:
             m = 0
             for e in events[k + 1 :]:

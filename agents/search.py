@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from matador_env.engine import HandState, Move, Outcome, Rules, SeatView, blocked_points
+from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
 
 from .base import Agent, AgentSpecError, register
 from .expert import ExpertAgent, ExpertWeights
@@ -494,6 +494,14 @@ class LineRollout:
             to_move = (seat + 1) % n
 
 
+def _plain_values(ends: tuple[End, ...]) -> list[int]:
+    """The numbers that open ends show, under rules where each shows one
+    (:meth:`LineRollout.applies`)."""
+    values = [e.value for e in ends]
+    assert all(v is not None for v in values), ends
+    return values  # type: ignore[return-value]
+
+
 def _distinct(kn: Knowledge, moves: list[Move], order: list[int]) -> list[int]:
     """``order`` without moves equivalent to an earlier one: the same tile leaving the
     same open ends (in another order), e.g. a matador on either of two ends showing 0."""
@@ -662,11 +670,11 @@ class SearchAgent(Agent):
         side = rules.side_of(me)
         after_me = (me + 1) % kn.n
         drawn = view.draws_this_turn + 1
-        ends_now = [e.value for e in view.ends]
+        ends_now = _plain_values(view.ends)
         # A placement leaves the same ends in every world: worked out once.
         world = kn.any_world()
         starts = [
-            (m.tile.index, [e.value for e in world.apply(m).ends])  # type: ignore[union-attr]
+            (m.tile.index, _plain_values(world.apply(m).ends))  # type: ignore[union-attr]
             if m.kind == "play"
             else (-1, ends_now)
             for m in cands

@@ -376,7 +376,7 @@ def mutated_move(rng: random.Random, state: HandState) -> Any:
     if k == 2:
         return str(base)
     if k == 3:
-        parts = list(base)
+        parts: list[Any] = list(base)  # any value in any field: the Move is meant to be bad
         i = rng.randrange(len(parts))
         parts[i] = rng.choice([None, 0, 1, -1, 99, True, 1.0, "x", Tile(0, 0), Tile(2, 99), "play"])
         return Move(*parts)
@@ -708,7 +708,8 @@ def run_campaign(
         extra, cleanup = [scratch], scratch.close
     elif name == "bot":
         extra = [[load_bot("trained"), load_bot("random"), load_bot("greedy")]]
-    step = {
+    # The trials take different extra arguments (``extra`` above).
+    steps: dict[str, Callable[..., None]] = {
         "play": trial_play,
         "rules": trial_rules,
         "apply": trial_apply,
@@ -718,7 +719,8 @@ def run_campaign(
         "protocol": trial_protocol,
         "policy": trial_policy,
         "bot": trial_bot,
-    }[name]
+    }
+    step = steps[name]
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)
     bar = None
     if progress:

@@ -135,7 +135,7 @@ def vector_env_steps(preset: str, seconds: float, slots: int = 256) -> float:
 def search_views(preset: str, count: int) -> list[Any]:
     rules = Rules.preset(preset)
     rng = random.Random(3)
-    views = []
+    views: list[Any] = []
     seed = 0
     while len(views) < count:
         s = HandState.deal(rules, seed)

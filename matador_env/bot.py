@@ -385,7 +385,7 @@ def encoding_examples(
     enc = encoding_for(rules)
     bot = load_bot(level, rules=rules, seed=seed)
     rng = random.Random(seed)
-    positions = []
+    positions: list[dict[str, Any]] = []
     deal_seed = seed
     while len(positions) < count:
         state = HandState.deal(rules, deal_seed)

@@ -151,7 +151,7 @@ def _collect_chunk(job: ChunkJob) -> str:
         discounted = _discounted(rewards, job.gamma)
         returns.extend(discounted[step] for step in recorded)
     n = job.decisions
-    arrays = {
+    arrays: dict[str, Any] = {
         "obs": np.asarray(obs_rows[:n], np.float32),
         "mask": np.asarray(masks[:n], np.bool_),
         "action": np.asarray(actions[:n], np.int64),

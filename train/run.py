@@ -578,7 +578,11 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def copy_dir_atomic(src: Path, dst: Path) -> None:
     """Replace ``dst`` by a copy of ``src`` (via a temporary sibling and a rename)."""
-    replace_dir(dst, lambda tmp: shutil.copytree(src, tmp))
+
+    def fill(tmp: Path) -> None:
+        shutil.copytree(src, tmp)
+
+    replace_dir(dst, fill)
 
 
 __all__ = [
