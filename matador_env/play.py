@@ -215,12 +215,14 @@ def _placed(rules: Rules, move: Move, spinner_done: bool) -> _Placed:
 
 
 def draw_layout(hand: HandState, width: int = 78) -> str:
-    """The layout with every tile drawn once, tiles written ``[touching|outward]``.
+    """The layout with every tile drawn once.
 
     A plain line of play is one line from end 0 to end 1, e.g.
-    ``end 0 shows 3  [3|5][2|5][2|4][3|4]  end 1 shows 4`` (touching halves side by
-    side). A layout with a spinner or branches, or a line too long for ``width``, is
-    drawn as a tree from the lead: one line per arm, each ending at its open end.
+    ``end 0 shows 3  [3|5][2|5][2|4][3|4]  end 1 shows 4``: touching halves side by
+    side, so tiles left of the lead read ``[outward|touching]`` and those right of
+    it ``[touching|outward]``. A layout with a spinner or branches, or a line too
+    long for ``width``, is drawn as a tree from the lead: one line per arm, each
+    ending at its open end, its tiles written ``[touching|outward]``.
     Special lies as in :func:`matador_env.engine.render_layout`: ``[2/5]`` crosswise,
     ``<3/4>`` a branching matador, ``[2^5]`` upright, ``[3+3]`` a spinner."""
     rules, ends = hand.rules, hand.ends
@@ -307,9 +309,11 @@ How to play (Matador; every rule and variant: docs/rules.md in the repository):
   left in the other hands) or when everyone passes in a row (blocked: the lowest
   count wins).
 Open ends are numbered 0, 1, ... in the layout drawing: "end 1 shows 2" means a
-tile placed there must link to a 2. Tiles read [touching|outward]. Ends marked
-3* are spinner sides, 3b branch ends, 2/5 crosswise ends (link to 2 or 5), _
-needs a blank. A draw or pass that is your only move is made for you.
+tile placed there must link to a 2. In a one-line drawing touching halves sit
+side by side; in a drawing from the lead, one line per arm, tiles read
+[touching|outward]. Ends marked 3* are spinner sides, 3b branch ends, 2/5
+crosswise ends (link to 2 or 5), _ needs a blank. A draw or pass that is your
+only move is made for you.
 What to type at the prompt:
   3            the move numbered 3 in the list
   2-5@1>5      a move's text form: tile 2-5 on end 1 with the 5 facing outward
