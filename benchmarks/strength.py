@@ -757,9 +757,12 @@ def build_parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--preset",
+        "--config",
+        dest="preset",
         action="append",
         metavar="NAME",
-        help=f"a configuration (repeatable; default standard): {', '.join(CONFIGURATIONS)}",
+        help="a configuration (repeatable; default standard; --config is the same flag, as "
+        f"in evaluate and play): {', '.join(CONFIGURATIONS)}",
     )
     which.add_argument("--all", action="store_true", help="every configuration, then the matrix")
     which.add_argument(

@@ -17,6 +17,7 @@ from benchmarks.strength import (
     Bar,
     Bench,
     bot_spec,
+    build_parser,
     deals_for,
     main,
     verdict,
@@ -349,6 +350,16 @@ def test_cli_refuses_an_unknown_configuration(capsys: pytest.CaptureFixture[str]
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "unknown configuration 'standard_5p'" in err and "pagat_teams" in err
+
+
+def test_cli_takes_config_as_the_same_flag_as_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    assert build_parser().parse_args(["--config", "pagat_teams", "--preset", "leiden"]).preset == [
+        "pagat_teams",
+        "leiden",
+    ]
+    with pytest.raises(SystemExit):
+        main(["--config", "standard_5p"])
+    assert "unknown configuration 'standard_5p'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("fraction", ["0", "-1", "nan", "inf", "101"])
