@@ -5,9 +5,13 @@ and the encoding, which need numpy, gymnasium and PettingZoo, are imported on
 first use of their names here, e.g. ``from matador_env import env``.
 
 ``import matador_env`` also registers ``matador_v0`` with PettingZoo's registry, so
-that ``pettingzoo.make("aec", "matador_v0", preset="leiden")`` works after it. It
-does so without importing PettingZoo: if PettingZoo is not imported yet, the
-registration runs right after PettingZoo's own import, whenever that happens.
+that ``pettingzoo.make("aec", "matador_v0", preset="leiden")`` works after it, and
+``Matador-v0`` (:class:`MatadorSingleEnv`) with Gymnasium's, so that
+``gymnasium.make("Matador-v0", preset="leiden")`` does; ``gymnasium.make(
+"matador_env:Matador-v0", ...)`` imports this package itself, for tools that take
+an environment id as a string. It does so without importing either library: one
+not imported yet gets its registration right after its own import, whenever that
+happens.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 ENV_ID = "matador_v0"
+"""The PettingZoo AEC environment's name in PettingZoo's registry."""
+GYM_ID = "Matador-v0"
+"""The single-learner environment's id in Gymnasium's registry."""
 
 # name -> submodule that defines it, imported on first access (PEP 562).
 _LAZY = {
@@ -37,7 +44,7 @@ _LAZY = {
     "action_mask": "encoding",
 }
 
-__all__ = ["__version__", "ENV_ID", *_LAZY]
+__all__ = ["__version__", "ENV_ID", "GYM_ID", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
@@ -61,11 +68,27 @@ def _register_with_pettingzoo() -> None:
         register("aec", ENV_ID, entry_point=f"{__name__}.matador_v0:env")
 
 
-class _AfterImport(importlib.abc.Loader):
-    """Runs a module's own loader, then the registration."""
+def _register_with_gymnasium() -> None:
+    """Put ``Matador-v0`` in the imported Gymnasium's registry, once."""
+    gymnasium = sys.modules["gymnasium"]
+    register = getattr(gymnasium, "register", None)
+    registry = getattr(gymnasium, "registry", None)
+    if register is None or registry is None:  # a half-imported or very old Gymnasium
+        return
+    if GYM_ID not in registry:
+        register(id=GYM_ID, entry_point=f"{__name__}.gym_env:MatadorSingleEnv")
 
-    def __init__(self, loader: importlib.abc.Loader) -> None:
+
+# library -> its registration, run once the library is imported.
+_REGISTRATIONS = {"pettingzoo": _register_with_pettingzoo, "gymnasium": _register_with_gymnasium}
+
+
+class _AfterImport(importlib.abc.Loader):
+    """Runs a module's own loader, then a registration."""
+
+    def __init__(self, loader: importlib.abc.Loader, registration: Any) -> None:
         self.loader = loader
+        self.registration = registration
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
@@ -76,26 +99,41 @@ class _AfterImport(importlib.abc.Loader):
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
         self.loader.exec_module(module)
-        _register_with_pettingzoo()
+        self.registration()
 
 
-class _PettingZooImportHook(importlib.abc.MetaPathFinder):
-    """Wraps the loader of the first ``import pettingzoo``, then steps aside."""
+class _ImportHook(importlib.abc.MetaPathFinder):
+    """Wraps the loader of the first import of each library still to register with,
+    then steps aside once there is none left."""
+
+    def __init__(self, pending: dict[str, Any]) -> None:
+        self.pending = pending
 
     def find_spec(
         self, fullname: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "pettingzoo":
+        registration = self.pending.pop(fullname, None)
+        if registration is None:
             return None
-        if self in sys.meta_path:
+        if not self.pending and self in sys.meta_path:
             sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is not None and spec.loader is not None:
-            spec.loader = _AfterImport(spec.loader)
+            spec.loader = _AfterImport(spec.loader, registration)
         return spec
 
 
-if "pettingzoo" in sys.modules:
-    _register_with_pettingzoo()
-else:
-    sys.meta_path.insert(0, _PettingZooImportHook())
+def _register_everywhere() -> None:
+    """Register now with each library already imported, and with each other one
+    right after its import."""
+    pending = {}
+    for library, registration in _REGISTRATIONS.items():
+        if library in sys.modules:
+            registration()
+        else:
+            pending[library] = registration
+    if pending:
+        sys.meta_path.insert(0, _ImportHook(pending))
+
+
+_register_everywhere()

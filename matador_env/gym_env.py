@@ -65,7 +65,15 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from .engine import Move, Rules
-from .matador_v0 import DEFAULT_MAX_HANDS, ENV_ARGUMENTS, CopiesMidGame, Game, resolve_rules
+from .matador_v0 import (
+    DEFAULT_MAX_HANDS,
+    ENV_ARGUMENTS,
+    RENDER_MODES,
+    CopiesMidGame,
+    Game,
+    check_render_mode,
+    resolve_rules,
+)
 
 __all__ = ["MatadorSingleEnv", "OpponentSpec"]
 
@@ -92,7 +100,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
       the episode.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
     live_fields = _LIVE_FIELDS
 
     def __init__(
@@ -127,10 +135,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         n = self.rules.players
         if seat is not None and not (isinstance(seat, int) and 0 <= seat < n):
             raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
-        if render_mode not in (None, "human", "ansi"):
-            raise ValueError(
-                f"render_mode={render_mode!r} is not allowed; allowed: None, 'human', 'ansi'"
-            )
+        check_render_mode(render_mode)
         self.game = Game(self.rules, episode, reward, match_bonus, max_hands)
         self.encoding = enc = self.game.enc
         self.render_mode = render_mode

@@ -54,7 +54,11 @@ included) have been played without the match ending, the episode ends with
 Matches to 100 points take a few to a few dozen hands; the bound is there for rule
 combinations whose matches run far longer. Ignored with `episode="hand"`.
 
-`render_mode`: `None`, `"ansi"` or `"human"`.
+`render_mode`: `None`, `"ansi"` or `"human"`. Any other raises
+`UnsupportedRenderMode`, a `ValueError` that is also a `TypeError`, as an unknown
+keyword would be: tools that ask for a mode and retry without it on `TypeError`
+(stable-baselines3's `make_vec_env` asks for `"rgb_array"`) then get an environment
+that does not render.
 
 ### Observation Space
 
@@ -218,6 +222,8 @@ from .engine import (
 __all__ = [
     "env",
     "raw_env",
+    "RENDER_MODES",
+    "UnsupportedRenderMode",
     "REWARD_KINDS",
     "EPISODE_KINDS",
     "TERMINATION_CODES",
@@ -242,6 +248,24 @@ INFO_KEYS = ("hands", "termination", "winner", "winning_side", "points", "match_
 
 DEFAULT_MAX_HANDS = 1000
 """Hands after which an ``episode="match"`` episode that has not ended truncates."""
+
+RENDER_MODES = ("human", "ansi")
+"""The ``render_mode`` values the environments draw (``None``: no drawing)."""
+
+
+class UnsupportedRenderMode(ValueError, TypeError):
+    """A ``render_mode`` the environments do not draw (see the module docstring)."""
+
+
+def check_render_mode(render_mode: object) -> None:
+    """:class:`UnsupportedRenderMode` unless ``render_mode`` is None or in
+    :data:`RENDER_MODES`."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise UnsupportedRenderMode(
+            f"render_mode={render_mode!r} is not allowed; allowed: None, "
+            + ", ".join(repr(m) for m in RENDER_MODES)
+        )
+
 
 RULES_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))
 ENV_ARGUMENTS = (
@@ -591,7 +615,7 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
     live_fields = _LIVE_FIELDS
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": list(RENDER_MODES),
         "name": "matador_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -620,10 +644,7 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
             **rule_overrides,
         )
         super().__init__()
-        if render_mode not in (None, "human", "ansi"):
-            raise ValueError(
-                f"render_mode={render_mode!r} is not allowed; allowed: None, 'human', 'ansi'"
-            )
+        check_render_mode(render_mode)
         self.rules = resolve_rules(rules, preset, rule_overrides)
         self.game = Game(self.rules, episode, reward, match_bonus, max_hands)
         self.encoding = self.game.enc

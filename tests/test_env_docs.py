@@ -34,6 +34,7 @@ PYTHON = blocks("python")
 def test_the_page_has_a_block_per_library() -> None:
     assert set(PYTHON) == {
         "stable-baselines3 / sb3-contrib",
+        "stable-baselines3 by the Gymnasium id",
         "Tianshou",
         "Ray RLlib",
         "CleanRL-style loops",

@@ -21,7 +21,13 @@ from pettingzoo.test import api_test
 
 from matador_env import MatadorSingleEnv, env, raw_env
 from matador_env.engine import Rules, RulesError
-from matador_env.matador_v0 import DEFAULT_MAX_HANDS, INFO_KEYS, TERMINATION_CODES
+from matador_env.matador_v0 import (
+    DEFAULT_MAX_HANDS,
+    INFO_KEYS,
+    RENDER_MODES,
+    TERMINATION_CODES,
+    UnsupportedRenderMode,
+)
 
 RULES = {
     "standard": Rules.preset("standard"),
@@ -146,6 +152,80 @@ def test_registration_when_pettingzoo_came_first_and_when_both_import_again() ->
         "print(json.dumps(str(pettingzoo.make('aec', 'matador_v0'))))"
     )
     assert json.loads(out) == "matador_v0"
+
+
+def test_a_plain_import_registers_matador_with_gymnasium_without_importing_it() -> None:
+    out = run_python(
+        "import json, sys, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import matador_env\n"
+        "light = 'gymnasium' not in sys.modules\n"
+        "import gymnasium\n"
+        "from gymnasium.utils.env_checker import check_env\n"
+        "e = gymnasium.make('Matador-v0', preset='pagat', players=4, teams=True, seat=1)\n"
+        "check_env(e.unwrapped)\n"
+        "obs, info = e.reset(seed=3)\n"
+        "obs, reward, done, cut, info = e.step(int(info['action_mask'].nonzero()[0][0]))\n"
+        "print(json.dumps([light, e.spec.id, e.unwrapped.rules.players, e.unwrapped.seat,\n"
+        "                  type(gymnasium.__loader__).__name__]))"
+    )
+    light, gym_id, players, seat, loader = json.loads(out)
+    assert light, "import matador_env imported gymnasium"
+    assert (gym_id, players, seat) == ("Matador-v0", 4, 1)
+    assert loader == "SourceFileLoader"  # Gymnasium keeps its own loader
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import gymnasium; import matador_env",  # Gymnasium first
+        "import pettingzoo; import matador_env; import gymnasium",  # PettingZoo imports it
+        "import matador_env; import pettingzoo; import gymnasium",  # both after
+        "import gymnasium",  # no import of matador_env: the id names the module
+    ],
+)
+def test_gymnasium_make_finds_matador_whatever_came_first(imports: str) -> None:
+    out = run_python(
+        f"{imports}\n"
+        "import gymnasium, json, pettingzoo\n"
+        "e = gymnasium.make('matador_env:Matador-v0', preset='leiden', opponents='random')\n"
+        "e.reset(seed=0)\n"
+        "again = gymnasium.make('Matador-v0')\n"
+        "print(json.dumps([e.unwrapped.rules.preset_name(), again.unwrapped.rules.preset_name(),\n"
+        "                  str(pettingzoo.make('aec', 'matador_v0'))]))"
+    )
+    assert json.loads(out) == ["leiden", "standard", "matador_v0"]
+
+
+def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.env_util import make_vec_env
+
+    import matador_env
+
+    vec = gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, preset="polish")
+    obs, info = vec.reset(seed=5)
+    assert obs["observation"].shape[0] == 2 if isinstance(obs, dict) else obs.shape[0] == 2
+    vec.close()
+    sb3 = make_vec_env(matador_env.GYM_ID, n_envs=2, seed=1, env_kwargs={"preset": "kardinal"})
+    assert get_action_masks(sb3).shape == (2, sb3.action_space.n)
+    model = MaskablePPO("MlpPolicy", sb3, n_steps=32, batch_size=32, seed=1)
+    model.learn(64)
+    sb3.close()
+
+
+@pytest.mark.parametrize("make", [raw_env, env, MatadorSingleEnv])
+def test_a_render_mode_not_drawn_is_a_value_error_and_a_type_error(
+    make: Callable[..., Any],
+) -> None:
+    with pytest.raises(UnsupportedRenderMode, match="render_mode='rgb_array' is not allowed"):
+        make(render_mode="rgb_array")
+    assert issubclass(UnsupportedRenderMode, ValueError)
+    assert issubclass(UnsupportedRenderMode, TypeError)  # what make_vec_env retries on
+    for mode in (None, *RENDER_MODES):
+        assert make(render_mode=mode).unwrapped.render_mode == mode
 
 
 # -- rule overrides -------------------------------------------------------------------------
