@@ -24,14 +24,23 @@ Opponents
 other seat in playing order from the learner (seat + 1, seat + 2, ...). A spec is:
 
 - ``"random"`` (the default): uniform over the legal moves;
+- another bot of :func:`matador_env.bot.load_bot` by name, for these rules:
+  ``"greedy"``, ``"casual"``, ``"trained"`` (the shipped bot of the rules'
+  configuration; rules with none raise ``ValueError`` naming the shipped ones) or
+  the path of an exported policy. Being strings, these work wherever the
+  environment is made from a config, e.g. ``gymnasium.make("Matador-v0",
+  preset="leiden", opponents="trained")``, and in copies and pickles;
 - an agent: any object with ``act(view, rng) -> Move`` (the interface of
-  ``agents.base.Agent``), given the seat's :class:`~matador_env.engine.SeatView` and
-  a ``random.Random`` seeded from the episode's seed;
+  ``agents.base.Agent``), or a bot of :mod:`matador_env.bot` (``choose(view, rng)``;
+  its rules are checked here), given the seat's
+  :class:`~matador_env.engine.SeatView` and a ``random.Random`` seeded from the
+  episode's seed;
 - a callable taking the seat's observation dict (``{"observation": ...,
   "action_mask": ...}``) and returning an action.
 
-An opponent that returns an illegal move raises ``ValueError``: that is a bug in
-the opponent, not a move of the learner.
+An unknown spec raises ``ValueError`` (a string) or ``TypeError`` (anything else)
+naming what is allowed. An opponent that returns an illegal move raises
+``ValueError``: that is a bug in the opponent, not a move of the learner.
 
 An illegal action by the learner ends the episode with ``illegal_reward`` (default
 -1) and ``info["illegal_action"] = 1``; ``check_env`` samples such actions.
@@ -78,7 +87,8 @@ from .matador_v0 import (
 __all__ = ["MatadorSingleEnv", "OpponentSpec"]
 
 OpponentSpec = Any
-"""``"random"``, an object with ``act(view, rng) -> Move``, or ``callable(obs) -> int``."""
+"""``"random"``, a bot name or policy path, an object with ``act(view, rng) -> Move``
+or ``choose(view, rng) -> Move``, or ``callable(obs) -> int``."""
 
 _RANDOM = "random"
 _MAX_EMPTY_DEALS = 1000
@@ -142,7 +152,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         self.illegal_reward = float(illegal_reward)
         self.fixed_seat = seat
         self.seat = seat if seat is not None else 0
-        self._opponents = _opponent_list(opponents, n - 1)
+        self._opponents = _opponent_list(opponents, n - 1, self.rules)
         self.observation_space = spaces.Box(0.0, 1.0, (enc.obs_size,), np.float32)
         self.action_space = spaces.Discrete(enc.num_actions)
         self._mask = np.zeros(enc.num_actions, np.int8)
@@ -258,7 +268,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             legal = game.hand.legal_moves()
             return self.encoding.index[legal[self._rng.randrange(len(legal))]]
         if isinstance(policy, _Agent):
-            move = policy.agent.act(game.view(mover), self._rng)
+            move = policy.move(game.view(mover), self._rng)
             if not isinstance(move, Move):
                 move = Move.parse(str(move))
             if move not in game.hand.legal_moves():
@@ -278,37 +288,52 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
 
 
 class _Agent:
-    """An opponent with ``act(view, rng) -> Move`` (duck-typed ``agents.base.Agent``)."""
+    """An opponent that moves from its seat's view: ``act(view, rng)`` (duck-typed
+    ``agents.base.Agent``) or ``choose(view, rng)`` (a :class:`matador_env.bot.Bot`)."""
 
-    __slots__ = ("agent",)
+    __slots__ = ("agent", "move")
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, move: Any) -> None:
         self.agent = agent
+        self.move = move
 
 
-def _opponent(spec: OpponentSpec) -> Any:
+def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
     if isinstance(spec, str):
         if spec == _RANDOM:
             return _RANDOM
-        raise ValueError(
-            f"unknown opponent spec {spec!r}: give 'random', an object with "
-            "act(view, rng) -> Move, or a callable(observation dict) -> action"
-        )
+        from .bot import load_bot  # only here: the bots need onnxruntime
+
+        try:
+            bot = load_bot(spec, rules=rules)
+        except ValueError as exc:  # BotError
+            raise ValueError(f"opponent {spec!r}: {exc}") from None
+        return _Agent(bot, bot.choose)
     if callable(getattr(spec, "act", None)):
-        return _Agent(spec)
+        return _Agent(spec, spec.act)
+    if callable(getattr(spec, "choose", None)):
+        check = getattr(spec, "check_rules", None)
+        if callable(check):
+            try:
+                check(rules)
+            except ValueError as exc:  # BotError: the bot plays other rules
+                raise ValueError(f"opponent {spec!r}: {exc}") from None
+        return _Agent(spec, spec.choose)
     if callable(spec):
         return spec
     raise TypeError(
-        f"opponent {spec!r} is neither 'random', an object with act(view, rng), nor a callable"
+        f"opponent {spec!r} is none of: 'random', a bot name or policy path (see "
+        "matador_env.bot.load_bot), an object with act(view, rng) or choose(view, rng), "
+        "a callable(observation dict) -> action"
     )
 
 
-def _opponent_list(opponents: Any, count: int) -> list[Any]:
+def _opponent_list(opponents: Any, count: int, rules: Rules) -> list[Any]:
     if isinstance(opponents, (list, tuple)):
         if len(opponents) != count:
             raise ValueError(
                 f"opponents: expected one spec or a list of {count} (one per other seat), "
                 f"got a list of {len(opponents)}"
             )
-        return [_opponent(o) for o in opponents]
-    return [_opponent(opponents)] * count
+        return [_opponent(o, rules) for o in opponents]
+    return [_opponent(opponents, rules)] * count
