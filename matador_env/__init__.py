@@ -21,6 +21,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -86,7 +87,7 @@ _REGISTRATIONS = {"pettingzoo": _register_with_pettingzoo, "gymnasium": _registe
 class _AfterImport(importlib.abc.Loader):
     """Runs a module's own loader, then a registration."""
 
-    def __init__(self, loader: importlib.abc.Loader, registration: Any) -> None:
+    def __init__(self, loader: importlib.abc.Loader, registration: Callable[[], None]) -> None:
         self.loader = loader
         self.registration = registration
 
@@ -106,7 +107,7 @@ class _ImportHook(importlib.abc.MetaPathFinder):
     """Wraps the loader of the first import of each library still to register with,
     then steps aside once there is none left."""
 
-    def __init__(self, pending: dict[str, Any]) -> None:
+    def __init__(self, pending: dict[str, Callable[[], None]]) -> None:
         self.pending = pending
 
     def find_spec(
@@ -126,7 +127,7 @@ class _ImportHook(importlib.abc.MetaPathFinder):
 def _register_everywhere() -> None:
     """Register now with each library already imported, and with each other one
     right after its import."""
-    pending = {}
+    pending: dict[str, Callable[[], None]] = {}
     for library, registration in _REGISTRATIONS.items():
         if library in sys.modules:
             registration()
