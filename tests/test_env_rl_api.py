@@ -207,9 +207,12 @@ def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
 
     vec = gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, preset="polish")
     obs, info = vec.reset(seed=5)
-    assert obs["observation"].shape[0] == 2 if isinstance(obs, dict) else obs.shape[0] == 2
+    assert obs.shape == (2, *vec.single_observation_space.shape)
+    assert info["action_mask"].shape == (2, vec.single_action_space.n)
     vec.close()
+    # make_vec_env asks for rgb_array first, then (on the TypeError) for no drawing.
     sb3 = make_vec_env(matador_env.GYM_ID, n_envs=2, seed=1, env_kwargs={"preset": "kardinal"})
+    assert sb3.get_attr("render_mode") == [None, None]
     assert get_action_masks(sb3).shape == (2, sb3.action_space.n)
     model = MaskablePPO("MlpPolicy", sb3, n_steps=32, batch_size=32, seed=1)
     model.learn(64)
