@@ -22,6 +22,12 @@ random seat each episode, drawn from the slot's seed; or a fixed seat). The othe
 seats are played inside the batch by ``opponents`` until the learner is to move:
 
 - ``"random"`` (the default): uniform over the legal actions, compiled;
+- ``"trained"`` or ``"casual"`` (the shipped bot of the rules, as
+  :func:`matador_env.bot.load_bot` names it; rules with none raise ``ValueError``
+  naming the shipped configurations), or the path of an exported policy: its
+  network on the batch's observations, the most likely legal action (``"casual"``:
+  sampled at the level's temperature, from a stream seeded by ``seed``). The
+  heuristic ``"greedy"`` plays from views, not observations, and is refused here;
 - a batched policy: ``callable(obs, masks) -> actions`` taking ``(m, obs_size)``
   float32 observations and ``(m, num_actions)`` int8 masks of the ``m`` slots whose
   opponent is to move, returning ``m`` legal actions. With ``opponent_slots=True`` it
@@ -74,6 +80,36 @@ MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
 
 
+def _named_opponents(name: str, rules: Rules, seed: int) -> BatchPolicy:
+    """The batch policy of the bot ``name`` (see the module docstring)."""
+    from .bot import PolicyBot, load_bot  # only here: the bots need onnxruntime
+
+    try:
+        bot = load_bot(name, rules=rules)
+    except ValueError as exc:  # BotError
+        raise ValueError(f"opponents={name!r}: {exc}") from None
+    if not isinstance(bot, PolicyBot):
+        raise ValueError(
+            f"opponents={name!r} is not allowed: that bot plays from a seat's view, and the "
+            "vector env's opponents play from observations; allowed: 'random', 'trained', "
+            "'casual', an exported policy's path or a callable (obs, masks) -> actions"
+        )
+    policy, temperature = bot.policy, bot.temperature
+    stream = np.random.default_rng(seed)
+
+    def play(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = np.where(masks != 0, policy.logits(obs).astype(np.float64), -np.inf)
+        if temperature == 0:
+            return logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
+        weights = np.exp((logits - logits.max(axis=1, keepdims=True)) / temperature)
+        cumulative = weights.cumsum(axis=1)
+        # The first action whose cumulative weight passes the draw: one with a weight.
+        draws = stream.random((len(weights), 1)) * cumulative[:, -1:]
+        return (cumulative > draws).argmax(axis=1)
+
+    return play
+
+
 class VectorEnv:
     """``num_envs`` Matador games in lockstep (see the module docstring)."""
 
@@ -109,10 +145,17 @@ class VectorEnv:
             isinstance(learner, bool) or not isinstance(learner, int) or not 0 <= learner < n
         ):
             raise ValueError(f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}")
+        if isinstance(opponents, str) and opponents != "random":
+            if opponent_slots:
+                raise ValueError(
+                    f"opponents={opponents!r} with opponent_slots=True is not allowed; "
+                    "allowed: a callable (obs, masks, slots, episodes) -> actions"
+                )
+            opponents = _named_opponents(opponents, rules, seed)
         if opponents != "random" and not callable(opponents):
             raise ValueError(
-                f"opponents={opponents!r} is not allowed; allowed: 'random' or a callable "
-                "(obs, masks) -> actions"
+                f"opponents={opponents!r} is not allowed; allowed: 'random', 'trained', "
+                "'casual', an exported policy's path or a callable (obs, masks) -> actions"
             )
         self.eng = BatchEngine(rules, num_envs)
         self.rules = rules

@@ -10,7 +10,9 @@ import pytest
 
 pytest.importorskip("numba")
 
+from matador_env import MatadorSingleEnv  # noqa: E402
 from matador_env.batch import BatchError  # noqa: E402
+from matador_env.configs import configuration  # noqa: E402
 from matador_env.encoding import ENCODING_VERSION  # noqa: E402
 from matador_env.matador_v0 import raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
@@ -107,6 +109,57 @@ def test_batched_policy_opponents_and_random_learner_seats() -> None:
     assert calls and seen_seats == {0, 1}
 
 
+def learner_trace(env: VectorEnv | MatadorSingleEnv, seed: int) -> list[bytes]:
+    """One hand in which the learner plays its last legal action: what it saw and got."""
+    if isinstance(env, VectorEnv):
+        obs, masks, _ = env.reset([seed])
+        seen, mask = obs[0], masks[0]
+    else:
+        seen, info = env.reset(seed=seed)
+        mask = info["action_mask"]
+    trace = [seen.tobytes()]
+    while True:
+        action = int(np.flatnonzero(mask)[-1])
+        if isinstance(env, VectorEnv):
+            obs, masks, _, rewards, term, trunc, _ = env.step(np.array([action]))
+            seen, mask, reward, done = obs[0], masks[0], rewards[0], term[0] or trunc[0]
+        else:
+            seen, reward, term, trunc, info = env.step(action)
+            mask, done = info["action_mask"], term or trunc
+        if done:
+            return [*trace, np.float32(reward).tobytes()]
+        trace.append(seen.tobytes())
+
+
+@pytest.mark.parametrize("config", ["leiden", "pagat_teams"])
+def test_a_named_bot_plays_the_vector_envs_opponents_as_in_the_single_env(config: str) -> None:
+    # The vector env runs the network on its batch; the single env's bot encodes each
+    # seat's view and plays in numpy: the same moves, so the same hands.
+    rules = configuration(config).rules()
+    venv = VectorEnv(1, rules=rules, mode="learner", learner=1, opponents="trained")
+    single = MatadorSingleEnv(rules=rules, opponents="trained", seat=1)
+    lowest = VectorEnv(
+        1, rules=rules, mode="learner", learner=1, opponents=lambda o, m: m.argmax(axis=1)
+    )
+    for seed in range(4):
+        assert learner_trace(venv, seed) == learner_trace(single, seed)
+    assert any(learner_trace(venv, seed) != learner_trace(lowest, seed) for seed in range(4))
+
+
+def test_casual_opponents_sample_legal_moves_from_the_seeded_stream() -> None:
+    def run(seed: int) -> list[bytes]:
+        venv = VectorEnv(8, preset="standard", mode="learner", opponents="casual", seed=seed)
+        obs, masks, _ = venv.reset(range(8))
+        out = []
+        for _ in range(60):  # an illegal opponent move would raise in the engine
+            obs, masks, *_ = venv.step(masks.argmax(axis=1))
+            out.append(obs.tobytes())
+        return out
+
+    assert run(3) == run(3)
+    assert run(3) != run(4)  # the same deals, other draws of the casual bot
+
+
 def test_seeds_replay_and_differ() -> None:
     a = VectorEnv(3, preset="standard", mode="self_play")
     b = VectorEnv(3, preset="standard", mode="self_play")
@@ -139,8 +192,17 @@ def test_bad_arguments() -> None:
         VectorEnv(2, preset="standard", mode="solo")
     with pytest.raises(ValueError, match="learner=2 is not allowed; allowed: None or 0 to 1"):
         VectorEnv(2, preset="standard", mode="learner", learner=2)
-    with pytest.raises(ValueError, match="opponents='expert' is not allowed"):
+    with pytest.raises(ValueError, match="opponents='expert': unknown bot 'expert'"):
         VectorEnv(2, preset="standard", mode="learner", opponents="expert")
+    with pytest.raises(ValueError, match="plays from a seat's view") as caught:
+        VectorEnv(2, preset="standard", mode="learner", opponents="greedy")
+    assert "allowed: 'random', 'trained', 'casual'" in str(caught.value)
+    with pytest.raises(ValueError, match="opponents='trained': .*pagat_teams"):
+        VectorEnv(2, preset="polish", players=3, mode="learner", opponents="trained")
+    with pytest.raises(ValueError, match="with opponent_slots=True is not allowed"):
+        VectorEnv(2, preset="standard", mode="learner", opponents="trained", opponent_slots=True)
+    with pytest.raises(ValueError, match="opponents=42 is not allowed"):
+        VectorEnv(2, preset="standard", mode="learner", opponents=42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs mode='learner'"):
         sb3_vec_env(VectorEnv(2, preset="standard"))
 
