@@ -129,6 +129,12 @@ def read_state(folder: Path, rules: Rules) -> dict[str, Any]:
             )
     if state["steps"] < 0 or state["n_updates"] < 0:
         raise CheckpointError(f"{path}: negative step or update count; {_what_to_do(folder)}")
+    spent = state.get("seconds", 0.0)
+    if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent >= 0:
+        raise CheckpointError(
+            f"{path}: 'seconds' is {spent!r}, not a number of seconds >= 0; set it to 0 (the "
+            "run's clock then starts again) or remove it"
+        )
     weights = state["weights"]
     if Path(weights).name != weights or not weights.endswith(".pt"):
         raise CheckpointError(

@@ -232,15 +232,9 @@ class Trainer:
         self.pretrain: dict[str, Any] | None = state.get("pretrain")
         self.evaluations: list[dict[str, Any]] = state.get("evaluations", [])
         # The clock of the whole run: a resumed run goes on from the seconds its
-        # checkpoint had spent (summary.json's minutes, the evaluations' elapsed).
-        spent = state.get("seconds", 0.0)
-        if isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0:
-            self.venv.close()
-            raise CheckpointError(
-                f"{self.ckpt_dir / checkpoint.STATE}: 'seconds' is {spent!r}, not a number of "
-                "seconds >= 0; set it to 0 (the run's clock then starts again) or remove it"
-            )
-        self.started = time.time() - float(spent)
+        # checkpoint had spent (summary.json's minutes, the evaluations' elapsed);
+        # read_state checked them.
+        self.started = time.time() - float(state.get("seconds", 0.0))
         self._bar: Any = None
         self._episode_rewards: list[float] = []
         self._boundary: Checkpoint | None = None
