@@ -43,7 +43,7 @@ def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def replace_dir(dst: Path, fill: Callable[[Path], None]) -> Path:
+def replace_dir(dst: Path, fill: Callable[[Path], object]) -> Path:
     """Replace the folder ``dst`` by the one ``fill(tmp)`` creates at ``tmp``, a sibling
     path that does not exist yet, swapped in by renames: a crash leaves the old folder
     or the new one in place, never a half-written one."""

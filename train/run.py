@@ -500,38 +500,36 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
         lock.release()
 
 
-def finished_summary(run_dir: Path, timesteps: int) -> dict[str, Any] | None:
-    """The run's summary.json when the run in ``run_dir`` has finished ``timesteps``
-    steps (None when it has not, or the file is unreadable: finishing writes it)."""
+def finished_summary(run_dir: Path, timesteps: int) -> str | None:
+    """What to print for the run in ``run_dir`` when it has finished ``timesteps``
+    steps: its summary. None when it has not, or when its summary.json is unreadable or
+    misses a figure (finishing writes it again)."""
+    from .loop import summary_markdown
+
     try:
         summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        steps = summary["steps"]
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < timesteps:
+            return None
+        text = summary_markdown(summary)
+    except (OSError, KeyError, TypeError, ValueError, AttributeError):
         return None
-    steps = summary.get("steps") if isinstance(summary, dict) else None
-    if isinstance(steps, int) and not isinstance(steps, bool) and steps >= timesteps:
-        return summary
-    return None
+    return (
+        f"{run_dir} has finished its {steps} steps (a larger --timesteps continues it); "
+        f"its summary:\n\n{text}"
+    )
 
 
 def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
     # Imported here so that `python -m train --help` answers at once.
-    from .loop import Trainer, summary_markdown
+    from .loop import Trainer
 
+    # Finishing a finished run again would only redo its evaluations (the same deals,
+    # the same figures) and overwrite the run's minutes with those of this call.
     done = finished_summary(run_dir, args.timesteps) if args.resume else None
     if done is not None:
-        # Finishing again would only redo its evaluations (the same deals, the same
-        # figures) and overwrite the run's minutes with those of this call. A summary
-        # missing a figure is written again by finishing.
-        try:
-            text = summary_markdown(done)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            text = None
-        if text is not None:
-            print(
-                f"{run_dir} has finished its {done['steps']} steps (a larger --timesteps "
-                f"continues it); its summary:\n\n{text}"
-            )
-            return run_dir
+        print(done)
+        return run_dir
     trainer = Trainer(args, run_dir, rules)
     # Ctrl-C and SIGTERM (a scheduler stopping the job) both save, then stop.
     _INTERRUPTED.clear()
@@ -578,11 +576,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def copy_dir_atomic(src: Path, dst: Path) -> None:
     """Replace ``dst`` by a copy of ``src`` (via a temporary sibling and a rename)."""
-
-    def fill(tmp: Path) -> None:
-        shutil.copytree(src, tmp)
-
-    replace_dir(dst, fill)
+    replace_dir(dst, lambda tmp: shutil.copytree(src, tmp))
 
 
 __all__ = [
