@@ -25,6 +25,7 @@ from matador_env.configs import configuration
 from matador_env.encoding import encoding_for
 from matador_env.engine import PRESETS, Move, Rules, SeatView
 from matador_env.matador_v0 import TERMINATION_CODES, hand_rewards
+from tests.episodes import learner_trace
 
 
 @pytest.mark.parametrize("episode", ["hand", "match"])
@@ -184,39 +185,25 @@ def test_opponents_of_every_kind() -> None:
 def test_the_shipped_bots_are_opponents_by_name_or_as_objects(config: str) -> None:
     rules = configuration(config).rules()
     rng = random.Random(2)
-    for spec in ("greedy", "casual", "trained", load_bot("trained", rules=rules)):
+    bot = load_bot("trained", rules=rules)
+    for spec in ("greedy", "casual", "trained", bot):
         env = MatadorSingleEnv(rules=rules, opponents=spec, seat=1)
         run_episode(env, 3, rng)
     # By name the environment copies, pickles and replays as any other.
     env = MatadorSingleEnv(rules=rules, opponents="trained", seat=1)
-    actions = [int(np.flatnonzero(env.reset(seed=7)[1]["action_mask"])[0])]
+    _, info = env.reset(seed=7)
     twin = pickle.loads(pickle.dumps(env))
-    assert_same_steps(env, twin, actions[0])
+    action = int(np.flatnonzero(info["action_mask"])[0])
+    one, two = env.step(action), twin.step(action)
+    assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
     # The trained bot plays as its level says: its most likely move, the same each time.
-    bot = load_bot("trained", rules=rules)
     a = MatadorSingleEnv(rules=rules, opponents=bot, seat=1)
     b = MatadorSingleEnv(rules=rules, opponents="trained", seat=1)
     for seed in range(3):
-        assert episode_trace(a, seed) == episode_trace(b, seed)
+        assert learner_trace(a, seed) == learner_trace(b, seed)
     # ... and not as random seats would, on the same deals and streams.
     c = MatadorSingleEnv(rules=rules, opponents="random", seat=1)
-    assert any(episode_trace(b, seed) != episode_trace(c, seed) for seed in range(3))
-
-
-def episode_trace(env: MatadorSingleEnv, seed: int) -> list[bytes]:
-    """The learner's observations over an episode in which it plays its last legal action."""
-    obs, info = env.reset(seed=seed)
-    trace, done = [obs.tobytes()], False
-    while not done:
-        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
-        trace.append(obs.tobytes())
-        done = terminated or truncated
-    return trace
-
-
-def assert_same_steps(env: MatadorSingleEnv, twin: MatadorSingleEnv, action: int) -> None:
-    one, two = env.step(action), twin.step(action)
-    assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
+    assert any(learner_trace(b, seed) != learner_trace(c, seed) for seed in range(3))
 
 
 def test_bad_opponents() -> None:

@@ -16,6 +16,7 @@ from matador_env.configs import configuration  # noqa: E402
 from matador_env.encoding import ENCODING_VERSION  # noqa: E402
 from matador_env.matador_v0 import raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
+from tests.episodes import learner_trace  # noqa: E402
 
 CASES = [
     ("standard", "hand", {}),
@@ -107,28 +108,6 @@ def test_batched_policy_opponents_and_random_learner_seats() -> None:
         seen_seats |= set(seats.tolist())
         obs, masks, seats, *_ = venv.step(masks.argmax(axis=1))
     assert calls and seen_seats == {0, 1}
-
-
-def learner_trace(env: VectorEnv | MatadorSingleEnv, seed: int) -> list[bytes]:
-    """One hand in which the learner plays its last legal action: what it saw and got."""
-    if isinstance(env, VectorEnv):
-        obs, masks, _ = env.reset([seed])
-        seen, mask = obs[0], masks[0]
-    else:
-        seen, info = env.reset(seed=seed)
-        mask = info["action_mask"]
-    trace = [seen.tobytes()]
-    while True:
-        action = int(np.flatnonzero(mask)[-1])
-        if isinstance(env, VectorEnv):
-            obs, masks, _, rewards, term, trunc, _ = env.step(np.array([action]))
-            seen, mask, reward, done = obs[0], masks[0], rewards[0], term[0] or trunc[0]
-        else:
-            seen, reward, term, trunc, info = env.step(action)
-            mask, done = info["action_mask"], term or trunc
-        if done:
-            return [*trace, np.float32(reward).tobytes()]
-        trace.append(seen.tobytes())
 
 
 @pytest.mark.parametrize("config", ["leiden", "pagat_teams"])
