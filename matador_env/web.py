@@ -62,13 +62,9 @@ the tile drawn. A GAME is::
      "hand_over" | "finished", "outcome": null | {"termination", "winner",
      "winning_side", "points", "counts", "text"}, "result": null | TEXT}
 
-``table`` describes the layout as a tree: a piece lies ``lead`` (across the middle,
-half ``a`` west), ``spinner`` (a double with four or three arms: the Leiden cross),
-``inline`` (``a`` touching its parent, ``b`` outward), ``cross`` (crosswise, ``a`` on
-the left of the arm's direction) or ``upright``; it hangs on its ``parent``
-piece's ``port`` (``west``, ``east``, ``north``, ``south`` of the lead;
-``straight``, ``left``, ``right`` of any other piece). Each open end says which
-piece and port it is. ``last`` is the piece placed last.
+``table`` describes the layout as a tree of pieces, each hanging on a port of
+another, with the open ends (:func:`matador_env.layout.layout_tree`); the page places
+it with the geometry of :func:`matador_env.layout.layout_geometry`.
 
 Sessions
 ========
@@ -125,7 +121,6 @@ from .engine import (
     PRESETS,
     SPINNER,
     End,
-    Event,
     IllegalMoveError,
     MatchState,
     Move,
@@ -134,6 +129,7 @@ from .engine import (
     Termination,
     derive_seed,
 )
+from .layout import layout_tree
 from .protocol import ProtocolError, move_from_json, view_to_json
 from .serve import (
     DEFAULT_MAX_BODY,
@@ -149,7 +145,6 @@ __all__ = [
     "GameSessions",
     "WebGame",
     "describe_event",
-    "layout_tree",
     "web_routes",
 ]
 
@@ -208,73 +203,6 @@ def describe_event(who: str, move: Move, ends: Sequence[End], rules: Rules) -> s
     else:
         how = f"upright on {where}"
     return f"{who} played {tile} {how}{matador}"
-
-
-# -- the layout as a tree -------------------------------------------------------------------
-
-
-def layout_tree(history: Sequence[Event], ends_now: Sequence[End], rules: Rules) -> dict[str, Any]:
-    """The layout as pieces hanging on each other's ports, and where each open end is.
-
-    Read from the public history alone: the ends each placement leaves (the next
-    event's ends, or ``ends_now`` after the last) tell how the tile lies, whatever
-    rule made it lie so.
-    """
-    pieces: list[dict[str, Any]] = []
-    owners: list[tuple[int | None, str | None]] = []
-    plays = [k for k, e in enumerate(history) if e.move.kind == "play"]
-    for k in plays:
-        event = history[k]
-        move, before = event.move, event.ends
-        after = history[k + 1].ends if k + 1 < len(history) else tuple(ends_now)
-        tile = move.tile
-        assert tile is not None
-        lo, hi = tile
-        piece: dict[str, Any] = {
-            "tile": str(tile),
-            "a": lo,
-            "b": hi,
-            "parent": None,
-            "port": None,
-            "matador": tile.pips in (0, rules.link_sum),
-        }
-        me = len(pieces)
-        if move.mode == "lead":
-            if len(after) == 4:
-                piece["lie"] = "spinner"
-                ports = ["west", "east", "north", "south"]
-            else:
-                piece["lie"] = "lead"
-                piece["a"], piece["b"] = after[0].value, after[1].value
-                ports = ["west", "east"]
-            owners = [(me, port) for port in ports]
-        else:
-            i = move.end
-            assert i is not None
-            added = after[i : i + len(after) - len(before) + 1]
-            piece["parent"], piece["port"] = owners[i]
-            if move.mode == "inline" and len(added) == 3:
-                piece["lie"] = "spinner"
-                ports = ["left", "straight", "right"]
-            elif move.mode == "inline":
-                piece["lie"] = "inline"
-                assert move.shows is not None
-                piece["a"], piece["b"] = tile.pips - move.shows, move.shows
-                ports = ["straight"]
-            elif len(added) == 2:  # a branching matador: one branch per half
-                piece["lie"] = "cross"
-                piece["a"], piece["b"] = added[0].value, added[1].value
-                ports = ["left", "right"]
-            else:
-                piece["lie"] = "cross" if move.mode == "cross" else "upright"
-                ports = ["straight"]
-            owners[i : i + 1] = [(me, port) for port in ports]
-        pieces.append(piece)
-    ends = [
-        {"index": i, "text": str(end), "kind": end.kind, "piece": owner, "port": port}
-        for i, (end, (owner, port)) in enumerate(zip(ends_now, owners, strict=True))
-    ]
-    return {"pieces": pieces, "ends": ends, "last": len(pieces) - 1 if pieces else None}
 
 
 # -- games ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import random
 import re
 import shutil
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,13 +197,13 @@ def test_a_full_hand_in_the_browser(
 COILED = ["standard", "pagat", "polish", "leiden", "double_nine", "double_twelve"]
 
 
-def tables_of_random_hands(seeds: int) -> list[dict[str, Any]]:
+def tables_of_random_hands(seeds: int, presets: Sequence[str] = COILED) -> list[dict[str, Any]]:
     """The table after every placement of random hands, as the page is sent it."""
     from matador_env.engine import HandState, Rules
-    from matador_env.web import layout_tree
+    from matador_env.layout import layout_tree
 
     tables = []
-    for preset in COILED:
+    for preset in presets:
         for players in (2, 3, 4):
             rules = Rules.preset(preset, players=players)
             for seed in range(seeds):
@@ -221,34 +221,62 @@ def tables_of_random_hands(seeds: int) -> list[dict[str, Any]]:
     return tables
 
 
-def test_the_drawn_layouts_never_overlap(server: str, browser: Any) -> None:
-    tables = tables_of_random_hands(seeds=12)
+def page_geometry(server: str, browser: Any, tables: list[dict[str, Any]], pick: str) -> Any:
+    """``pick`` (a JavaScript expression of ``placed`` and ``ends``) of the page's own
+    ``layoutGeometry`` of each table."""
     page = browser.new_page()
     page.goto(f"{server}/")
     page.wait_for_selector("body[data-ready='1']")
-    # The page's own geometry: each tile as the box of its two halves, each open end
-    # as the box of its marker.
     # One JSON string each way: Playwright passes a large object tree slowly.
-    drawn = json.loads(
-        page.evaluate(
-            """text => JSON.stringify(JSON.parse(text).map((table) => {
-            const { placed, ends } = layoutGeometry(table);
-            return placed.map(({ h1, h2 }) => [
-                Math.min(h1[0], h2[0]) - 0.5, Math.min(h1[1], h2[1]) - 0.5,
-                Math.max(h1[0], h2[0]) + 0.5, Math.max(h1[1], h2[1]) + 0.5,
-            ]).concat(ends.map(({ centre: [x, y] }) => [x - 0.45, y - 0.45, x + 0.45, y + 0.45]));
-            }))""",
-            json.dumps(tables),
-        )
-    )
+    script = f"""text => JSON.stringify(JSON.parse(text).map((table) => {{
+        const {{ placed, ends }} = layoutGeometry(table);
+        return {pick};
+        }}))"""
+    drawn = json.loads(page.evaluate(script, json.dumps(tables)))
     page.close()
     assert len(drawn) == len(tables) > 500
+    return drawn
+
+
+def test_the_drawn_layouts_never_overlap(server: str, browser: Any) -> None:
+    tables = tables_of_random_hands(seeds=12)
+    # Each tile as the box of its two halves, each open end as the box of its marker.
+    drawn = page_geometry(
+        server,
+        browser,
+        tables,
+        """placed.map(({ h1, h2 }) => [
+            Math.min(h1[0], h2[0]) - 0.5, Math.min(h1[1], h2[1]) - 0.5,
+            Math.max(h1[0], h2[0]) + 0.5, Math.max(h1[1], h2[1]) + 0.5,
+        ]).concat(ends.map(({ centre: [x, y] }) => [x - 0.45, y - 0.45, x + 0.45, y + 0.45]))""",
+    )
     for table, boxes in zip(tables, drawn, strict=True):
         for i, a in enumerate(boxes):
             for b in boxes[i + 1 :]:
                 overlap_x = min(a[2], b[2]) - max(a[0], b[0])
                 overlap_y = min(a[3], b[3]) - max(a[1], b[1])
                 assert overlap_x < 0.01 or overlap_y < 0.01, (table, a, b)
+
+
+def test_the_page_places_the_layout_as_layout_geometry_does(server: str, browser: Any) -> None:
+    """The page's layoutGeometry and matador_env.layout.layout_geometry (which draws
+    the rgb_array pictures) put every tile and open end in the same place."""
+    from matador_env.engine import PRESETS
+    from matador_env.layout import layout_geometry
+
+    tables = tables_of_random_hands(seeds=3, presets=sorted(PRESETS))
+    drawn = page_geometry(
+        server,
+        browser,
+        tables,
+        "[placed.map(({ h1, h2 }) => [h1, h2]), ends.map(({ centre }) => centre)]",
+    )
+    assert any(p["port"] in ("left", "right") for t in tables for p in t["pieces"])
+    for table, (halves, centres) in zip(tables, drawn, strict=True):
+        placed, spots = layout_geometry(table)
+        ours = [v for p in placed for v in (*p.h1, *p.h2)] + [v for s in spots for v in s.centre]
+        page_s = [v for h1, h2 in halves for v in (*h1, *h2)] + [v for c in centres for v in c]
+        assert ours == pytest.approx(page_s), table
 
 
 def test_the_level_list_offers_trained_bots_for_four_seats_and_teams(

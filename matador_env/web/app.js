@@ -131,6 +131,8 @@ const same = (d, e) => d[0] === e[0] && d[1] === e[1];
 // another.
 const REACH = { horizontal: { far: 13, near: 2 }, vertical: { far: 5, near: 2 } };
 
+// matador_env/layout.py's layout_geometry is this geometry in Python (it places the
+// tiles of the environments' rgb_array pictures); tests/test_browser.py holds the two equal.
 function layoutGeometry(table) {
   // Branches leave the arms sideways, where a coiled arm would run into them.
   const sideways = (p) => p.port === "left" || p.port === "right";
