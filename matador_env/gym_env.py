@@ -219,12 +219,14 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         """The learner's legal actions now (all False once the episode is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode."
             )
             return None
+        if self.render_mode == "rgb_array":
+            return self.game.frame(seat=self.seat)
         text = self.game.render(seat=self.seat)
         if self.render_mode == "human":
             print(text)

@@ -54,11 +54,15 @@ included) have been played without the match ending, the episode ends with
 Matches to 100 points take a few to a few dozen hands; the bound is there for rule
 combinations whose matches run far longer. Ignored with `episode="hand"`.
 
-`render_mode`: `None`, `"ansi"` or `"human"`. Any other raises
+`render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
+(the text printed after every move) or `"rgb_array"` (`render()` returns the table
+as a picture: a 540 x 960 x 3 `uint8` array, the same size in every state, so that
+an episode's frames make a video; `matador_env.picture` says what it shows). The
+text and the picture show the tiles of the seat to move (the single-learner
+environment: the learner's), and every hand once it is over. Any other mode raises
 `UnsupportedRenderMode`, a `ValueError` that is also a `TypeError`, as an unknown
 keyword would be: tools that ask for a mode and retry without it on `TypeError`
-(stable-baselines3's `make_vec_env` asks for `"rgb_array"`) then get an environment
-that does not render.
+then get an environment that does not render.
 
 ### Observation Space
 
@@ -187,9 +191,10 @@ The full result, with the strings, each seat's count and the match totals, is
 
 * v0: Initial release (matador-env 0.1.0, encoding version 1). Since 0.1.0, still v0:
   numeric infos (they replaced the nested `"hand_result"` dict that only some steps
-  carried), keyword rule overrides, the `max_hands` bound of `episode="match"`, and
-  pickling in mid-game. Observations, actions, rewards and seeded deals are
-  unchanged, so trained policies and recorded games stay valid.
+  carried), keyword rule overrides, the `max_hands` bound of `episode="match"`,
+  pickling in mid-game, and `render_mode="rgb_array"`. Observations, actions,
+  rewards and seeded deals are unchanged, so trained policies and recorded games stay
+  valid.
 """
 
 from __future__ import annotations
@@ -218,6 +223,7 @@ from .engine import (
     render_layout,
     set_tiles,
 )
+from .picture import draw_frame
 
 __all__ = [
     "env",
@@ -249,7 +255,7 @@ INFO_KEYS = ("hands", "termination", "winner", "winning_side", "points", "match_
 DEFAULT_MAX_HANDS = 1000
 """Hands after which an ``episode="match"`` episode that has not ended truncates."""
 
-RENDER_MODES = ("human", "ansi")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 """The ``render_mode`` values the environments draw (``None``: no drawing)."""
 
 
@@ -571,6 +577,13 @@ class Game:
             lines.append(f"result: {hand.outcome}")
         return "\n".join(lines)
 
+    def frame(self, seat: int | None = None) -> np.ndarray:
+        """The table as a picture (:func:`matador_env.picture.draw_frame`), ``seat``'s
+        tiles face up (None: the seat to move's)."""
+        match = self.match
+        totals = match.totals if match is not None else None
+        return draw_frame(self.hand, seat, totals, self.rules.target_score if match else None)
+
 
 class CopiesMidGame(EzPickle):  # type: ignore[misc]
     """``copy.deepcopy`` and ``pickle`` of an environment in mid-game: the constructor's
@@ -744,12 +757,14 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode."
             )
             return None
+        if self.render_mode == "rgb_array":
+            return self.game.frame()
         text = self.game.render()
         if self.render_mode == "human":
             print(text)

@@ -28,6 +28,7 @@ from matador_env.matador_v0 import (
     TERMINATION_CODES,
     UnsupportedRenderMode,
 )
+from matador_env.picture import FRAME_SHAPE
 
 RULES = {
     "standard": Rules.preset("standard"),
@@ -210,9 +211,13 @@ def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
     assert obs.shape == (2, *vec.single_observation_space.shape)
     assert info["action_mask"].shape == (2, vec.single_action_space.n)
     vec.close()
-    # make_vec_env asks for rgb_array first, then (on the TypeError) for no drawing.
+    # make_vec_env asks for rgb_array (and would retry without it on a TypeError).
     sb3 = make_vec_env(matador_env.GYM_ID, n_envs=2, seed=1, env_kwargs={"preset": "kardinal"})
-    assert sb3.get_attr("render_mode") == [None, None]
+    assert sb3.get_attr("render_mode") == ["rgb_array", "rgb_array"]
+    sb3.reset()
+    frames = sb3.get_images()
+    assert [f.shape for f in frames] == [FRAME_SHAPE, FRAME_SHAPE]
+    assert not np.array_equal(frames[0], frames[1])  # two deals
     assert get_action_masks(sb3).shape == (2, sb3.action_space.n)
     model = MaskablePPO("MlpPolicy", sb3, n_steps=32, batch_size=32, seed=1)
     model.learn(64)
@@ -223,8 +228,8 @@ def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
 def test_a_render_mode_not_drawn_is_a_value_error_and_a_type_error(
     make: Callable[..., Any],
 ) -> None:
-    with pytest.raises(UnsupportedRenderMode, match="render_mode='rgb_array' is not allowed"):
-        make(render_mode="rgb_array")
+    with pytest.raises(UnsupportedRenderMode, match="render_mode='depth_array' is not allowed"):
+        make(render_mode="depth_array")
     assert issubclass(UnsupportedRenderMode, ValueError)
     assert issubclass(UnsupportedRenderMode, TypeError)  # what make_vec_env retries on
     for mode in (None, *RENDER_MODES):
