@@ -194,13 +194,14 @@ def draw_domino(
     h1: tuple[float, float, int | None],
     h2: tuple[float, float, int | None],
     unit: float,
-    face: Color = IVORY,
-    pip: Color = INK,
-    edge: Color = EDGE,
-    edge_width: float = 0.05,
+    matador: bool = False,
+    last: bool = False,
 ) -> None:
     """A domino from the pixel centres of its two halves and their values (None: a
-    tile face down), each half ``unit`` pixels square."""
+    tile face down), each half ``unit`` pixels square: a ``matador`` on its own face
+    with red pips, the tile placed ``last`` outlined in gold."""
+    face, pip = (MATADOR_FACE, MATADOR_PIP) if matador else (IVORY, INK)
+    edge, edge_width = (GOLD, 0.1) if last else (EDGE, 0.05)
     x0 = min(h1[0], h2[0]) - unit / 2 + 0.03 * unit
     y0 = min(h1[1], h2[1]) - unit / 2 + 0.03 * unit
     x1 = max(h1[0], h2[0]) + unit / 2 - 0.03 * unit
@@ -290,12 +291,7 @@ def draw_frame(
                 continue
             matador = tile.pips in (0, rules.link_sum)
             draw_domino(
-                canvas,
-                (x + size / 2, cy, tile[0]),
-                (x + 1.5 * size, cy, tile[1]),
-                size,
-                face=MATADOR_FACE if matador else IVORY,
-                pip=MATADOR_PIP if matador else INK,
+                canvas, (x + size / 2, cy, tile[0]), (x + 1.5 * size, cy, tile[1]), size, matador
             )
     return canvas
 
@@ -326,18 +322,7 @@ def _draw_layout(canvas: np.ndarray, hand: HandState, top: int, bottom: int) -> 
         return (ox + h.x * unit, oy + h.y * unit, h.value)
 
     for i, p in enumerate(placed):
-        matador = p.piece["matador"]
-        last = i == table["last"]
-        draw_domino(
-            canvas,
-            at(p.h1),
-            at(p.h2),
-            unit,
-            face=MATADOR_FACE if matador else IVORY,
-            pip=MATADOR_PIP if matador else INK,
-            edge=GOLD if last else EDGE,
-            edge_width=0.1 if last else 0.05,
-        )
+        draw_domino(canvas, at(p.h1), at(p.h2), unit, p.piece["matador"], i == table["last"])
     for spot in spots:
         cx, cy = ox + spot.centre[0] * unit, oy + spot.centre[1] * unit
         _disc(canvas, cx, cy, 0.5 * unit, END_RING)

@@ -101,7 +101,7 @@ def test_each_half_shows_its_pips_and_values_above_nine_are_written(unit: int) -
 
 def test_a_matador_is_drawn_on_its_own_face_and_a_tile_face_down_shows_its_back() -> None:
     canvas = np.zeros((60, 200, 3), dtype=np.uint8)
-    draw_domino(canvas, (30, 30, 3), (55, 30, 4), 25, face=MATADOR_FACE, pip=MATADOR_PIP)
+    draw_domino(canvas, (30, 30, 3), (55, 30, 4), 25, matador=True)
     draw_domino(canvas, (130, 30, None), (155, 30, None), 25)
     assert len(components(colour(canvas, MATADOR_PIP))) == 7
     assert colour(canvas[:, :100], MATADOR_FACE).sum() > 0
