@@ -226,7 +226,9 @@ def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Pa
         fontsize=10,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    from train.files import atomic_write
+
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
     plt.close(fig)
     return path
 

@@ -169,10 +169,14 @@ class Report:
     # -- files --------------------------------------------------------------------------
 
     def write(self, out: Path, plot: bool = True) -> list[Path]:
-        out.mkdir(parents=True, exist_ok=True)
-        written = [out / "report.json", out / "report.md"]
-        written[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        written[1].write_text(self.markdown())
+        """report.json, report.md and (``plot``) report.png in ``out``, each written
+        atomically."""
+        from train.files import atomic_write_text
+
+        written = [
+            atomic_write_text(out / "report.json", json.dumps(self.to_dict(), indent=2) + "\n"),
+            atomic_write_text(out / "report.md", self.markdown()),
+        ]
         if plot:
             written.append(self.plot(out / "report.png"))
         return written
@@ -238,7 +242,9 @@ class Report:
             fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom")
             bottom = (0.3 + 0.16 * len(legend)) / fig.get_figheight()
         fig.tight_layout(rect=(0, bottom, 1, 1))
-        fig.savefig(path, dpi=110)
+        from train.files import atomic_write
+
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
         plt.close(fig)
         return path
 
