@@ -19,7 +19,11 @@ NAME``, one of the shipped bots' configurations (e.g. ``pagat_teams``), with
 ``--rules`` on top.
 
 Output: a table in the terminal, and ``report.json``, ``report.md`` and
-``report.png`` (ratings and pairwise point differentials) in ``--out``.
+``report.png`` (ratings and pairwise point differentials) in ``--out``; with
+``--records``, also ``records.jsonl``: every game with the agent in each seat, its
+result and the record of each hand it played, which
+``matador_env.engine.parse_hand_record(text).replay()`` plays again move for move
+(see :func:`evaluate.arena.write_records`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,15 @@ from matador_env.configs import (
 )
 from matador_env.engine import PRESETS, Rules, RulesError
 
-from .arena import AgentRulesError, Pairing, RunPlan, check_agent, run, seat_patterns
+from .arena import (
+    AgentRulesError,
+    Pairing,
+    RunPlan,
+    check_agent,
+    run,
+    seat_patterns,
+    write_records,
+)
 from .report import summarize
 
 __all__ = ["Args", "main", "parse_args"]
@@ -78,6 +90,8 @@ class Args:
     """Worker processes (default: every core)."""
     out: Path
     """Directory for report.json, report.md and report.png."""
+    records: bool
+    """Also write records.jsonl: every game's hand records."""
     plot: bool
     progress: bool
 
@@ -125,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )
     p.add_argument("--out", type=Path, default=Path("reports/arena"), help="report directory")
+    p.add_argument(
+        "--records",
+        action="store_true",
+        help="also write records.jsonl in --out: each game's seats, result and hand records",
+    )
     p.add_argument("--no-plot", dest="plot", action="store_false", help="skip report.png")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return p
@@ -206,7 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     matches = args.hands // 20 if args.matches is None else args.matches
     match_sets = -(-matches // patterns)
     agents = [*([args.vs] if args.vs else []), *args.agents]
-    plan = RunPlan(rules, pairings, deals, match_sets, args.seed, field=args.field)
+    plan = RunPlan(
+        rules,
+        pairings,
+        deals,
+        match_sets,
+        args.seed,
+        field=args.field,
+        keep_records=args.records,
+    )
     command = "python -m evaluate " + shlex.join(argv if argv is not None else sys.argv[1:])
     rules_text = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
     table = (
@@ -252,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.table())
     written = report.write(args.out, plot=args.plot)
+    if args.records:
+        written.append(
+            write_records(args.out / "records.jsonl", rules, pairings, results, args.field)
+        )
     print()
     print(f"{len(results)} games in {elapsed:.0f} s; wrote {', '.join(str(w) for w in written)}")
     return 0

@@ -40,6 +40,11 @@ Agents that play only some rules (an exported policy, a trained bot level: their
 ``rules``) are checked against the run's rules before any worker starts
 (:func:`check_agents`).
 
+Records: with ``keep_records`` (``python -m evaluate --records``) each game keeps
+the record of every hand it played (:func:`matador_env.engine.hand_record`: the rules,
+the deal and every move, as text that :func:`matador_env.engine.parse_hand_record`
+reads back and replays), and :func:`write_records` writes them to ``records.jsonl``.
+
 Reproducibility: deal, match and agent seeds all derive from one printed master
 seed by SHA-256 (:func:`derive`), and agent budgets are counts, not seconds, so
 a run gives the same numbers on any machine and with any number of workers.
@@ -48,15 +53,17 @@ a run gives the same numbers on any machine and with any number of workers.
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from matador_env.engine import HandState, MatchState, Rules
+from matador_env.engine import HandState, MatchState, Rules, hand_record
 
 from .stats import Estimate, paired
 
@@ -80,6 +87,7 @@ __all__ = [
     "play_match",
     "run",
     "Work",
+    "write_records",
 ]
 
 _MAX_MATCH_HANDS = 10_000
@@ -144,6 +152,9 @@ class GameResult:
     """Calls of ``act`` with more than one legal move."""
     dealt: tuple[str, ...] = ()
     """With ``keep_deals``: every seat's dealt hand as text, seat by seat."""
+    records: tuple[str, ...] = ()
+    """With ``keep_records``: the record of each hand played (a match: every hand,
+    redeals included, in order), as :func:`matador_env.engine.hand_record` writes it."""
 
 
 def _side_slots(rules: Rules, pattern: Sequence[int]) -> list[set[int]]:
@@ -197,13 +208,17 @@ def play_match(
     agents: Sequence,  # type: ignore[type-arg]
     pattern: Sequence[int],
     rng_seed: int,
+    records: list[str] | None = None,
 ) -> tuple[MatchState, _Clock]:
-    """Play a match from ``MatchState.new(rules, seed)`` to its end."""
+    """Play a match from ``MatchState.new(rules, seed)`` to its end; each finished
+    hand's record is appended to ``records`` when it is given."""
     match = MatchState.new(rules, seed)
     rngs = [random.Random(derive(rng_seed, seat)) for seat in range(rules.players)]
     clock = _Clock()
     while not match.is_over:
         if match.hand_over:
+            if records is not None:
+                records.append(hand_record(match.hand))
             if match.deals >= _MAX_MATCH_HANDS:
                 raise RuntimeError(f"match {seed} did not end within {_MAX_MATCH_HANDS} hands")
             match = match.next_hand()
@@ -212,6 +227,8 @@ def play_match(
         slot = pattern[seat]
         move = _act(agents[slot], match.view(seat), rngs[seat], slot, clock)
         match = match.apply(move)
+    if records is not None:
+        records.append(hand_record(match.hand))
     return match, clock
 
 
@@ -239,6 +256,7 @@ def hand_result(
     clock: _Clock,
     keep: bool,
     field: bool = False,
+    keep_records: bool = False,
 ) -> GameResult:
     pattern = seat_patterns(rules, field)[p]
     out = state.outcome
@@ -268,6 +286,7 @@ def hand_result(
         (clock.moves[0], clock.moves[1]),
         (clock.choices[0], clock.choices[1]),
         dealt,
+        (hand_record(state),) if keep_records else (),
     )
 
 
@@ -279,6 +298,7 @@ def match_result(
     match: MatchState,
     clock: _Clock,
     field: bool = False,
+    records: Sequence[str] = (),
 ) -> GameResult:
     pattern = seat_patterns(rules, field)[p]
     sides = _side_slots(rules, pattern)
@@ -303,6 +323,7 @@ def match_result(
         (clock.seconds[0], clock.seconds[1]),
         (clock.moves[0], clock.moves[1]),
         (clock.choices[0], clock.choices[1]),
+        records=tuple(records),
     )
 
 
@@ -328,6 +349,8 @@ class Work:
     keep_deals: bool = False
     field: bool = False
     """Only the patterns with A alone against a field of B's (:func:`seat_patterns`)."""
+    keep_records: bool = False
+    """Keep every hand's record (:attr:`GameResult.records`)."""
 
 
 def _by_deal(results: Iterable[GameResult]) -> dict[int, list[GameResult]]:
@@ -437,14 +460,25 @@ def run_work(work: Work) -> list[GameResult]:
                 )
                 out.append(
                     hand_result(
-                        rules, work.pairing, k, p, state, clock, work.keep_deals, work.field
+                        rules,
+                        work.pairing,
+                        k,
+                        p,
+                        state,
+                        clock,
+                        work.keep_deals,
+                        work.field,
+                        work.keep_records,
                     )
                 )
             else:
+                records: list[str] | None = [] if work.keep_records else None
                 match, clock = play_match(
-                    rules, match_seed(work.seed, k), agents, pattern, rng_seed
+                    rules, match_seed(work.seed, k), agents, pattern, rng_seed, records
                 )
-                out.append(match_result(rules, work.pairing, k, p, match, clock, work.field))
+                out.append(
+                    match_result(rules, work.pairing, k, p, match, clock, work.field, records or ())
+                )
     return out
 
 
@@ -461,6 +495,8 @@ class RunPlan:
     keep_deals: bool = False
     field: bool = False
     """Only the patterns with A alone against a field of B's (:func:`seat_patterns`)."""
+    keep_records: bool = False
+    """Keep every hand's record (:attr:`GameResult.records`)."""
     units: list[Work] = dataclass_field(default_factory=list)
 
     def build(self) -> list[Work]:
@@ -484,6 +520,7 @@ class RunPlan:
                             deals,
                             self.keep_deals,
                             self.field,
+                            self.keep_records,
                         )
                     )
         # Matches are the longest units: start them first so that the last units are short.
@@ -525,3 +562,39 @@ def _results(units: list[Work], workers: int) -> Iterator[list[GameResult]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(processes=min(workers, len(units))) as pool:
         yield from pool.imap_unordered(run_work, units)
+
+
+def write_records(
+    path: Path,
+    rules: Rules,
+    pairings: Sequence[Pairing],
+    results: Iterable[GameResult],
+    field: bool = False,
+) -> Path:
+    """``records.jsonl`` at ``path``, atomically: one JSON object per game, in the
+    order of ``results``: ``pairing``, ``a`` and ``b`` (the pairing's specs), ``kind``
+    (``"hand"`` or ``"match"``), ``deal``, ``pattern``, ``seats`` (the spec playing
+    each seat), ``score`` and ``diff`` (A's, as in the report), and ``records`` (the
+    text of each hand played, for :func:`matador_env.engine.parse_hand_record`);
+    ``field`` as the run's."""
+    from train.files import atomic_write_text
+
+    lines = []
+    for r in results:
+        pairing = pairings[r.pairing]
+        specs = (pairing.a, pairing.b)
+        pattern = seat_patterns(rules, field)[r.pattern]
+        game = {
+            "pairing": r.pairing,
+            "a": pairing.a,
+            "b": pairing.b,
+            "kind": r.kind,
+            "deal": r.deal,
+            "pattern": r.pattern,
+            "seats": [specs[slot] for slot in pattern],
+            "score": r.score,
+            "diff": r.diff,
+            "records": list(r.records),
+        }
+        lines.append(json.dumps(game) + "\n")
+    return atomic_write_text(path, "".join(lines))

@@ -415,6 +415,44 @@ def test_cli_field_plays_the_candidate_alone(tmp_path: Path, capsys) -> None:  #
     assert parse_args(argv)[0].field is False
 
 
+def test_cli_records_replay_every_game_to_its_result(tmp_path: Path) -> None:
+    """--records writes each game's seats and hand records; every record replays move
+    for move, and the hands' points give back the game's score and diff."""
+    from evaluate.__main__ import main
+    from matador_env.engine import parse_hand_record
+
+    argv = ["--agents", "random", "--vs", "greedy", "--rules", "players=3", "--hands", "6"]
+    argv += ["--matches", "3", "--field", "--seed", "5", "--workers", "1"]
+    argv += ["--no-plot", "--no-progress", "--out"]
+    assert main([*argv, str(tmp_path / "none")]) == 0
+    assert not (tmp_path / "none" / "records.jsonl").exists()
+    assert main([*argv, str(tmp_path), "--records"]) == 0
+    games = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    rules = Rules.preset("standard", players=3)
+    patterns = seat_patterns(rules, field=True)
+    assert [(g["kind"], g["deal"], g["pattern"]) for g in games] == [
+        *[("hand", k, p) for k in range(2) for p in range(3)],
+        *[("match", 0, p) for p in range(3)],
+    ]
+    for g in games:
+        assert (g["a"], g["b"]) == ("greedy", "random")
+        pattern = patterns[g["pattern"]]
+        assert g["seats"] == [("greedy", "random")[slot] for slot in pattern]
+        points = [0] * rules.sides
+        for text in g["records"]:
+            record = parse_hand_record(text)
+            assert record.rules == rules
+            outcome = record.replay().outcome
+            assert outcome is not None
+            points = [t + p for t, p in zip(points, outcome.side_points(rules.sides), strict=True)]
+        if g["kind"] == "hand":
+            assert len(g["records"]) == 1
+            assert parse_hand_record(g["records"][0]).seed == deal_seed(5, g["deal"])
+        else:
+            assert len(g["records"]) >= 1 and max(points) >= rules.target_score
+        assert field_figures(rules, pattern, points) == pytest.approx((g["score"], g["diff"]))
+
+
 SHIPPED_BOT = "policy:matador_env/bots/standard"
 
 
