@@ -21,14 +21,19 @@ package beyond the environments' own.
 
 from __future__ import annotations
 
+import os
+import struct
+import tempfile
+import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from .engine import HandState
 from .layout import HalfTile, layout_geometry, layout_tree
 
-__all__ = ["FRAME_SHAPE", "draw_domino", "draw_frame", "draw_text", "text_width"]
+__all__ = ["FRAME_SHAPE", "draw_domino", "draw_frame", "draw_text", "text_width", "write_png"]
 
 FRAME_SHAPE = (540, 960, 3)
 """Height, width and channels of every frame."""
@@ -238,11 +243,13 @@ def draw_frame(
     seat: int | None = None,
     totals: Sequence[int] | None = None,
     target: int | None = None,
+    reveal: bool = False,
 ) -> np.ndarray:
     """The table of ``hand`` as a ``FRAME_SHAPE`` RGB array (see the module docstring).
 
     ``seat``'s tiles are drawn face up (None: the seat to move's), the others' face
-    down until the hand is over; ``totals`` (per side) and ``target`` are a match's.
+    down until the hand is over, or every seat's with ``reveal``; ``totals`` (per
+    side) and ``target`` are a match's.
     """
     rules = hand.rules
     if seat is not None and not 0 <= seat < rules.players:
@@ -280,7 +287,7 @@ def draw_frame(
         count = hand.hand_sizes[s]
         draw_text(canvas, 14, cy - 7, name, GOLD if moving else TEXT, scale=2)
         draw_text(canvas, 80, cy - 3.5, f"{count} tile{'s' if count != 1 else ''}", TEXT)
-        face_up = over or s == shown
+        face_up = over or reveal or s == shown
         tiles = list(hand.hand(s)) if face_up else [None] * count
         left, width = 150.0, FRAME_SHAPE[1] - 160
         size = min(unit, width / max(1, 2 * len(tiles) + 0.2 * (len(tiles) - 1)))
@@ -330,3 +337,43 @@ def _draw_layout(canvas: np.ndarray, hand: HandState, top: int, bottom: int) -> 
         label = spot.end["text"]
         scale = 2 if text_width(label, 2) <= 0.9 * unit else 1
         draw_text(canvas, cx, cy, label, WHITE, scale, centred=True)
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+def write_png(path: str | Path, picture: np.ndarray) -> Path:
+    """``picture`` (height x width x 3, ``uint8``) as a PNG file at ``path``, written
+    atomically (a temporary file renamed into place); the folder is made if needed."""
+    if picture.dtype != np.uint8 or picture.ndim != 3 or picture.shape[2] != 3:
+        raise ValueError(
+            f"a picture is height x width x 3 of uint8, got {picture.shape} of {picture.dtype}"
+        )
+    height, width = picture.shape[:2]
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    # Each row opens with its filter type, 0 (none).
+    rows = np.concatenate([np.zeros((height, 1), np.uint8), picture.reshape(height, -1)], axis=1)
+    png = b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),
+            chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)),
+            chunk(b"IEND", b""),
+        ]
+    )
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(png)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target

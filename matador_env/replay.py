@@ -1,0 +1,190 @@
+"""Replay recorded hands in the terminal: ``python -m matador_env.replay FILE``.
+
+::
+
+    python -m evaluate --agents expert --vs search --hands 20 --records --out reports/r
+    python -m matador_env.replay reports/r/records.jsonl --game 3
+    python -m matador_env.replay hand.txt --step --png frames/
+
+``FILE`` is either text holding one or more hand records
+(:func:`matador_env.engine.hand_record`'s format, each opened by its
+``# Matador hand record v1`` line and closed by its ``moves:`` line; text around
+them, such as the drawn tables of ``tests/golden``, is skipped), or the
+``records.jsonl`` that ``python -m evaluate --records`` writes, one game per line:
+``--game N`` picks game N (from 0, default 0), and a match replays hand by hand.
+
+Every move is told in a sentence with the open ends as they were, followed by the
+table after it: the layout (drawn as in terminal play), every seat's tiles (a
+record holds them all, so every hand is open), the boneyard, and at the end the
+result. ``--step`` waits for Enter after each move (``q`` leaves); ``--png DIR``
+also writes each position as a picture (:mod:`matador_env.picture`, every hand
+face up) to ``DIR/hand<i>_<k>.png``, ``k`` counting the moves made.
+
+Exit codes: 0 when every hand was replayed (or ``q``), 2 for a file that cannot be
+read or replayed (the message names the file, the hand and what is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from .engine import HandState, MoveParseError, RulesError, parse_hand_record
+from .engine.render import RECORD_HEADER, HandRecord
+from .engine.state import IllegalMoveError
+from .picture import draw_frame, write_png
+from .play import draw_layout, narrate
+
+__all__ = ["ReplayError", "main", "read_records", "table_text"]
+
+PROG = "python -m matador_env.replay"
+
+
+class ReplayError(ValueError):
+    """A file that holds no replayable hand; the message says what is wrong."""
+
+
+def read_records(path: Path, game: int = 0) -> tuple[str, list[HandRecord]]:
+    """A heading for what is replayed, and its hand records: every record of a text
+    file, or game ``game``'s of a ``.jsonl`` of ``python -m evaluate --records``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReplayError(f"{path}: cannot read it ({exc})") from None
+    heading = str(path)
+    if path.suffix == ".jsonl":
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not 0 <= game < len(lines):
+            raise ReplayError(f"{path}: --game {game} is not a game of it (0 to {len(lines) - 1})")
+        try:
+            data = json.loads(lines[game])
+            texts = list(data["records"])
+            seats = ", ".join(f"P{s} {spec}" for s, spec in enumerate(data["seats"]))
+            heading = (
+                f"{path}, game {game} of {len(lines)}: {data['kind']} {data['deal']}, "
+                f"seat pattern {data['pattern']} ({seats}); A={data['a']} scored "
+                f"{data['diff']:+g} against B={data['b']}"
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ReplayError(
+                f"{path}: line {game + 1} is not a game of `python -m evaluate --records` ({exc})"
+            ) from None
+        if not all(isinstance(t, str) for t in texts):
+            raise ReplayError(f"{path}: line {game + 1} has records that are not text")
+    else:
+        texts = _record_texts(text.splitlines())
+    if not texts:
+        raise ReplayError(f"{path}: no hand record in it (each opens with {RECORD_HEADER!r})")
+    records = []
+    for i, record_text in enumerate(texts, 1):
+        try:
+            records.append(parse_hand_record(record_text))
+        except (MoveParseError, RulesError) as exc:
+            raise ReplayError(f"{path}: hand {i}: {exc}") from None
+    return heading, records
+
+
+def _record_texts(lines: list[str]) -> list[str]:
+    """Each record's lines, from its header to its ``moves:`` line (the format's last;
+    what follows up to the next header, such as a drawn table, is not the record's)."""
+    starts = [i for i, line in enumerate(lines) if line.strip() == RECORD_HEADER]
+    texts: list[str] = []
+    for a, b in zip(starts, [*starts[1:], len(lines)][: len(starts)], strict=True):
+        chunk = lines[a:b]
+        last = next((k for k, line in enumerate(chunk) if line.startswith("moves:")), len(chunk))
+        texts.append("\n".join(chunk[: last + 1]))
+    return texts
+
+
+def table_text(state: HandState) -> str:
+    """The layout, every seat's tiles (an arrow at the seat to move), the boneyard and
+    the result once there is one."""
+    lines = [draw_layout(state)]
+    for seat, hand in enumerate(state.hands):
+        arrow = "->" if seat == state.to_move and not state.is_over else "  "
+        lines.append(f"{arrow} P{seat}: {' '.join(str(t) for t in hand) or '-'}")
+    lines.append(f"   boneyard: {state.boneyard_size}")
+    if state.outcome is not None:
+        lines.append(f"   result: {state.outcome}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Replay recorded Matador hands move by move: a file of hand records, "
+        "or a game of the records.jsonl of `python -m evaluate --records`.",
+    )
+    p.add_argument("file", type=Path, help="hand records (text) or records.jsonl")
+    p.add_argument("--game", type=int, default=0, help="the game of a records.jsonl (from 0)")
+    p.add_argument("--step", action="store_true", help="wait for Enter after each move")
+    p.add_argument("--png", type=Path, metavar="DIR", help="also write each position as a PNG")
+    return p
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Replay; returns the exit code (streams default to the process's)."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    source = stdin or sys.stdin
+    args = build_parser().parse_args(argv)
+    try:
+        heading, records = read_records(args.file, args.game)
+    except ReplayError as exc:
+        err.write(f"{PROG}: error: {exc}\n")
+        return 2
+    if args.png is not None and args.png.exists() and not args.png.is_dir():
+        err.write(f"{PROG}: error: --png {args.png} exists and is not a directory\n")
+        return 2
+    out.write(f"{heading}\n")
+    for i, record in enumerate(records, 1):
+        rules = record.rules
+        changes = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
+        out.write(
+            f"\nhand {i} of {len(records)}: seed {record.seed}, P{record.leader} leads; "
+            f"rules {changes}\n"
+        )
+        state = record.start()
+        out.write(table_text(state) + "\n")
+        if args.png is not None:
+            write_png(args.png / f"hand{i}_{0:03d}.png", draw_frame(state, reveal=True))
+        for k, move in enumerate(record.moves, 1):
+            seat, ends = state.to_move, state.ends
+            try:
+                state = state.apply(move)
+            except IllegalMoveError as exc:
+                err.write(f"{PROG}: error: {args.file}: hand {i}, move {k}: {exc}\n")
+                return 2
+            out.write(f"\n{k}. {narrate(f'P{seat}', move, ends, rules)}\n")
+            out.write(table_text(state) + "\n")
+            if args.png is not None:
+                write_png(args.png / f"hand{i}_{k:03d}.png", draw_frame(state, reveal=True))
+            if args.step and not state.is_over:
+                out.write("[Enter: next move, q: quit] ")
+                out.flush()
+                line = source.readline()
+                if not line or line.strip().lower() in ("q", "quit"):
+                    out.write("\n")
+                    return 0
+        if state.outcome is None:
+            out.write(f"(the record stops after {len(record.moves)} moves, before the end)\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit, never read
+        raise SystemExit(0) from None

@@ -1,0 +1,145 @@
+"""python -m matador_env.replay: hand records and arena games replayed move by move,
+their positions as PNG pictures, and clear errors for files that cannot be replayed."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from matador_env.engine import HandState, Rules, hand_record, parse_hand_record
+from matador_env.picture import FRAME_SHAPE, draw_frame, write_png
+from matador_env.replay import main, read_records
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = sorted((ROOT / "tests" / "golden").glob("hand_*.txt"))
+
+
+def replay(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdin=io.StringIO(stdin), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def read_png(path: Path) -> np.ndarray:
+    """The pixels of an 8-bit RGB PNG without interlacing or row filters, as
+    :func:`write_png` writes it."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert crc == zlib.crc32(kind + body)
+        chunks[kind] = body
+        pos += 12 + length
+    width, height, depth, colour, *_ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, colour) == (8, 2) and b"IEND" in chunks
+    rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(height, -1)
+    assert not rows[:, 0].any()  # filter type 0 on every row
+    return rows[:, 1:].reshape(height, width, 3)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_every_golden_hand_replays_to_its_result(path: Path) -> None:
+    _, records = read_records(path)
+    assert len(records) == 3  # three seeds a file
+    code, out, err = replay(str(path))
+    assert code == 0, err
+    for i, record in enumerate(records, 1):
+        assert f"hand {i} of 3: seed {record.seed}, P{record.leader} leads" in out
+        final = record.replay()
+        assert final.outcome is not None
+        hand = out.split(f"hand {i} of 3")[1].split(f"hand {i + 1} of 3")[0]
+        assert f"\n{len(record.moves)}. " in hand and f"\n{len(record.moves) + 1}. " not in hand
+        assert hand.rstrip().endswith(f"result: {final.outcome}")
+
+
+def test_a_game_of_the_arenas_records_replays_hand_by_hand(tmp_path: Path) -> None:
+    from evaluate.__main__ import main as arena
+
+    argv = ["--agents", "random", "--vs", "greedy", "--hands", "4", "--matches", "2"]
+    argv += ["--seed", "3", "--workers", "1", "--no-plot", "--no-progress", "--records"]
+    assert arena([*argv, "--out", str(tmp_path)]) == 0
+    path = tmp_path / "records.jsonl"
+    games = [json.loads(line) for line in path.read_text().splitlines()]
+    match = next(k for k, g in enumerate(games) if g["kind"] == "match")
+    code, out, err = replay(str(path), "--game", str(match))
+    assert code == 0, err
+    hands = len(games[match]["records"])
+    assert f"game {match} of {len(games)}: match 0" in out
+    assert "P0 greedy" in out or "P0 random" in out
+    assert out.count("result: ") >= hands and f"hand {hands} of {hands}" in out
+    code, _, err = replay(str(path), "--game", str(len(games)))
+    assert code == 2 and f"--game {len(games)} is not a game of it (0 to {len(games) - 1})" in err
+
+
+def test_png_frames_hold_every_position_with_every_hand_open(tmp_path: Path) -> None:
+    state = HandState.deal(Rules.preset("leiden", players=3), 8)
+    for _ in range(9):
+        state = state.apply(state.legal_moves()[-1])
+    record = tmp_path / "hand.txt"
+    record.write_text(hand_record(state))
+    code, out, err = replay(str(record), "--png", str(tmp_path / "frames"))
+    assert code == 0, err
+    assert "the record stops after 9 moves, before the end" in out
+    frames = sorted((tmp_path / "frames").glob("*.png"))
+    assert [f.name for f in frames] == [f"hand1_{k:03d}.png" for k in range(10)]
+    assert np.array_equal(read_png(frames[-1]), draw_frame(state, reveal=True))
+    first = parse_hand_record(record.read_text()).start()
+    assert np.array_equal(read_png(frames[0]), draw_frame(first, reveal=True))
+
+
+def test_step_waits_for_enter_and_q_leaves(tmp_path: Path) -> None:
+    code, out, _ = replay(str(GOLDEN[0]), "--step", stdin="\n\nq\n")
+    assert code == 0
+    assert out.count("[Enter: next move, q: quit]") == 3 and "\n4. " not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("nothing here\n", "no hand record in it"),
+        ("# Matador hand record v1\nseed: 1\n", "hand 1: hand record: missing rules"),
+    ],
+)
+def test_files_that_are_not_records_are_refused(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    code, out, err = replay(str(path))
+    assert (code, out) == (2, "") and says in err
+
+
+def test_an_illegal_move_names_its_hand_and_move(tmp_path: Path) -> None:
+    text = GOLDEN[0].read_text()
+    record = text[text.index("# Matador hand record v1") :]
+    moves = next(line for line in record.splitlines() if line.startswith("moves:"))
+    bad = moves.replace("moves: ", "moves: pass ", 1)  # nobody may pass before the lead
+    path = tmp_path / "bad.txt"
+    path.write_text(record.replace(moves, bad, 1))
+    code, _, err = replay(str(path))
+    assert code == 2 and "hand 1, move 1: illegal move 'pass'" in err
+    code, _, err = replay(str(tmp_path / "missing.txt"))
+    assert code == 2 and "missing.txt: cannot read it" in err
+    path.write_text('{"records": 3}\n')
+    jsonl = path.rename(tmp_path / "bad.jsonl")
+    code, _, err = replay(str(jsonl))
+    assert code == 2 and "line 1 is not a game of `python -m evaluate --records`" in err
+
+
+def test_write_png_round_trips_and_refuses_what_is_not_a_picture(tmp_path: Path) -> None:
+    picture = np.random.default_rng(1).integers(0, 256, (7, 5, 3), dtype=np.uint8)
+    path = write_png(tmp_path / "sub" / "p.png", picture)
+    assert np.array_equal(read_png(path), picture)
+    assert [p.name for p in path.parent.iterdir()] == ["p.png"]  # no temporary left
+    with pytest.raises(ValueError, match="height x width x 3 of uint8"):
+        write_png(tmp_path / "q.png", np.zeros((4, 4), np.uint8))
+    assert read_png(write_png(tmp_path / "f.png", np.zeros(FRAME_SHAPE, np.uint8))).shape == (
+        FRAME_SHAPE
+    )
