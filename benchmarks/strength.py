@@ -734,7 +734,7 @@ def _combine(paths: list[Path], out: Path | None) -> int:
     ]
     print("\n".join(_text_table(rows) + [""] + legend + notes))
     if out is not None:
-        from train.files import atomic_write_text
+        from matador_env.files import atomic_write_text
 
         out.mkdir(parents=True, exist_ok=True)
         files = ", ".join(f"`{p}`" for p in paths)
@@ -841,7 +841,7 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     print()
     print(f"total {time.perf_counter() - total:.0f} s")
     if args.out is not None:
-        from train.files import atomic_write_json, atomic_write_text
+        from matador_env.files import atomic_write_json, atomic_write_text
 
         args.out.mkdir(parents=True, exist_ok=True)
         data = {

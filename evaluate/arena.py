@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from matador_env.engine import HandState, MatchState, Rules, hand_record
+from matador_env.files import atomic_write_text
 
 from .stats import Estimate, paired
 
@@ -577,8 +578,6 @@ def write_records(
     each seat), ``score`` and ``diff`` (A's, as in the report), and ``records`` (the
     text of each hand played, for :func:`matador_env.engine.parse_hand_record`);
     ``field`` as the run's."""
-    from train.files import atomic_write_text
-
     lines = []
     for r in results:
         pairing = pairings[r.pairing]

@@ -34,6 +34,7 @@ from typing import Any
 
 from agents import make_agent
 from matador_env.engine import HandState, Rules
+from matador_env.files import atomic_write
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
@@ -226,8 +227,6 @@ def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Pa
         fontsize=10,
     )
     fig.tight_layout()
-    from train.files import atomic_write
-
     atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
     plt.close(fig)
     return path

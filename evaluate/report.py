@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matador_env.files import atomic_write, atomic_write_text
+
 from .arena import GameResult, Pairing, duplicate_figures
 from .stats import Estimate, bradley_terry
 
@@ -171,8 +173,6 @@ class Report:
     def write(self, out: Path, plot: bool = True) -> list[Path]:
         """report.json, report.md and (``plot``) report.png in ``out``, each written
         atomically."""
-        from train.files import atomic_write_text
-
         written = [
             atomic_write_text(out / "report.json", json.dumps(self.to_dict(), indent=2) + "\n"),
             atomic_write_text(out / "report.md", self.markdown()),
@@ -242,8 +242,6 @@ class Report:
             fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom")
             bottom = (0.3 + 0.16 * len(legend)) / fig.get_figheight()
         fig.tight_layout(rect=(0, bottom, 1, 1))
-        from train.files import atomic_write
-
         atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
         plt.close(fig)
         return path

@@ -21,9 +21,7 @@ package beyond the environments' own.
 
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .engine import HandState
+from .files import atomic_write
 from .layout import HalfTile, layout_geometry, layout_tree
 
 __all__ = ["FRAME_SHAPE", "draw_domino", "draw_frame", "draw_text", "text_width", "write_png"]
@@ -344,7 +343,7 @@ def _draw_layout(canvas: np.ndarray, hand: HandState, top: int, bottom: int) -> 
 
 def write_png(path: str | Path, picture: np.ndarray) -> Path:
     """``picture`` (height x width x 3, ``uint8``) as a PNG file at ``path``, written
-    atomically (a temporary file renamed into place); the folder is made if needed."""
+    atomically (:func:`matador_env.files.atomic_write`)."""
     if picture.dtype != np.uint8 or picture.ndim != 3 or picture.shape[2] != 3:
         raise ValueError(
             f"a picture is height x width x 3 of uint8, got {picture.shape} of {picture.dtype}"
@@ -365,15 +364,4 @@ def write_png(path: str | Path, picture: np.ndarray) -> Path:
             chunk(b"IEND", b""),
         ]
     )
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(png)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    return atomic_write(path, lambda tmp: tmp.write_bytes(png))

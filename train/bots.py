@@ -34,9 +34,10 @@ import time
 from pathlib import Path
 
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
+from matador_env.files import atomic_write_text
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
 
-from .files import atomic_write_text, replace_dir
+from .files import replace_dir
 
 __all__ = ["install", "main", "train_command"]
 

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from matador_env.engine import Rules, RulesError
+from matador_env.files import atomic_write, atomic_write_json
 
-from .files import RunFolderError, atomic_write, atomic_write_json
+from .files import RunFolderError
 
 FORMAT = 1
 """Version of the checkpoint layout above (``state.json``'s ``"format"``)."""

@@ -49,8 +49,7 @@ from agents.search import SearchAgent
 from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, seat_patterns
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
-
-from .files import atomic_write_json
+from matador_env.files import atomic_write_json
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 

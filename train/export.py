@@ -16,9 +16,8 @@ import torch
 
 from matador_env.encoding import ENCODING_VERSION, encoding_for
 from matador_env.engine import Rules
+from matador_env.files import atomic_write, atomic_write_json
 from matador_env.policy import POLICY_FILE, PolicyInfo
-
-from .files import atomic_write, atomic_write_json
 
 
 class _ActorLogits(torch.nn.Module):

@@ -1,46 +1,12 @@
-"""Atomic file writes: a crash or interrupt never leaves a half-written file behind."""
+"""Run folders: swapping a folder in whole, and the lock a trainer holds on its run
+folder (atomic file writes are :mod:`matador_env.files`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    # mkstemp makes the file private (0600); give it the mode a plain open() would.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    def write(tmp: Path) -> None:
-        tmp.write_text(text)
-
-    return atomic_write(path, write)
-
-
-def atomic_write_json(path: str | Path, data: Any) -> Path:
-    return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def replace_dir(dst: Path, fill: Callable[[Path], object]) -> Path:

@@ -26,12 +26,12 @@ from stable_baselines3.common.vec_env import (
 
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
 from matador_env.engine import Rules
+from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
 
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointError
 from .export import export_policy
-from .files import atomic_write, atomic_write_json, atomic_write_text
 from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
 from .selfplay import BatchOpponentPool, OpponentPool, SelfPlayEnv, snapshot_dirs
 

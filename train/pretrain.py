@@ -52,8 +52,9 @@ import numpy as np
 import torch
 
 from matador_env.engine import Rules
+from matador_env.files import atomic_write
 
-from .files import RunFolderError, atomic_write
+from .files import RunFolderError
 
 CHUNK = 10_000
 """Decisions per collection chunk (one file, one seed, one unit of the progress bar)."""

@@ -36,11 +36,11 @@ from typing import Any
 import torch
 
 from matador_env.engine import Rules
+from matador_env.files import atomic_write_json, atomic_write_text
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import ArgsError, layer_sizes, parse, rules_from_flags
 from .export import export_network
-from .files import atomic_write_json, atomic_write_text
 
 
 @dataclass

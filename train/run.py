@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from matador_env.engine import Rules
+from matador_env.files import atomic_write_json
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import ArgsError, flag_name, given_fields, layer_sizes, parse, rules_from_flags
-from .files import FolderBusyError, FolderLock, RunFolderError, atomic_write_json, replace_dir
+from .files import FolderBusyError, FolderLock, RunFolderError, replace_dir
 
 
 @dataclass
