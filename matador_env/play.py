@@ -17,8 +17,9 @@ rules unchanged), ``--players`` and ``--teams`` (four players as two
 partnerships), ``--config`` (a configuration by name, e.g. ``standard_4p`` or
 ``pagat_teams``, instead of ``--preset``, ``--players`` and ``--teams``), ``--match``
 (hands until the match target), ``--target`` (the match target, ``target_score``),
-``--seat`` (your seat, default 0) and ``--seed`` (the same seed replays the same
-deals and bot moves; without it one is picked and printed).
+``--seat`` (your seat, default 0), ``--seed`` (the same seed replays the same
+deals and bot moves; without it one is picked and printed) and ``--record FILE``
+(each hand's record, written as the hand ends, for ``python -m matador_env.replay``).
 
 Each time you have a choice the table is drawn: what the others did since your
 last turn (each move told with the ends as they were when it was made), the
@@ -50,6 +51,7 @@ import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from .bot import LEVELS, Bot, BotError, levels_for, load_bot
@@ -67,8 +69,10 @@ from .engine import (
     RulesError,
     Termination,
     derive_seed,
+    hand_record,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER
+from .files import atomic_write_text
 
 __all__ = [
     "Choice",
@@ -341,6 +345,7 @@ class TerminalGame:
         out: TextIO,
         ask: Callable[[str], str | None],
         label: str,
+        record: Path | None = None,
     ) -> None:
         self.rules = rules
         self.bots = bots
@@ -353,6 +358,22 @@ class TerminalGame:
         self.state = MatchState.new(rules, seed)
         self.hand_no = 1
         self.seen = 0  # history events of the current hand already told to the person
+        self.record = record
+        self.finished: list[str] = []  # the records of the hands played out
+        self.recorded = False  # whether record has been written by this game
+
+    def save_record(self) -> None:
+        """Write the record of every hand played so far to ``record`` (a hand left
+        unfinished stops where it was left), replacing the file atomically."""
+        if self.record is None:
+            return
+        texts = list(self.finished)
+        hand = self.state.hand
+        if hand.outcome is None and hand.moves:
+            texts.append(hand_record(hand))
+        if texts:
+            atomic_write_text(self.record, "\n".join(texts))
+            self.recorded = True
 
     # -- output helpers
 
@@ -617,6 +638,8 @@ class TerminalGame:
             self.play_hand()
             outcome = self.state.hand.outcome
             assert outcome is not None
+            self.finished.append(hand_record(self.state.hand))
+            self.save_record()
             self.show_outcome(outcome)
             if self.match_mode:
                 self.say(self.score_line(self.state.totals))
@@ -725,6 +748,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", type=int, help="the match target (default: the preset's)")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, help="replay the same deals and bot moves")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="write each hand's record to FILE as it ends (and the hand you leave, as "
+        "far as it went), for python -m matador_env.replay",
+    )
     return parser
 
 
@@ -797,6 +827,9 @@ def main(
     if not 0 <= args.seat < rules.players:
         err.write(f"{PROG}: error: --seat must be from 0 to {rules.players - 1}\n")
         return 2
+    if args.record is not None and args.record.is_dir():
+        err.write(f"{PROG}: error: --record {args.record} is a directory; give a file\n")
+        return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
     bots: dict[int, Bot] = {}
     try:
@@ -842,17 +875,20 @@ def main(
         f"Matador: {label}. You are P{args.seat}. Seed {seed} (replay with --seed {seed}).\n"
         "Type ? for help, q to quit.\n"
     )
-    game = TerminalGame(rules, bots, args.seat, seed, args.match, out, ask, label)
+    game = TerminalGame(rules, bots, args.seat, seed, args.match, out, ask, label, args.record)
+    code = 0
     try:
         game.run()
     except Quit as exc:
         out.write(f"{exc} Bye.\n")
     except KeyboardInterrupt:
         out.write("\nInterrupted. Bye.\n")
-        out.flush()
-        return 130
+        code = 130
+    game.save_record()
+    if game.recorded:
+        out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
     out.flush()
-    return 0
+    return code
 
 
 def _isatty(stream: TextIO) -> bool:

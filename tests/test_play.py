@@ -166,6 +166,28 @@ def test_quit_between_hands_of_a_match() -> None:
     assert "match hand 2" not in out
 
 
+def test_record_keeps_every_hand_for_replay(tmp_path: Path) -> None:
+    from matador_env.replay import read_records
+
+    path = tmp_path / "game.txt"
+    args = ["--level", "greedy", "--match", "--seed", "3", "--record", str(path)]
+    code, out, _ = play(args, ["1"] * 300 + ["q"])
+    first = out.split("Press Enter")[0].count("Your move [")
+    # Leave in the second hand after two moves of one's own: two records, the second
+    # stopping where it was left.
+    code, out, _ = play(args, ["1"] * first + ["", "1", "1", "q"])
+    assert code == 0 and f"The game's record is in {path}" in out
+    _, records = read_records(path)
+    assert len(records) == 2
+    done = records[0].replay()
+    assert done.outcome is not None and "match hand 1 over" in out
+    assert records[1].replay().outcome is None and records[1].moves
+    code, out, err = play(["--record", str(tmp_path)], [])
+    assert code == 2 and "is a directory; give a file" in err
+    code, out, _ = play(["--level", "greedy", "--record", str(tmp_path / "none.txt")], ["q"])
+    assert code == 0 and not (tmp_path / "none.txt").exists() and "record is in" not in out
+
+
 @pytest.mark.parametrize(
     "args",
     [
