@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .engine import HandState, MoveParseError, RulesError, parse_hand_record
+from .engine import HandState, parse_hand_record
 from .engine.render import RECORD_HEADER, HandRecord
 from .engine.state import IllegalMoveError
 from .picture import draw_frame, write_png
@@ -83,9 +83,11 @@ def read_records(path: Path, game: int = 0) -> tuple[str, list[HandRecord]]:
     records = []
     for i, record_text in enumerate(texts, 1):
         try:
-            records.append(parse_hand_record(record_text))
-        except (MoveParseError, RulesError) as exc:
+            record = parse_hand_record(record_text)
+            record.start()  # the deal: every tile of the set once, hands of the rules' size
+        except ValueError as exc:  # MoveParseError, RulesError, or a deal that cannot be
             raise ReplayError(f"{path}: hand {i}: {exc}") from None
+        records.append(record)
     return heading, records
 
 

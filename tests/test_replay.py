@@ -116,6 +116,27 @@ def test_files_that_are_not_records_are_refused(tmp_path: Path, text: str, says:
     assert (code, out) == (2, "") and says in err
 
 
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (("hand 0: 2-2", "hand 0: 0-0"), "hand 1: hand of seat 1: 0-0 is dealt twice"),
+        (("hand 0: 2-2", "hand 0: 9-9"), "hand 1: hand of seat 0: Tile(low=9, high=9) is not a"),
+        (("leader: 0", "leader: 7"), "hand 1: hand record: leader 7 is not a seat (0 to 1)"),
+        (("seed: 1", "seed: x"), "hand 1: hand record: seed and leader must be integers"),
+        (("hand 0: 2-2", "hand 0: 2-"), "hand 1: "),
+    ],
+)
+def test_a_deal_that_cannot_be_is_refused_naming_its_hand(
+    tmp_path: Path, change: tuple[str, str], says: str
+) -> None:
+    text = (ROOT / "tests" / "golden" / "hand_standard.txt").read_text()
+    assert change[0] in text
+    path = tmp_path / "bad.txt"
+    path.write_text(text.replace(*change, 1))
+    code, out, err = replay(str(path))
+    assert (code, out) == (2, "") and says in err and "Traceback" not in err
+
+
 def test_an_illegal_move_names_its_hand_and_move(tmp_path: Path) -> None:
     text = GOLDEN[0].read_text()
     record = text[text.index("# Matador hand record v1") :]
