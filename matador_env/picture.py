@@ -21,6 +21,8 @@ package beyond the environments' own.
 
 from __future__ import annotations
 
+import functools
+import math
 import struct
 import zlib
 from collections.abc import Sequence
@@ -186,11 +188,18 @@ def _rect(canvas: np.ndarray, x0: float, y0: float, x1: float, y1: float, color:
 
 
 def _disc(canvas: np.ndarray, cx: float, cy: float, r: float, color: Color) -> None:
-    left, top = int(np.floor(cx - r)), int(np.floor(cy - r))
-    size = int(np.ceil(2 * r)) + 2
-    ys, xs = np.mgrid[top : top + size, left : left + size]
-    mask = (xs + 0.5 - cx) ** 2 + (ys + 0.5 - cy) ** 2 <= r * r
+    left, top = math.floor(cx - r), math.floor(cy - r)
+    # A frame has a few hundred pips of a few sizes and offsets: their masks are kept.
+    mask = _disc_mask(round(r, 2), round(cx - left, 2), round(cy - top, 2))
     _paint(canvas, left, top, mask, color)
+
+
+@functools.lru_cache(maxsize=4096)
+def _disc_mask(r: float, cx: float, cy: float) -> np.ndarray:
+    """The pixels within ``r`` of (cx, cy), a box's top left corner at (0, 0)."""
+    size = math.ceil(2 * r) + 2
+    ys, xs = np.ogrid[:size, :size]
+    return np.asarray((xs + 0.5 - cx) ** 2 + (ys + 0.5 - cy) ** 2 <= r * r)
 
 
 def draw_domino(
@@ -253,13 +262,11 @@ def draw_frame(
     rules = hand.rules
     if seat is not None and not 0 <= seat < rules.players:
         raise ValueError(f"seat {seat} is not a seat of a {rules.players}-player game")
-    canvas = np.empty(FRAME_SHAPE, dtype=np.uint8)
-    canvas[:] = FELT
+    canvas = _background().copy()
     over = hand.outcome is not None
     shown = hand.to_move if seat is None else seat
 
     # The status line.
-    canvas[:_STATUS_HEIGHT] = FELT_DARK
     status = str(hand.outcome) if over else f"P{hand.to_move} to move"
     status += f"   boneyard {hand.boneyard_size}"
     if totals is not None:
@@ -273,7 +280,6 @@ def draw_frame(
 
     # One row per seat.
     top = FRAME_SHAPE[0] - _SEATS_HEIGHT
-    canvas[top:] = FELT_DARK
     row = _SEATS_HEIGHT / rules.players
     unit = min(26.0, row * 0.8)
     for s in range(rules.players):
@@ -299,6 +305,17 @@ def draw_frame(
             draw_domino(
                 canvas, (x + size / 2, cy, tile[0]), (x + 1.5 * size, cy, tile[1]), size, matador
             )
+    return canvas
+
+
+@functools.cache
+def _background() -> np.ndarray:
+    """The empty frame: the felt, with the status line's and the seats' bands."""
+    canvas = np.empty(FRAME_SHAPE, dtype=np.uint8)
+    canvas[:] = FELT
+    canvas[:_STATUS_HEIGHT] = FELT_DARK
+    canvas[FRAME_SHAPE[0] - _SEATS_HEIGHT :] = FELT_DARK
+    canvas.flags.writeable = False
     return canvas
 
 
