@@ -59,7 +59,8 @@ combinations whose matches run far longer. Ignored with `episode="hand"`.
 as a picture: a 540 x 960 x 3 `uint8` array, the same size in every state, so that
 an episode's frames make a video; `matador_env.picture` says what it shows). The
 text and the picture show the tiles of the seat to move (the single-learner
-environment: the learner's), and every hand once it is over. Any other mode raises
+environment: the learner's) and the others' counts; once the hand is over the text
+gives the result, and the picture shows every hand too. Any other mode raises
 `UnsupportedRenderMode`, a `ValueError` that is also a `TypeError`, as an unknown
 keyword would be: tools that ask for a mode and retry without it on `TypeError`
 then get an environment that does not render.

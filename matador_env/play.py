@@ -371,9 +371,15 @@ class TerminalGame:
         hand = self.state.hand
         if hand.outcome is None and hand.moves:
             texts.append(hand_record(hand))
-        if texts:
+        if not texts:
+            return
+        try:
             atomic_write_text(self.record, "\n".join(texts))
-            self.recorded = True
+        except OSError as exc:  # the game goes on without its record
+            self.say(f"Could not write the record to {self.record} ({exc}); recording stops.")
+            self.record = None
+            return
+        self.recorded = True
 
     # -- output helpers
 

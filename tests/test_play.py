@@ -186,6 +186,10 @@ def test_record_keeps_every_hand_for_replay(tmp_path: Path) -> None:
     assert code == 2 and "is a directory; give a file" in err
     code, out, _ = play(["--level", "greedy", "--record", str(tmp_path / "none.txt")], ["q"])
     assert code == 0 and not (tmp_path / "none.txt").exists() and "record is in" not in out
+    # A record that cannot be written does not stop the game.
+    code, out, _ = play([*args[:-1], str(path / "under_a_file.txt")], ["1"] * 300 + ["q"])
+    assert code == 0 and "Could not write the record to" in out and "recording stops" in out
+    assert "match hand 2" in out and "record is in" not in out
 
 
 @pytest.mark.parametrize(
