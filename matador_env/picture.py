@@ -16,7 +16,9 @@ video (Gymnasium's ``RecordVideo``, SB3's ``VecVideoRecorder``). Top to bottom:
   the hand is over, face down for the others; the seat to move is marked in gold.
 
 Drawn with numpy alone (the text with a 5 x 7 bitmap font), so drawing needs no
-package beyond the environments' own.
+package beyond the environments' own; :func:`write_png` saves a picture as a PNG
+file (zlib, from the standard library), as ``python -m matador_env.replay --png``
+does.
 """
 
 from __future__ import annotations
