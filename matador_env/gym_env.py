@@ -215,6 +215,11 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         (see :meth:`matador_env.matador_v0.raw_env.hand_result`)."""
         return self.game.hand_result()
 
+    def hand_records(self) -> list[str]:
+        """The record of each hand of this episode so far (see
+        :meth:`matador_env.matador_v0.raw_env.hand_records`)."""
+        return self.game.hand_records()
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions now (all False once the episode is over)."""
         return self._mask.astype(bool)

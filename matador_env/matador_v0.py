@@ -221,6 +221,7 @@ from .engine import (
     RulesError,
     SeatView,
     Termination,
+    hand_record,
     render_layout,
     set_tiles,
 )
@@ -407,6 +408,8 @@ class Game:
         self.truncated = False
         self.hands = 0
         self.last_result: dict[str, Any] | None = None
+        self.finished_hands: list[HandState] = []
+        """The episode's hands that have ended, in order."""
         self._infos: list[dict[str, int]] = []
         self.start(0)
 
@@ -421,6 +424,7 @@ class Game:
         self.truncated = False
         self.hands = 0
         self.last_result = None
+        self.finished_hands = []
         self._set_infos(None, None)
 
     # -- pickling: the live game, rebuilt around a fresh tracker ---------------------
@@ -435,6 +439,7 @@ class Game:
             "truncated": self.truncated,
             "hands": self.hands,
             "last_result": self.last_result,
+            "finished_hands": tuple(self.finished_hands),
             "infos": self._infos,
         }
 
@@ -446,6 +451,7 @@ class Game:
         self.truncated = snapshot["truncated"]
         self.hands = snapshot["hands"]
         self.last_result = snapshot["last_result"]
+        self.finished_hands = list(snapshot.get("finished_hands", ()))
         self._infos = [dict(i) for i in snapshot["infos"]]
         # The tracker's vectors are views of one buffer, which pickling would split;
         # it is rebuilt from the hand, which holds the whole public history.
@@ -479,6 +485,7 @@ class Game:
         if outcome is None:
             return None
         self.hands += 1
+        self.finished_hands.append(after)
         rewards = hand_rewards(self.rules, outcome, self.reward)
         self.last_result = {
             "termination": outcome.termination,
@@ -536,6 +543,14 @@ class Game:
     def hand_result(self) -> dict[str, Any] | None:
         """The full result of the last hand that ended, or None before one has."""
         return None if self.last_result is None else dict(self.last_result)
+
+    def hand_records(self) -> list[str]:
+        """The record of each hand of the episode so far (:func:`hand_record`), the one
+        under way as far as it went."""
+        hands = list(self.finished_hands)
+        if self.hand.outcome is None and self.hand.moves:
+            hands.append(self.hand)
+        return [hand_record(h) for h in hands]
 
     def mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat``: its legal moves if it is to move, else zeros."""
@@ -722,6 +737,14 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         ``episode="match"`` also ``totals``, and ``match_winners`` once it is won.
         """
         return self.game.hand_result()
+
+    def hand_records(self) -> list[str]:
+        """The record of each hand of this episode so far, the one under way as far as it
+        went: the deal, every seat's tiles and every move, as text that
+        :func:`matador_env.engine.parse_hand_record` reads back and replays (and
+        ``python -m matador_env.replay`` shows). For logging and replays; it holds
+        every hidden tile, so it is no observation."""
+        return self.game.hand_records()
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection

@@ -433,3 +433,54 @@ def test_the_bound_is_documented_and_checked() -> None:
     for bad in (0, -1, 2.5, True, "10"):
         with pytest.raises(ValueError, match="max_hands"):
             raw_env(episode="match", max_hands=bad)
+
+
+# -- hand records ---------------------------------------------------------------------------
+
+
+def test_hand_records_replay_every_hand_of_a_match_episode() -> None:
+    from matador_env.engine import parse_hand_record
+
+    e = env(preset="polish", episode="match", target_score=30)
+    e.reset(seed=4)
+    assert e.unwrapped.hand_records() == []
+    rng = random.Random(4)
+    steps = 0
+    for agent in e.agent_iter():
+        _, _, terminated, truncated, info = e.last()
+        if terminated or truncated:
+            e.step(None)
+            continue
+        if steps == 5:
+            partial = e.unwrapped.hand_records()
+            assert len(partial) == 1 and parse_hand_record(partial[0]).replay().outcome is None
+            clone = pickle.loads(pickle.dumps(e))
+            assert clone.unwrapped.hand_records() == partial
+        e.step(rng.choice(np.flatnonzero(e.observe(agent)["action_mask"]).tolist()))
+        steps += 1
+    records = e.unwrapped.hand_records()
+    assert len(records) == info["hands"] >= 2
+    outcomes = [parse_hand_record(r).replay().outcome for r in records]
+    assert all(o is not None for o in outcomes)
+    last = e.unwrapped.hand_result()
+    assert outcomes[-1].counts == last["counts"] and outcomes[-1].points == last["points"]
+    totals = [0] * e.unwrapped.rules.sides
+    for o in outcomes:
+        totals = [t + p for t, p in zip(totals, o.side_points(len(totals)), strict=True)]
+    assert tuple(totals) == last["totals"]
+    e.reset(seed=5)
+    assert e.unwrapped.hand_records() == []
+
+
+def test_the_single_env_records_its_hand() -> None:
+    from matador_env.engine import parse_hand_record
+
+    e = MatadorSingleEnv(preset="leiden", opponents="greedy", seat=1)
+    _, info = e.reset(seed=2)
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = e.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = terminated or truncated
+    (record,) = e.hand_records()
+    outcome = parse_hand_record(record).replay().outcome
+    assert outcome is not None and outcome.counts == e.hand_result()["counts"]
