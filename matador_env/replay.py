@@ -95,8 +95,10 @@ def _record_texts(lines: list[str]) -> list[str]:
     """Each record's lines, from its header to its ``moves:`` line (the format's last;
     what follows up to the next header, such as a drawn table, is not the record's)."""
     starts = [i for i, line in enumerate(lines) if line.strip() == RECORD_HEADER]
+    if not starts:
+        return []
     texts: list[str] = []
-    for a, b in zip(starts, [*starts[1:], len(lines)][: len(starts)], strict=True):
+    for a, b in zip(starts, [*starts[1:], len(lines)], strict=True):
         chunk = lines[a:b]
         last = next((k for k, line in enumerate(chunk) if line.startswith("moves:")), len(chunk))
         texts.append("\n".join(chunk[: last + 1]))
