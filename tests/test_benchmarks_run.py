@@ -42,6 +42,16 @@ def test_env_benchmark_compares_with_the_classics() -> None:
     assert len(verdicts) == 1 and verdicts[0]["verdict"] in ("meets", "below")
 
 
+def test_env_benchmark_draws_pictures_with_render() -> None:
+    rows = run("benchmarks.env", "--seconds", "0.4", "--slices", "2", "--render")
+    played = {r["env"]: r for r in rows if "agent_steps" in r}
+    assert any(name.startswith("matador_v0 env()") for name in played)
+    assert all(r["agent_steps"] > 0 for r in played.values())
+    assert [r for r in rows if "verdict" in r] == []
+    drawing = [r for r in rows if "matador_env_over_connect_four_drawing" in r]
+    assert len(drawing) == 1 and drawing[0]["matador_env_over_connect_four_drawing"] > 0
+
+
 def test_bot_benchmark_measures_in_process_and_over_http() -> None:
     rows = run(
         "benchmarks.bot",
