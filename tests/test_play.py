@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from matador_env.configs import CONFIGURATIONS
-from matador_env.engine import PRESETS, HandState, Move, Rules, render_layout
+from matador_env.engine import PRESETS, HandState, MatchState, Move, Rules, render_layout
 from matador_env.play import PROG, describe_move, distinct_choices, draw_layout, main, narrate
 from matador_env.policy import BOTS_DIR_VARIABLE
 from tests.test_shipped_bots import export_untrained
@@ -184,8 +184,19 @@ def test_record_keeps_every_hand_for_replay(tmp_path: Path) -> None:
     assert records[1].replay().outcome is None and records[1].moves
     code, out, err = play(["--record", str(tmp_path)], [])
     assert code == 2 and "is a directory; give a file" in err
-    code, out, _ = play(["--level", "greedy", "--record", str(tmp_path / "none.txt")], ["q"])
-    assert code == 0 and not (tmp_path / "none.txt").exists() and "record is in" not in out
+    # Leaving before any move of the first hand writes nothing; after the bot's lead,
+    # the record of that lead.
+    rules = Rules.preset("standard")
+    seeds = {MatchState.new(rules, seed).hand.to_move: seed for seed in range(20)}
+    assert sorted(seeds) == [0, 1]
+    for leader, seed in sorted(seeds.items()):
+        kept = tmp_path / f"led_by_{leader}.txt"
+        argv = ["--level", "greedy", "--seed", str(seed), "--record", str(kept)]
+        code, out, _ = play(argv, ["q"])
+        assert code == 0 and kept.exists() == ("record is in" in out) == (leader == 1)
+        if leader == 1:
+            (record,) = read_records(kept)[1]
+            assert len(record.moves) == 1 and record.moves[0].kind == "play"
     # A record that cannot be written does not stop the game.
     code, out, _ = play([*args[:-1], str(path / "under_a_file.txt")], ["1"] * 300 + ["q"])
     assert code == 0 and "Could not write the record to" in out and "recording stops" in out
