@@ -171,8 +171,7 @@ def max_open_ends(rules: Rules) -> int:
 
 
 def _matadors(rules: Rules) -> tuple[Tile, ...]:
-    S = rules.link_sum
-    return tuple(t for t in set_tiles(rules.set_max) if t.pips == S or t.pips == 0)
+    return tuple(t for t in set_tiles(rules.set_max) if rules.is_matador(t))
 
 
 class Encoding:

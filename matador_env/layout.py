@@ -54,7 +54,7 @@ def layout_tree(history: Sequence[Event], ends_now: Sequence[End], rules: Rules)
             "b": hi,
             "parent": None,
             "port": None,
-            "matador": tile.pips in (0, rules.link_sum),
+            "matador": rules.is_matador(tile),
         }
         me = len(pieces)
         if move.mode == "lead":

@@ -303,7 +303,7 @@ def draw_frame(
             if tile is None:
                 draw_domino(canvas, (x + size / 2, cy, None), (x + 1.5 * size, cy, None), size)
                 continue
-            matador = tile.pips in (0, rules.link_sum)
+            matador = rules.is_matador(tile)
             draw_domino(
                 canvas, (x + size / 2, cy, tile[0]), (x + 1.5 * size, cy, tile[1]), size, matador
             )

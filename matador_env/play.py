@@ -110,7 +110,7 @@ def describe_end(end: End) -> str:
 
 def is_matador(rules: Rules, move: Move) -> bool:
     tile = move.tile
-    return tile is not None and (tile.pips == rules.link_sum or tile.pips == 0)
+    return tile is not None and rules.is_matador(tile)
 
 
 def describe_move(move: Move, ends: Sequence[End], rules: Rules) -> str:

@@ -189,7 +189,7 @@ def describe_event(who: str, move: Move, ends: Sequence[End], rules: Rules) -> s
         return f"{who} passed"
     tile = move.tile
     assert tile is not None
-    matador = ", a matador" if tile.pips in (0, rules.link_sum) else ""
+    matador = ", a matador" if rules.is_matador(tile) else ""
     if move.mode == "lead":
         return f"{who} led {tile}{matador}"
     assert move.end is not None

@@ -147,7 +147,6 @@ def batch_rules(rules: Rules) -> BatchRules:
     rp[K.R_NACT] = enc.num_actions
     rp[K.R_SIDES] = rules.sides
     rp[K.R_V] = enc.num_values
-    S = rules.link_sum
     tab = np.full((T, 6), -1, np.int64)
     slot = np.zeros((enc.placements_per_slot, 2), np.int64)
     orient_code = {"low": K.O_LOW, "high": K.O_HIGH, "cross": K.O_CROSS, "upright": K.O_UPRIGHT}
@@ -155,7 +154,7 @@ def batch_rules(rules: Rules) -> BatchRules:
         tab[k, K.TLO] = tile.low
         tab[k, K.THI] = tile.high
         tab[k, K.TPIPS] = tile.pips
-        tab[k, K.TMAT] = int(tile.pips in (0, S))
+        tab[k, K.TMAT] = int(rules.is_matador(tile))
     for p, (tile, orient) in enumerate(enc.slot_table):
         k = tile.index
         slot[p] = (k, orient_code[orient])

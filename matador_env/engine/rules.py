@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
-from .tiles import tile_count
+from .tiles import Tile, tile_count
 
 __all__ = ["Rules", "RulesError", "PRESETS"]
 
@@ -141,6 +141,10 @@ class Rules:
     def link_sum(self) -> int:
         """S: touching halves sum to this, and matadors (besides 0-0) have these pips."""
         return self.set_max + 1
+
+    def is_matador(self, tile: Tile) -> bool:
+        """Whether ``tile`` is a matador: 0-0, or a tile whose pips sum to S."""
+        return tile.pips == 0 or tile.pips == self.link_sum
 
     @property
     def tile_count(self) -> int:

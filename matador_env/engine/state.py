@@ -192,7 +192,7 @@ class _Tables:
         mat = blank = double = dnb = 0
         for i, t in enumerate(tiles):
             bit = 1 << i
-            if t.pips == S or t.pips == 0:
+            if rules.is_matador(t):
                 mat |= bit
             if t.low == 0:
                 blank |= bit
