@@ -221,7 +221,7 @@ from .engine import (
     RulesError,
     SeatView,
     Termination,
-    hand_record,
+    hand_records,
     render_layout,
     set_tiles,
 )
@@ -547,10 +547,7 @@ class Game:
     def hand_records(self) -> list[str]:
         """The record of each hand of the episode so far (:func:`hand_record`), the one
         under way as far as it went."""
-        hands = list(self.finished_hands)
-        if self.hand.outcome is None and self.hand.moves:
-            hands.append(self.hand)
-        return [hand_record(h) for h in hands]
+        return hand_records(self.finished_hands, self.hand)
 
     def mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat``: its legal moves if it is to move, else zeros."""

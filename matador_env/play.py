@@ -69,7 +69,7 @@ from .engine import (
     RulesError,
     Termination,
     derive_seed,
-    hand_record,
+    hand_records,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER
 from .files import atomic_write_text
@@ -359,7 +359,7 @@ class TerminalGame:
         self.hand_no = 1
         self.seen = 0  # history events of the current hand already told to the person
         self.record = record
-        self.finished: list[str] = []  # the records of the hands played out
+        self.finished: list[HandState] = []  # the hands played out
         self.recorded = False  # whether record has been written by this game
 
     def save_record(self) -> None:
@@ -367,10 +367,7 @@ class TerminalGame:
         unfinished stops where it was left), replacing the file atomically."""
         if self.record is None:
             return
-        texts = list(self.finished)
-        hand = self.state.hand
-        if hand.outcome is None and hand.moves:
-            texts.append(hand_record(hand))
+        texts = hand_records(self.finished, self.state.hand)
         if not texts:
             return
         try:
@@ -644,7 +641,7 @@ class TerminalGame:
             self.play_hand()
             outcome = self.state.hand.outcome
             assert outcome is not None
-            self.finished.append(hand_record(self.state.hand))
+            self.finished.append(self.state.hand)
             self.save_record()
             self.show_outcome(outcome)
             if self.match_mode:

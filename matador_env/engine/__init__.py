@@ -14,6 +14,7 @@ from .public import HistoryError, public_view
 from .render import (
     HandRecord,
     hand_record,
+    hand_records,
     parse_hand_record,
     render_layout,
     render_table,
@@ -71,6 +72,7 @@ __all__ = [
     "Tile",
     "derive_seed",
     "hand_record",
+    "hand_records",
     "parse_hand_record",
     "public_view",
     "render_layout",

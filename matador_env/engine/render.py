@@ -20,6 +20,7 @@ __all__ = [
     "render_layout",
     "render_table",
     "hand_record",
+    "hand_records",
     "parse_hand_record",
     "replay",
 ]
@@ -139,6 +140,15 @@ def hand_record(state: HandState) -> str:
     if state.outcome is not None:
         lines.append(f"# result: {state.outcome}")
     return "\n".join(lines) + "\n"
+
+
+def hand_records(finished: Sequence[HandState], current: HandState) -> list[str]:
+    """The record of each hand of ``finished``, then of ``current`` as far as it went
+    if it is under way with a move made (a game's hands so far)."""
+    hands = list(finished)
+    if current.outcome is None and current.moves:
+        hands.append(current)
+    return [hand_record(h) for h in hands]
 
 
 def parse_hand_record(text: str) -> HandRecord:
