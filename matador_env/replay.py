@@ -34,13 +34,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .engine import HandState, parse_hand_record
+from .engine import parse_hand_record, render_table
 from .engine.render import RECORD_HEADER, HandRecord
 from .engine.state import IllegalMoveError
 from .picture import draw_frame, write_png
 from .play import draw_layout, narrate
 
-__all__ = ["ReplayError", "main", "read_records", "table_text"]
+__all__ = ["ReplayError", "main", "read_records"]
 
 PROG = "python -m matador_env.replay"
 
@@ -105,19 +105,6 @@ def _record_texts(lines: list[str]) -> list[str]:
     return texts
 
 
-def table_text(state: HandState) -> str:
-    """The layout, every seat's tiles (an arrow at the seat to move), the boneyard and
-    the result once there is one."""
-    lines = [draw_layout(state)]
-    for seat, hand in enumerate(state.hands):
-        arrow = "->" if seat == state.to_move and not state.is_over else "  "
-        lines.append(f"{arrow} P{seat}: {' '.join(str(t) for t in hand) or '-'}")
-    lines.append(f"   boneyard: {state.boneyard_size}")
-    if state.outcome is not None:
-        lines.append(f"   result: {state.outcome}")
-    return "\n".join(lines)
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
@@ -159,7 +146,7 @@ def main(
             f"rules {changes}\n"
         )
         state = record.start()
-        out.write(table_text(state) + "\n")
+        out.write(render_table(state, layout=draw_layout) + "\n")
         if args.png is not None:
             write_png(args.png / f"hand{i}_{0:03d}.png", draw_frame(state, reveal=True))
         for k, move in enumerate(record.moves, 1):
@@ -170,7 +157,7 @@ def main(
                 err.write(f"{PROG}: error: {args.file}: hand {i}, move {k}: {exc}\n")
                 return 2
             out.write(f"\n{k}. {narrate(f'P{seat}', move, ends, rules)}\n")
-            out.write(table_text(state) + "\n")
+            out.write(render_table(state, layout=draw_layout) + "\n")
             if args.png is not None:
                 write_png(args.png / f"hand{i}_{k:03d}.png", draw_frame(state, reveal=True))
             if args.step and not state.is_over:

@@ -8,7 +8,7 @@ out to that end, each tile written ``[touching|outward]``. Special lies:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .rules import Rules
@@ -79,9 +79,15 @@ def render_layout(state: HandState) -> str:
     return "\n".join(lines)
 
 
-def render_table(state: HandState, reveal: bool = True, names: Sequence[str] | None = None) -> str:
-    """The layout, every seat's hand (or its size) and the boneyard size."""
-    lines = [render_layout(state)]
+def render_table(
+    state: HandState,
+    reveal: bool = True,
+    names: Sequence[str] | None = None,
+    layout: Callable[[HandState], str] | None = None,
+) -> str:
+    """The layout (drawn by ``layout``, default :func:`render_layout`), every seat's
+    hand (or its size), the boneyard size and the result once there is one."""
+    lines = [(layout or render_layout)(state)]
     for seat, hand in enumerate(state.hands):
         name = names[seat] if names else f"P{seat}"
         arrow = "->" if seat == state.to_move and not state.is_over else "  "
