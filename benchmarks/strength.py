@@ -80,6 +80,7 @@ from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
+from matador_env.files import atomic_write_json, atomic_write_text
 from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
 
 __all__ = [
@@ -734,8 +735,6 @@ def _combine(paths: list[Path], out: Path | None) -> int:
     ]
     print("\n".join(_text_table(rows) + [""] + legend + notes))
     if out is not None:
-        from matador_env.files import atomic_write_text
-
         out.mkdir(parents=True, exist_ok=True)
         files = ", ".join(f"`{p}`" for p in paths)
         md = _markdown_table(rows) + ["", f"Combined from {files}.", ""]
@@ -841,8 +840,6 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     print()
     print(f"total {time.perf_counter() - total:.0f} s")
     if args.out is not None:
-        from matador_env.files import atomic_write_json, atomic_write_text
-
         args.out.mkdir(parents=True, exist_ok=True)
         data = {
             "command": command,

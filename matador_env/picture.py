@@ -164,10 +164,14 @@ def draw_text(
         y -= _GLYPH_H * scale / 2
     left, top = round(x), round(y)
     for k, ch in enumerate(text.upper()):
-        glyph = _GLYPHS.get(ch, _GLYPHS["?"])
-        if scale > 1:
-            glyph = glyph.repeat(scale, axis=0).repeat(scale, axis=1)
-        _paint(canvas, left + k * (_GLYPH_W + 1) * scale, top, glyph, color)
+        _paint(canvas, left + k * (_GLYPH_W + 1) * scale, top, _glyph(ch, scale), color)
+
+
+@functools.cache
+def _glyph(ch: str, scale: int) -> np.ndarray:
+    """``ch``'s glyph (``?`` for a character without one), each dot ``scale`` pixels."""
+    glyph = _GLYPHS.get(ch, _GLYPHS["?"])
+    return glyph.repeat(scale, axis=0).repeat(scale, axis=1)
 
 
 # -- shapes ------------------------------------------------------------------------------------
@@ -276,7 +280,7 @@ def draw_frame(
         if target is not None:
             status += f" to {target}"
     scale = 2 if text_width(status, 2) <= FRAME_SHAPE[1] - 24 else 1
-    draw_text(canvas, 12, (_STATUS_HEIGHT - 7 * scale) / 2, status, TEXT, scale)
+    draw_text(canvas, 12, (_STATUS_HEIGHT - _GLYPH_H * scale) / 2, status, TEXT, scale)
 
     _draw_layout(canvas, hand, _STATUS_HEIGHT, FRAME_SHAPE[0] - _SEATS_HEIGHT)
 
