@@ -36,9 +36,14 @@ seats are played inside the batch by ``opponents`` until the learner is to move:
   can be chosen per slot and kept for an episode.
 
 The learner's reward is everything its seat received since its last action, as in
-:class:`~matador_env.gym_env.MatadorSingleEnv`. :func:`sb3_vec_env` wraps a learner
-environment as a stable-baselines3 ``VecEnv`` with ``action_masks()``, which
-sb3-contrib's ``MaskablePPO`` trains on.
+:class:`~matador_env.gym_env.MatadorSingleEnv`. With ``illegal_reward=R`` an illegal
+learner action ends that slot's episode with reward ``R`` and the game as it was
+(``infos["illegal_action"][i]`` is True), as the single env does; without it (the
+default, and in self-play mode) an illegal action raises. :func:`sb3_vec_env` wraps
+a learner environment as a stable-baselines3 ``VecEnv`` with ``action_masks()``,
+which sb3-contrib's ``MaskablePPO`` trains on, and
+:class:`~matador_env.gym_vector.MatadorVectorEnv` as a ``gymnasium.vector.VectorEnv``
+(``gymnasium.make_vec("Matador-v0", ...)``).
 
 Episodes and seeds
 ==================
@@ -48,10 +53,14 @@ is truncated after ``max_hands``). A finished slot resets itself at once (auto-r
 the returned observation is the new episode's. ``infos`` is a dict in gymnasium's
 vector convention: where an episode ended, ``infos["_final_observation"][i]`` is
 True and ``infos["final_observation"][i]`` is the finished episode's last observation
-for the seat that made the final move (learner mode: for the learner); the dict is
-empty on a step where no episode ended. Slot ``i``'s ``e``-th episode (from 0) is seeded
-``seeds[i] + e * num_envs``, where ``seeds`` is given to :meth:`VectorEnv.reset`
-(default: ``seed + i``), so every slot replays and differs from the others.
+for the seat that made the final move (learner mode: for the learner), and
+``infos["final_results"][i]`` that seat's hand-result infos (the AEC env's
+``INFO_KEYS``, in that order); the dict is empty on a step where no episode ended.
+:meth:`VectorEnv.results` gives the same infos of the episodes under way. Slot ``i``'s
+``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs``, where ``seeds`` is
+given to :meth:`VectorEnv.reset` (default: ``seed + i``), so every slot replays and
+differs from the others; ``episode_starts`` replaces that rule (it seeds each
+episode, and picks its learner seat, as it is dealt).
 
 Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
 raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
@@ -68,19 +77,50 @@ from .batch import BatchEngine, BatchError, seed_keys
 from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
-from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, REWARD_KINDS, resolve_rules
+from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, INFO_KEYS, REWARD_KINDS, resolve_rules
 
-__all__ = ["VectorEnv", "BatchPolicy", "sb3_vec_env", "ENCODING_VERSION"]
+__all__ = ["VectorEnv", "BatchPolicy", "EpisodeStarts", "sb3_vec_env", "ENCODING_VERSION"]
 
 BatchPolicy = Callable[..., Any]
 """``policy(obs, masks) -> actions`` over the rows of a batch (with ``opponent_slots``:
 ``policy(obs, masks, slots, episodes)``)."""
 
+EpisodeStarts = Callable[[np.ndarray], tuple[list[int], list[int]]]
+"""``starts(slots) -> (game_seeds, learner_seats)``: how the episodes that begin now in
+``slots`` are seeded, one game seed and one learner seat per slot (learner mode)."""
+
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
+# What a slot keeps of the last hand that ended in its episode (INFO_KEYS but
+# match_won, which depends on the seat).
+_RESULT_COLUMNS = ("hands", "termination", "winner", "winning_side", "points", "match_over")
+_NO_RESULT = (0, 0, -1, -1, 0, 0)
 
 
-def _named_opponents(name: str, rules: Rules, seed: int) -> BatchPolicy:
+class _BotOpponents:
+    """The batch policy of a shipped or exported bot (see the module docstring): its
+    network on the rows' observations; sampled at the bot's temperature if it has one."""
+
+    def __init__(self, policy: Any, temperature: float, seed: int) -> None:
+        self.policy = policy
+        self.temperature = temperature
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
+        self.stream = np.random.default_rng(seed)
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = np.where(masks != 0, self.policy.logits(obs).astype(np.float64), -np.inf)
+        if self.temperature == 0:
+            return logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
+        weights = np.exp((logits - logits.max(axis=1, keepdims=True)) / self.temperature)
+        cumulative = weights.cumsum(axis=1)
+        # The first action whose cumulative weight passes the draw: one with a weight.
+        draws = self.stream.random((len(weights), 1)) * cumulative[:, -1:]
+        return (cumulative > draws).argmax(axis=1)
+
+
+def _named_opponents(name: str, rules: Rules, seed: int) -> _BotOpponents:
     """The batch policy of the bot ``name`` (see the module docstring)."""
     from .bot import PolicyBot, load_bot  # only here: the bots need onnxruntime
 
@@ -94,20 +134,7 @@ def _named_opponents(name: str, rules: Rules, seed: int) -> BatchPolicy:
             "vector env's opponents play from observations; allowed: 'random', 'trained', "
             "'casual', an exported policy's path or a callable (obs, masks) -> actions"
         )
-    policy, temperature = bot.policy, bot.temperature
-    stream = np.random.default_rng(seed)
-
-    def play(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = np.where(masks != 0, policy.logits(obs).astype(np.float64), -np.inf)
-        if temperature == 0:
-            return logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
-        weights = np.exp((logits - logits.max(axis=1, keepdims=True)) / temperature)
-        cumulative = weights.cumsum(axis=1)
-        # The first action whose cumulative weight passes the draw: one with a weight.
-        draws = stream.random((len(weights), 1)) * cumulative[:, -1:]
-        return (cumulative > draws).argmax(axis=1)
-
-    return play
+    return _BotOpponents(bot.policy, bot.temperature, seed)
 
 
 class VectorEnv:
@@ -127,6 +154,8 @@ class VectorEnv:
         learner: int | None = None,
         opponents: str | BatchPolicy = "random",
         opponent_slots: bool = False,
+        illegal_reward: float | None = None,
+        episode_starts: EpisodeStarts | None = None,
         seed: int = 0,
         **rule_overrides: Any,
     ) -> None:
@@ -152,6 +181,11 @@ class VectorEnv:
                     "allowed: a callable (obs, masks, slots, episodes) -> actions"
                 )
             opponents = _named_opponents(opponents, rules, seed)
+        if illegal_reward is not None and mode != "learner":
+            raise ValueError(
+                f"illegal_reward={illegal_reward!r} with mode={mode!r} is not allowed; "
+                "allowed: None, or a number with mode='learner'"
+            )
         if opponents != "random" and not callable(opponents):
             raise ValueError(
                 f"opponents={opponents!r} is not allowed; allowed: 'random', 'trained', "
@@ -171,6 +205,8 @@ class VectorEnv:
         self.fixed_learner = learner
         self.opponents = opponents
         self.opponent_slots = opponent_slots
+        self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
+        self._custom_starts = episode_starts
         self.obs_size = self.enc.obs_size
         self.num_actions = self.enc.num_actions
         self.encoding_version = ENCODING_VERSION
@@ -191,7 +227,13 @@ class VectorEnv:
         self._masks = np.zeros((B, self.num_actions), np.int8)
         self._obs = np.zeros((B, self.obs_size), np.float32)
         self._all = np.arange(B, dtype=np.int64)
-        self._rng = np.array([(seed * 6364136223846793005 | 1) % 2**64], np.uint64)
+        # The last hand result of each slot's episode (INFO_KEYS but match_won, which
+        # is per seat): read from the engine as a hand ends, since a match deals the
+        # next hand over it.
+        self._results = np.zeros((B, len(_RESULT_COLUMNS)), np.int64)
+        self._sides = np.array([rules.side_of(s) for s in range(rules.players)], np.int64)
+        self._rng = np.zeros(1, np.uint64)
+        self.seed_opponents(seed)
         self._started = False
 
     # -- public API -------------------------------------------------------------------------
@@ -239,8 +281,11 @@ class VectorEnv:
             raise BatchError("step() before reset(); allowed: reset() first")
         eng = self.eng
         seats = eng.to_move.copy()
-        ended = eng.step(actions)
         B = self.num_envs
+        illegal = None
+        if self.illegal_reward is not None:
+            actions, illegal = self._illegal_left_out(actions)
+        ended = eng.step(actions)
         n = self.rules.players
         seat_rewards = np.zeros((B, n), np.float32)
         terminated = np.zeros(B, np.bool_)
@@ -249,12 +294,17 @@ class VectorEnv:
         self._hand_ended(ended, seat_rewards, terminated, truncated)
         # Read before a finished slot restarts (a random learner seat is drawn again).
         learner_rewards = seat_rewards[self._all, self.learner]
+        if illegal is not None and illegal.any():
+            # The single env's rule: an illegal action ends the episode, state unchanged.
+            learner_rewards[illegal] = self.illegal_reward
+            terminated[illegal] = True
+            infos["illegal_action"] = illegal
         done = np.flatnonzero(terminated | truncated)
         fresh = np.zeros(B, np.bool_)
         fresh[done] = True
         if done.size:
             observer = self.learner[done] if self.mode == "learner" else seats[done]
-            self._final(infos, done, self._observe(done, observer))
+            self._final(infos, done, observer, self._observe(done, observer))
             self._episodes[done] += 1
             self._start(done)
         if self.mode == "learner":
@@ -269,34 +319,83 @@ class VectorEnv:
         """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8."""
         return self._masks
 
+    def results(
+        self, seats: np.ndarray | Sequence[int], slots: np.ndarray | Sequence[int] | None = None
+    ) -> dict[str, np.ndarray]:
+        """The numeric hand-result infos of the AEC environment (``INFO_KEYS``: the last
+        hand that ended in the slot's episode, and whether the seat's side won the
+        match) of ``slots`` (default: every slot), for seat ``seats[j]`` of slot
+        ``slots[j]``; each an ``int64`` array with one entry per slot."""
+        rows = self._all if slots is None else np.asarray(slots, np.int64)
+        out = {key: self._results[rows, j] for j, key in enumerate(_RESULT_COLUMNS)}
+        won = self.eng.winners[rows, self._sides[np.asarray(seats, np.int64)]]
+        out["match_won"] = ((out["match_over"] == 1) & (won != 0)).astype(np.int64)
+        return out
+
+    def seed_opponents(self, seed: int) -> None:
+        """Restart the opponents' random streams (``"random"`` and ``"casual"``) from
+        ``seed``, as the constructor's ``seed`` does."""
+        self._rng[0] = (seed * 6364136223846793005 | 1) % 2**64
+        if isinstance(self.opponents, _BotOpponents):
+            self.opponents.seed(seed)
+
     # -- internals --------------------------------------------------------------------------
 
-    def _seeds_of(self, slots: np.ndarray) -> list[int]:
+    def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int] | None]:
+        """The game seed of each slot's next episode, and in learner mode its learner
+        seat (None: the other modes): ``episode_starts``'s, or slot ``i``'s ``e``-th
+        episode seeded ``seeds[i] + e * num_envs`` and a random learner seat mixed from
+        that seed."""
+        if self._custom_starts is not None:
+            return self._custom_starts(slots)
         B = self.num_envs
-        return [self._base_seeds[b] + int(self._episodes[b]) * B for b in slots.tolist()]
+        seeds = [self._base_seeds[b] + int(self._episodes[b]) * B for b in slots.tolist()]
+        if self.mode != "learner":
+            return seeds, None
+        if self.fixed_learner is not None:
+            return seeds, [self.fixed_learner] * len(seeds)
+        n = self.rules.players
+        # Fibonacci hashing of the episode's seed: replayable.
+        return seeds, [((s * 0x9E3779B97F4A7C15) % 2**64 >> 40) % n for s in seeds]
 
     def _start(self, slots: np.ndarray) -> None:
-        seeds = self._seeds_of(slots)
+        seeds, learners = self._episode_starts(slots)
         if self.episode == "match":
             self.eng.new_matches(seeds, slots=slots)
             self._with_scores[slots] = True
         else:
             self.eng.deal(seeds, slots=slots)
         self._hands[slots] = 0
-        if self.mode == "learner":
-            if self.fixed_learner is not None:
-                self.learner[slots] = self.fixed_learner
-            else:
-                n = self.rules.players
-                # A seat mixed from the episode's seed (Fibonacci hashing): replayable.
-                self.learner[slots] = [((s * 0x9E3779B97F4A7C15) % 2**64 >> 40) % n for s in seeds]
+        self._results[slots] = _NO_RESULT
+        if learners is not None:
+            self.learner[slots] = learners
 
-    def _final(self, infos: dict[str, np.ndarray], slots: np.ndarray, obs: np.ndarray) -> None:
+    def _illegal_left_out(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The learners' actions with the illegal ones replaced by -1 (the engine leaves
+        those slots as they are), and which slots they were. Wrong shapes and types
+        still raise."""
+        acts = self.eng.action_array(actions)
+        inside = (acts >= 0) & (acts < self.num_actions)
+        illegal = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] != 1)
+        acts[illegal] = -1
+        return acts, illegal
+
+    def _final(
+        self, infos: dict[str, np.ndarray], slots: np.ndarray, seats: np.ndarray, obs: np.ndarray
+    ) -> None:
+        """Keep the last observation (``seats``' view) and result infos of the episodes
+        of ``slots``, which end now."""
         if "final_observation" not in infos:
-            infos["final_observation"] = np.zeros((self.num_envs, self.obs_size), np.float32)
-            infos["_final_observation"] = np.zeros(self.num_envs, np.bool_)
+            B = self.num_envs
+            infos["final_observation"] = np.zeros((B, self.obs_size), np.float32)
+            infos["_final_observation"] = np.zeros(B, np.bool_)
+            infos["final_results"] = np.zeros((B, len(INFO_KEYS)), np.int64)
         infos["final_observation"][slots] = obs
         infos["_final_observation"][slots] = True
+        results = self.results(seats, slots)
+        infos["final_results"][slots] = np.stack([results[k] for k in INFO_KEYS], axis=1)
 
     def _hand_ended(
         self,
@@ -316,6 +415,16 @@ class VectorEnv:
             scale = 1.0 if self.reward == "win" else eng.st[won, K.POINTS].astype(np.float64)
             seat_rewards[won] += self._per_point[side[side >= 0]] * np.reshape(scale, (-1, 1))
         self._hands[ended] += 1
+        results = self._results
+        results[ended, 0] = self._hands[ended]
+        term = eng.st[ended, K.TERM]
+        results[ended, 1] = np.where(term >= 0, term + 1, 0)  # TERMINATION_CODES
+        results[ended, 2] = eng.st[ended, K.WINNER]
+        # As the AEC env: no winning side or points without a winner.
+        has_winner = eng.st[ended, K.WINNER] >= 0
+        results[ended, 3] = np.where(has_winner, eng.st[ended, K.WSIDE], -1)
+        results[ended, 4] = np.where(has_winner, eng.st[ended, K.POINTS], 0)
+        results[ended, 5] = eng.mst[ended, K.M_OVER] if self.episode == "match" else 0
         if self.episode == "hand":
             terminated[ended] = True
             return
@@ -457,7 +566,7 @@ class VectorEnv:
                 else:
                     terminated[b] = term[b]
                     truncated[b] = trunc[b]
-                    self._final(infos, np.array([b]), final[j : j + 1])
+                    self._final(infos, np.array([b]), self.learner[b : b + 1], final[j : j + 1])
             self._episodes[done] += 1
             self._start(done)
             fresh[done] = True

@@ -14,7 +14,7 @@ from matador_env import MatadorSingleEnv  # noqa: E402
 from matador_env.batch import BatchError  # noqa: E402
 from matador_env.configs import configuration  # noqa: E402
 from matador_env.encoding import ENCODING_VERSION  # noqa: E402
-from matador_env.matador_v0 import raw_env  # noqa: E402
+from matador_env.matador_v0 import INFO_KEYS, raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
 from tests.episodes import learner_trace  # noqa: E402
 
@@ -64,13 +64,19 @@ def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[st
                 assert bool(term[b] or trunc[b]) == done
                 if done:
                     assert infos["_final_observation"][b]
+                    mover = e.possible_agents[seats_before[b]]
                     np.testing.assert_array_equal(
-                        infos["final_observation"][b],
-                        e.observe(e.possible_agents[seats_before[b]])["observation"],
+                        infos["final_observation"][b], e.observe(mover)["observation"]
                     )
+                    last = [e.infos[mover][key] for key in INFO_KEYS]
+                    assert infos["final_results"][b].tolist() == last, f"slot {b}"
                     finished += 1
                     episodes[b] += 1
                     e.reset(seed=seeds[b] + episodes[b] * B)
+            results = venv.results(seats)
+            for b, e in enumerate(envs):
+                now = [e.infos[e.agent_selection][key] for key in INFO_KEYS]
+                assert [int(results[key][b]) for key in INFO_KEYS] == now, f"slot {b}"
         assert finished >= B
 
 
@@ -184,6 +190,8 @@ def test_bad_arguments() -> None:
         VectorEnv(2, preset="standard", mode="learner", opponents=42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs mode='learner'"):
         sb3_vec_env(VectorEnv(2, preset="standard"))
+    with pytest.raises(ValueError, match="illegal_reward=-1 with mode='self_play'"):
+        VectorEnv(2, preset="standard", illegal_reward=-1)
 
 
 def test_maskable_ppo_trains_on_the_vector_env() -> None:

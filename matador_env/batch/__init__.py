@@ -409,7 +409,9 @@ class BatchEngine:
                 K.score_hand(b, br.rp, self.st, self.totals, self.leads, self.mst, self.winners)
         return ended
 
-    def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    def action_array(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """``actions`` as a new ``int64`` array, one per slot; :class:`BatchError` for
+        another shape or a dtype other than integers. Their legality is not checked."""
         arr = np.asarray(actions)
         if arr.shape != (self.size,):
             raise BatchError(
@@ -417,7 +419,10 @@ class BatchEngine:
             )
         if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise BatchError(f"actions must be integers, got dtype {arr.dtype}")
-        acts = arr.astype(np.int64)
+        return arr.astype(np.int64)
+
+    def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        acts = self.action_array(actions)
         if self._masks_fresh:
             # The masks of this very state are at hand: a lookup instead of move generation.
             inside = (acts >= 0) & (acts < self.num_actions)
