@@ -7,7 +7,8 @@ first use of their names here, e.g. ``from matador_env import env``.
 ``import matador_env`` also registers ``matador_v0`` with PettingZoo's registry, so
 that ``pettingzoo.make("aec", "matador_v0", preset="leiden")`` works after it, and
 ``Matador-v0`` (:class:`MatadorSingleEnv`) with Gymnasium's, so that
-``gymnasium.make("Matador-v0", preset="leiden")`` does; ``gymnasium.make(
+``gymnasium.make("Matador-v0", preset="leiden")`` does (and ``gymnasium.make_vec``
+builds :class:`~matador_env.gym_vector.MatadorVectorEnv`); ``gymnasium.make(
 "matador_env:Matador-v0", ...)`` imports this package itself, for tools that take
 an environment id as a string. It does so without importing either library: one
 not imported yet gets its registration right after its own import, whenever that
@@ -37,6 +38,7 @@ _LAZY = {
     "env": "matador_v0",
     "raw_env": "matador_v0",
     "MatadorSingleEnv": "gym_env",
+    "MatadorVectorEnv": "gym_vector",
     "ENCODING_VERSION": "encoding",
     "Encoding": "encoding",
     "encoding_for": "encoding",
@@ -77,7 +79,12 @@ def _register_with_gymnasium() -> None:
     if register is None or registry is None:  # a half-imported or very old Gymnasium
         return
     if GYM_ID not in registry:
-        register(id=GYM_ID, entry_point=f"{__name__}.gym_env:MatadorSingleEnv")
+        register(
+            id=GYM_ID,
+            entry_point=f"{__name__}.gym_env:MatadorSingleEnv",
+            # gymnasium.make_vec's default: the compiled vector env (needs numba).
+            vector_entry_point=f"{__name__}.gym_vector:MatadorVectorEnv",
+        )
 
 
 # library -> its registration, run once the library is imported.

@@ -1,0 +1,287 @@
+"""Matador for one learner per slot as a ``gymnasium.vector.VectorEnv``, on the batch engine.
+
+``gymnasium.make_vec("Matador-v0", num_envs=N, ...)`` builds this environment: ``N``
+copies of :class:`~matador_env.gym_env.MatadorSingleEnv` stepped together by the
+compiled engine (:mod:`matador_env.vector`, which needs ``numba``: ``pip install
+'matador-env[batch]'``), many times faster than ``vectorization_mode="sync"``, which
+steps ``N`` single envs one by one in Python. The keyword arguments are the single
+env's, and so are the spaces, rewards, illegal-action rule and infos, batched as
+Gymnasium's own vector environments batch them::
+
+    import gymnasium
+    import matador_env
+
+    envs = gymnasium.make_vec(matador_env.GYM_ID, num_envs=64, preset="leiden")
+    obs, infos = envs.reset(seed=0)          # obs: (64, obs_size) float32
+    actions = [mask.nonzero()[0][0] for mask in envs.action_masks()]
+    obs, rewards, terminated, truncated, infos = envs.step(actions)
+
+Same-step auto-reset
+====================
+
+``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: where a slot's episode
+ends, ``step`` returns the next episode's first observation at once, with the ended
+episode's last observation in ``infos["final_obs"][i]`` and its last info in
+``infos["final_info"]`` (each key an array, ``final_info["_" + key][i]`` True for the
+slots that ended), as ``SyncVectorEnv(..., autoreset_mode=AutoresetMode.SAME_STEP)``
+gives them. The top-level infos are those of the observation returned. Gymnasium's
+vector wrappers that read the mode (``RecordEpisodeStatistics``, for one) work with it;
+those that support only next-step auto-reset refuse it, and take
+``vectorization_mode="sync"``.
+
+Seeds
+=====
+
+``reset(seed=s)`` seeds slot ``i`` with ``s + i`` (a list: one seed per slot; None:
+fresh entropy), and each slot draws its later episodes' deals and, with ``seat=None``,
+its learner seats from that seed's stream exactly as a single env reset with the same
+seed does. So slot ``i`` deals the same hands, and seats the learner in the same
+seats, as env ``i`` of ``gymnasium.make_vec(..., vectorization_mode="sync",
+vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})`` reset with the same seed;
+with deterministic opponents (``"trained"`` or an exported policy's path) every
+observation, reward and info is the same (``tests/test_gym_vector.py`` checks it).
+``"random"`` and ``"casual"`` opponents draw their moves from a stream of the
+compiled engine, restarted from the seeds at every seeded reset: they replay, but
+differ from a single env's.
+
+What the compiled env does not do
+=================================
+
+Opponents are one spec for every other seat: ``"random"``, ``"trained"``, ``"casual"``,
+an exported policy's path, or a batched ``callable(obs, masks) -> actions`` (see
+:mod:`matador_env.vector`). Bots that play from a seat's view (``"greedy"``, agent
+objects), a list of specs, single-env callables and ``render_mode`` are refused with a
+``ValueError`` naming ``vectorization_mode="sync"``, which takes them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .engine import Rules
+from .matador_v0 import DEFAULT_MAX_HANDS, INFO_KEYS, UnsupportedRenderMode, resolve_rules
+
+__all__ = ["MatadorVectorEnv"]
+
+_SYNC = "vectorization_mode='sync'"
+_BATCH_OPPONENTS = ("random", "trained", "casual")
+
+
+class MatadorVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` single-learner games on the batch engine (see the module docstring).
+
+    Arguments as :class:`~matador_env.gym_env.MatadorSingleEnv` (``rules`` or
+    ``preset``, ``opponents``, ``seat``, ``episode``, ``reward``, ``match_bonus``,
+    ``illegal_reward``, ``max_hands`` and any ``Rules`` field as a keyword), within
+    what the compiled engine plays (the module docstring).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: Rules | None = None,
+        preset: str | None = None,
+        opponents: Any = "random",
+        seat: int | None = None,
+        episode: str = "hand",
+        reward: str = "score",
+        match_bonus: float | None = None,
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        max_hands: int = DEFAULT_MAX_HANDS,
+        **rule_overrides: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is not allowed; allowed: an integer >= 1")
+        if render_mode is not None:
+            raise UnsupportedRenderMode(
+                f"render_mode={render_mode!r}: the compiled vector env draws nothing; "
+                f"allowed: None, or {_SYNC} for environments that draw"
+            )
+        _check_opponents(opponents)
+        try:
+            from .vector import VectorEnv
+        except ImportError as exc:
+            raise ImportError(
+                f"the compiled vector env needs numba ({exc}): pip install "
+                f"'matador-env[batch]', or pass {_SYNC} to gymnasium.make_vec"
+            ) from None
+        rules = resolve_rules(rules, preset, rule_overrides)
+        n = rules.players
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
+        self.rules = rules
+        self.fixed_seat = seat
+        self.render_mode = None
+        self._streams: list[np.random.Generator | None] = [None] * num_envs
+        self._first_seeds: list[int | None] = [None] * num_envs
+        self.venv = VectorEnv(
+            num_envs,
+            rules,
+            mode="learner",
+            episode=episode,
+            reward=reward,
+            match_bonus=match_bonus,
+            max_hands=max_hands,
+            learner=seat,
+            opponents=opponents,
+            illegal_reward=float(illegal_reward),
+            # The single env's seeding: each slot draws its episodes from its own stream.
+            episode_starts=self._episode_starts,
+        )
+        self.illegal_reward = float(illegal_reward)
+        self.num_envs = num_envs
+        self.single_observation_space = spaces.Box(0.0, 1.0, (self.venv.obs_size,), np.float32)
+        self.single_action_space = spaces.Discrete(self.venv.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._started = False
+
+    # -- gymnasium API --------------------------------------------------------------------
+
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start every slot's episode. ``seed``: an int (slot ``i`` gets ``seed + i``), a
+        list with one seed or None per slot, or None."""
+        seeds = self._slot_seeds(seed)
+        given = [s for s in seeds if s is not None]
+        for b, s in enumerate(seeds):
+            if s is not None:
+                self._streams[b] = seeding.np_random(s)[0]
+            self._first_seeds[b] = s
+        if given:
+            # The opponents' streams replay from the seeds too.
+            self.venv.seed_opponents(int(np.random.SeedSequence(given).generate_state(1)[0]))
+        obs, _, seats = self.venv.reset()
+        self._started = True
+        return obs, self._infos(seats)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One action per slot; an illegal one ends that slot's episode with
+        ``illegal_reward`` (``final_info["illegal_action"]`` is 1), as in the single env."""
+        if not self._started:
+            raise RuntimeError("step() before reset(); allowed: reset() first")
+        seats_before = self.venv.learner.copy()
+        obs, _, seats, rewards, terminated, truncated, vinfos = self.venv.step(actions)
+        infos = self._infos(seats)
+        if vinfos:
+            ended = vinfos["_final_observation"]
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for b in np.flatnonzero(ended).tolist():
+                final_obs[b] = vinfos["final_observation"][b]
+            illegal = vinfos.get("illegal_action", np.zeros(self.num_envs, np.bool_))
+            final = {
+                key: np.where(ended, vinfos["final_results"][:, j], 0)
+                for j, key in enumerate(INFO_KEYS)
+            }
+            final["seat"] = np.where(ended, seats_before, 0)
+            final["illegal_action"] = illegal.astype(np.int64)
+            # A finished episode's mask is all zeros (the single env's).
+            final["action_mask"] = np.zeros((self.num_envs, self.venv.num_actions), np.int8)
+            for key in list(final):
+                final["_" + key] = ended.copy()
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = ended.copy()
+            infos["final_info"] = final
+            infos["_final_info"] = ended.copy()
+        return obs, rewards.astype(np.float64), terminated, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Each slot's legal actions now, ``(num_envs, num_actions)`` bool."""
+        return self.venv.action_masks().astype(bool)
+
+    def render(self) -> None:
+        return None
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _slot_seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        B = self.num_envs
+        if seed is None:
+            return [None] * B
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(B)]
+        if isinstance(seed, (list, tuple)) and len(seed) == B:
+            return [None if s is None else int(s) for s in seed]
+        raise ValueError(
+            f"seed={seed!r} is not allowed; allowed: None, an int, or a list of {B} ints "
+            "or Nones (one per slot)"
+        )
+
+    def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int]]:
+        """Each slot's next game seed and learner seat, drawn as ``MatadorSingleEnv.reset``
+        draws them: the seed given to reset, else one from the stream; then the seat,
+        then the seed of the single env's opponent stream (drawn to stay in step)."""
+        n = self.rules.players
+        seeds, seats = [], []
+        for b in slots.tolist():
+            stream = self._streams[b]
+            if stream is None:
+                stream = self._streams[b] = seeding.np_random()[0]
+            game_seed = self._first_seeds[b]
+            self._first_seeds[b] = None
+            if game_seed is None:
+                game_seed = int(stream.integers(2**63))
+            seats.append(
+                self.fixed_seat if self.fixed_seat is not None else int(stream.integers(n))
+            )
+            stream.integers(2**63)
+            seeds.append(game_seed)
+        return seeds, seats
+
+    def _infos(self, seats: np.ndarray) -> dict[str, Any]:
+        """The single env's infos of every slot after a reset or a legal action (the
+        illegal ones are in ``final_info``), batched as Gymnasium batches them."""
+        B = self.num_envs
+        infos: dict[str, Any] = {}
+        for key, values in self.venv.results(seats).items():
+            infos[key] = values
+        infos["seat"] = seats.astype(np.int64)
+        infos["illegal_action"] = np.zeros(B, np.int64)
+        infos["action_mask"] = self.venv.action_masks().copy()
+        for key in list(infos):
+            infos["_" + key] = np.ones(B, np.bool_)
+        return infos
+
+
+def _check_opponents(opponents: Any) -> None:
+    if isinstance(opponents, str):
+        if opponents == "greedy":
+            raise ValueError(
+                "opponents='greedy' plays from a seat's view, which the compiled vector env "
+                f"does not build; allowed: {', '.join(map(repr, _BATCH_OPPONENTS))}, an "
+                f"exported policy's path or a callable (obs, masks) -> actions; or {_SYNC}"
+            )
+        return
+    if isinstance(opponents, (list, tuple)):
+        raise ValueError(
+            "opponents as a list (one spec per seat) is not allowed by the compiled vector "
+            f"env; allowed: one spec for every other seat, or {_SYNC}"
+        )
+    if callable(getattr(opponents, "act", None)) or callable(getattr(opponents, "choose", None)):
+        raise ValueError(
+            f"opponents={opponents!r} plays from a seat's view, which the compiled vector env "
+            "does not build; allowed: 'random', 'trained', 'casual', an exported policy's "
+            f"path or a callable (obs, masks) -> actions; or {_SYNC}"
+        )

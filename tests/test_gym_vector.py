@@ -1,0 +1,215 @@
+"""gymnasium.make_vec("Matador-v0"): the compiled vector env against Gymnasium's own
+SyncVectorEnv of single envs (same-step auto-reset), step for step; seeds, illegal
+actions, Gymnasium's vector wrappers, bad input, and a clear error without numba."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import matador_env
+from matador_env.engine import Rules
+
+pytest.importorskip("numba")
+
+from matador_env.gym_vector import MatadorVectorEnv  # noqa: E402
+from matador_env.matador_v0 import UnsupportedRenderMode  # noqa: E402
+
+
+def make_both(num_envs: int, **kwargs: Any) -> tuple[Any, Any]:
+    compiled = gymnasium.make_vec(matador_env.GYM_ID, num_envs=num_envs, **kwargs)
+    sync = gymnasium.make_vec(
+        matador_env.GYM_ID,
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        **kwargs,
+    )
+    return compiled, sync
+
+
+def assert_same(a: Any, b: Any, path: str) -> None:
+    """Equal keys, shapes, dtypes and values (rewards to float32's precision)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (path, sorted(set(a) ^ set(b)))
+        for key in a:
+            assert_same(a[key], b[key], f"{path}/{key}")
+        return
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{path}[{i}]")
+        return
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (path, a.dtype, b.dtype, a.shape, b.shape)
+    if a.dtype == object:
+        for x, y in zip(a, b, strict=True):
+            assert (x is None) == (y is None), path
+            if x is not None:
+                np.testing.assert_array_equal(x, y, err_msg=path)
+    else:
+        np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=path)
+
+
+CASES = [
+    {"preset": "standard"},
+    {"preset": "leiden", "seat": 1},
+    {"preset": "double_twelve", "reward": "normalised"},
+    {"preset": "standard", "players": 3, "episode": "match", "max_hands": 3},
+    {"preset": "kardinal", "episode": "match", "reward": "win"},
+    {"preset": "pagat", "players": 4, "teams": True, "episode": "match", "illegal_reward": -5},
+]
+
+
+@pytest.mark.parametrize("kwargs", CASES, ids=lambda k: "-".join(map(str, k.values())))
+def test_the_compiled_env_is_the_sync_env_step_for_step(kwargs: dict[str, Any]) -> None:
+    # With deterministic opponents every observation, reward, flag and info agrees,
+    # across auto-resets (each slot's later deals and seats come from its seed's
+    # stream), match ends and truncations, and illegal actions.
+    compiled, sync = make_both(3, opponents="trained", **kwargs)
+    assert isinstance(compiled, MatadorVectorEnv)
+    assert compiled.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert compiled.single_observation_space == sync.single_observation_space
+    assert compiled.single_action_space == sync.single_action_space
+    assert compiled.observation_space == sync.observation_space
+    assert compiled.action_space == sync.action_space
+    assert_same(compiled.reset(seed=3), sync.reset(seed=3), "reset")
+    rng = np.random.default_rng(1)
+    ended = illegal = 0
+    for t in range(300):
+        masks = compiled.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        if t % 90 == 5:
+            # Below the range, above it, and in range but not legal.
+            b = t % 3
+            actions[b] = (-1, masks.shape[1], int(np.flatnonzero(~masks[b])[0]))[b]
+            illegal += 1
+        result = compiled.step(actions)
+        assert_same(result, sync.step(actions), f"step {t}")
+        infos = result[4]
+        if "final_info" in infos:
+            ended += int(infos["_final_info"].sum())
+            assert (infos["final_info"]["illegal_action"] <= infos["_final_info"]).all()
+    assert ended >= illegal + 3  # episodes that ended by the rules too
+
+
+def test_one_tile_hands_are_dealt_again_as_in_the_single_env() -> None:
+    # The leader goes out at once; a deal the learner would not see is replaced by
+    # the next one of the slot's stream, as MatadorSingleEnv.reset does.
+    compiled, sync = make_both(5, rules=Rules(hand_size=1, players=3))
+    assert_same(compiled.reset(seed=11), sync.reset(seed=11), "reset")
+    seats = set()
+    for t in range(30):
+        actions = compiled.action_masks().argmax(axis=1)
+        result = compiled.step(actions)
+        assert_same(result, sync.step(actions), f"step {t}")
+        assert result[2].all()  # every learner went out
+        seats |= set(result[4]["seat"].tolist())
+    assert seats == {0, 1, 2}
+
+
+def test_seeds_replay_and_differ_with_random_opponents() -> None:
+    def trace(seed: Any) -> list[bytes]:
+        env = gymnasium.make_vec(matador_env.GYM_ID, num_envs=4, preset="standard", players=3)
+        obs, infos = env.reset(seed=seed)
+        out = [obs.tobytes()]
+        for _ in range(60):
+            obs, reward, *_ = env.step(env.action_masks().argmax(axis=1))
+            out += [obs.tobytes(), reward.tobytes()]
+        return out
+
+    assert trace(5) == trace(5)
+    assert trace([5, 6, 7, 8]) == trace(5)
+    assert trace(5) != trace(6)
+    assert trace(None) != trace(None)
+    # The deals and seats are the sync env's even where the opponents' moves are not.
+    compiled, sync = make_both(4, preset="standard", players=3)
+    (_, a), (_, b) = compiled.reset(seed=[1, None, 3, 4]), sync.reset(seed=[1, 2, 3, 4])
+    assert (a["seat"][[0, 2, 3]] == b["seat"][[0, 2, 3]]).all()
+
+
+def test_an_illegal_action_ends_only_its_slot() -> None:
+    env = MatadorVectorEnv(3, preset="standard", illegal_reward=-7)
+    _, infos = env.reset(seed=0)
+    masks = env.action_masks()
+    actions = masks.argmax(axis=1)
+    actions[1] = int(np.flatnonzero(~masks[1])[0])
+    obs, reward, terminated, truncated, infos = env.step(actions)
+    assert terminated.tolist() == [False, True, False] and not truncated.any()
+    assert reward[1] == -7
+    assert infos["_final_obs"].tolist() == [False, True, False]
+    assert infos["final_info"]["illegal_action"].tolist() == [0, 1, 0]
+    assert not infos["final_info"]["action_mask"][1].any()
+    assert infos["illegal_action"].tolist() == [0, 0, 0]  # the new episode's
+    assert env.action_masks().any(axis=1).all()
+
+
+def test_gymnasium_vector_wrappers_read_the_same_step_resets() -> None:
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    env = RecordEpisodeStatistics(gymnasium.make_vec(matador_env.GYM_ID, num_envs=4))
+    _, infos = env.reset(seed=2)
+    returns = np.zeros(4)
+    seen = 0
+    for _ in range(100):
+        _, reward, terminated, truncated, infos = env.step(infos["action_mask"].argmax(axis=1))
+        returns += reward
+        for b in np.flatnonzero(terminated | truncated):
+            assert infos["episode"]["r"][b] == pytest.approx(returns[b])
+            returns[b] = 0
+            seen += 1
+    assert seen > 10
+
+
+def test_bad_arguments_name_what_is_allowed() -> None:
+    class Agent:
+        def act(self, view: Any, rng: Any) -> None:
+            return None
+
+    for opponents in ("greedy", Agent(), ["random"]):
+        with pytest.raises(ValueError, match="vectorization_mode='sync'"):
+            MatadorVectorEnv(2, opponents=opponents)
+    with pytest.raises(UnsupportedRenderMode, match="vectorization_mode='sync'"):
+        gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, render_mode="rgb_array")
+    with pytest.raises(ValueError, match="no trained bot is shipped"):
+        MatadorVectorEnv(2, opponents="trained", preset="standard", target_score=30)
+    for num_envs in (0, 1.5, True):
+        with pytest.raises(ValueError, match="num_envs"):
+            MatadorVectorEnv(num_envs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seat"):
+        MatadorVectorEnv(2, seat=2)
+    env = MatadorVectorEnv(2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step([0, 0])
+    with pytest.raises(ValueError, match="one per slot"):
+        env.reset(seed=[1, 2, 3])
+    env.reset(seed=0)
+    before = env.action_masks().copy()
+    for actions in ([0], [0.5, 1.0], [True, False], [[0, 0]]):
+        with pytest.raises(ValueError, match="actions must"):
+            env.step(actions)
+    assert (env.action_masks() == before).all()  # nothing changed
+
+
+def test_make_vec_without_numba_says_how_to_get_it() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['numba'] = None\n"
+        "import gymnasium, matador_env\n"
+        "sync = gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, vectorization_mode='sync')\n"
+        "sync.reset(seed=0)\n"
+        "try:\n"
+        "    gymnasium.make_vec(matador_env.GYM_ID, num_envs=2)\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert "matador-env[batch]" in done.stdout and "vectorization_mode='sync'" in done.stdout
