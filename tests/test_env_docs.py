@@ -38,6 +38,7 @@ def test_the_page_has_a_block_per_library() -> None:
         "Tianshou",
         "Ray RLlib",
         "CleanRL-style loops",
+        "Many games at once: `gymnasium.make_vec`",
         "Recording games",
     }
 
