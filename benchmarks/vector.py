@@ -1,7 +1,8 @@
 """Batch engine and vector environment speed, side by side with today's Python paths.
 
-``python -m benchmarks.vector [--seconds S] [--threads N] [--ppo-steps N] [--quick]``
-prints, in one run (so that every pair sees the same machine load):
+``python -m benchmarks.vector [--seconds S] [--threads N] [--ppo-steps N] [--quick]
+[--section NAME ...]`` prints, in one run (so that every pair sees the same machine
+load):
 
 - ``compile``: the first use of the kernels in a fresh process with an empty numba
   cache (it compiles and caches them), and a second process on that cache;
@@ -10,6 +11,10 @@ prints, in one run (so that every pair sees the same machine load):
   on every preset;
 - ``env``: agent-steps/s with observations and masks built: ``matador_v0.raw_env``
   beside ``matador_env.vector.VectorEnv`` (self-play mode, 256 slots);
+- ``make_vec``: learner steps/s of ``gymnasium.make_vec("Matador-v0")`` over 64
+  games, ``vectorization_mode="sync"`` (64 single envs) beside the compiled default,
+  with random and with the shipped ``"trained"`` opponents, on standard and
+  pagat_teams;
 - ``search``: playouts per second of the search agent (``samples`` worlds per
   candidate; a playout is one candidate played out in one world) with its old
   playouts (``fast=0``) and on the batch engine, on standard and leiden;
@@ -39,6 +44,8 @@ from typing import Any
 import numpy as np
 
 from matador_env.engine import PRESETS, HandState, Rules
+
+SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
 
 _FIRST_USE = """
 import numpy as np
@@ -129,6 +136,40 @@ def vector_env_steps(preset: str, seconds: float, slots: int = 256) -> float:
         _kernels.random_choices(masks, rows, state, actions)
         obs, masks, *_ = env.step(actions)
         steps += slots
+    return steps / (time.perf_counter() - start)
+
+
+def make_vec_steps(config: str, opponents: str, mode: str | None, seconds: float) -> float:
+    """Learner steps/s of ``gymnasium.make_vec`` over 64 games: the compiled env
+    (``mode=None``, the default) or ``"sync"`` (same-step auto-reset, so that both
+    count the same steps), the actions drawn from ``infos["action_mask"]``."""
+    import gymnasium
+    from gymnasium.vector import AutoresetMode
+
+    import matador_env
+    from matador_env.configs import configuration
+
+    extra: dict[str, Any] = {}
+    if mode is not None:
+        extra = {
+            "vectorization_mode": mode,
+            "vector_kwargs": {"autoreset_mode": AutoresetMode.SAME_STEP},
+        }
+    rules = configuration(config).rules()
+    envs = gymnasium.make_vec(
+        matador_env.GYM_ID, num_envs=64, rules=rules, opponents=opponents, **extra
+    )
+    _, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        masks = infos["action_mask"]
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        *_, infos = envs.step(actions)
+        steps += len(actions)
+    envs.close()
     return steps / (time.perf_counter() - start)
 
 
@@ -252,27 +293,49 @@ def main() -> None:
     parser.add_argument("--ppo-steps", type=int, default=8192, help="PPO steps per setup")
     parser.add_argument("--search-decisions", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="a quarter of the time")
+    parser.add_argument(
+        "--section",
+        choices=SECTIONS,
+        action="append",
+        help="measure only this section (repeatable; default: all)",
+    )
     args = parser.parse_args()
+    sections = set(args.section or SECTIONS)
     seconds = args.seconds / 4 if args.quick else args.seconds
     decisions = max(4, args.search_decisions // 4) if args.quick else args.search_decisions
     ppo = max(2048, args.ppo_steps // 4) if args.quick else args.ppo_steps
     cores = os.cpu_count()
     print(f"machine: {cores} cores; numba threads for the parallel row: {args.threads}")
 
-    first, second = compile_times()
-    print(f"compile: first use (compiles, caches) {first:.1f} s; second process {second:.2f} s")
+    if "compile" in sections:
+        first, second = compile_times()
+        print(f"compile: first use (compiles, caches) {first:.1f} s; second process {second:.2f} s")
+    if "engine" in sections:
+        engine_rows(seconds, args.threads)
+    if "env" in sections:
+        env_rows(seconds)
+    if "make_vec" in sections:
+        make_vec_rows(seconds)
+    if "search" in sections:
+        search_rows(decisions)
+    if "ppo" in sections:
+        ppo_rows(ppo)
 
+
+def engine_rows(seconds: float, threads: int) -> None:
     print("engine, random legal actions/s (bar: 15x on standard)")
     for preset in PRESETS:
         py = python_engine(preset, seconds)
         one = batch_engine(preset, seconds, 1)
-        many = batch_engine(preset, seconds, args.threads)
+        many = batch_engine(preset, seconds, threads)
         print(
             f"  {preset:14s} python {py:>11,.0f}  batch 1 thread {one:>12,.0f} ({_ratio(one, py)})"
-            f"  {args.threads} threads {many:>12,.0f} ({_ratio(many, py)})",
+            f"  {threads} threads {many:>12,.0f} ({_ratio(many, py)})",
             flush=True,
         )
 
+
+def env_rows(seconds: float) -> None:
     print("env, agent-steps/s with observations and masks (bar: 10x)")
     for preset in ("standard", "leiden"):
         raw = raw_env_steps(preset, seconds)
@@ -280,6 +343,21 @@ def main() -> None:
         ratio = _ratio(vec, raw)
         print(f"  {preset:14s} raw_env {raw:>10,.0f}  VectorEnv(256) {vec:>12,.0f} ({ratio})")
 
+
+def make_vec_rows(seconds: float) -> None:
+    print("make_vec, learner steps/s of gymnasium.make_vec over 64 games (no bar)")
+    for config in ("standard", "pagat_teams"):
+        for opponents in ("random", "trained"):
+            sync = make_vec_steps(config, opponents, "sync", seconds)
+            compiled = make_vec_steps(config, opponents, None, seconds)
+            print(
+                f"  {config:12s} {opponents:8s} sync {sync:>9,.0f}  compiled {compiled:>9,.0f}"
+                f" ({_ratio(compiled, sync)})",
+                flush=True,
+            )
+
+
+def search_rows(decisions: int) -> None:
     print("search, playouts/s at samples=64 (bar: 5x)")
     for preset in ("standard", "leiden"):
         old = search_playouts(preset, 0, decisions)
@@ -289,6 +367,8 @@ def main() -> None:
             flush=True,
         )
 
+
+def ppo_rows(ppo: int) -> None:
     print(f"ppo, MaskablePPO training steps/s over {ppo} steps (train's hyperparameters)")
     today = ppo_steps("today", ppo)
     single = ppo_steps("single", ppo)

@@ -79,3 +79,25 @@ def test_training_benchmark_evaluates_a_given_policy(tmp_path: Path) -> None:
         "points_vs_expert_significantly_positive",
         "points_vs_random_at_least_13",
     }
+
+
+def test_vector_benchmark_measures_make_vec_both_ways() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.vector", "--section", "make_vec", "--seconds", "0.2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split() for line in done.stdout.splitlines() if " sync " in line]
+    assert [row[:2] for row in rows] == [
+        ["standard", "random"],
+        ["standard", "trained"],
+        ["pagat_teams", "random"],
+        ["pagat_teams", "trained"],
+    ]
+    for row in rows:
+        assert row[2] == "sync" and row[4] == "compiled"
+        assert float(row[3].replace(",", "")) > 0 and float(row[5].replace(",", "")) > 0
+    assert "engine," not in done.stdout  # only the section asked for
