@@ -14,7 +14,7 @@ load):
 - ``make_vec``: learner steps/s of ``gymnasium.make_vec("Matador-v0")`` over 64
   games, ``vectorization_mode="sync"`` (64 single envs) beside the compiled default,
   with random and with the shipped ``"trained"`` opponents, on standard and
-  pagat_teams;
+  pagat_teams (medians of three runs each way, taken in turn);
 - ``search``: playouts per second of the search agent (``samples`` worlds per
   candidate; a playout is one candidate played out in one world) with its old
   playouts (``fast=0``) and on the batch engine, on standard and leiden;
@@ -344,12 +344,18 @@ def env_rows(seconds: float) -> None:
         print(f"  {preset:14s} raw_env {raw:>10,.0f}  VectorEnv(256) {vec:>12,.0f} ({ratio})")
 
 
-def make_vec_rows(seconds: float) -> None:
-    print("make_vec, learner steps/s of gymnasium.make_vec over 64 games (no bar)")
+def make_vec_rows(seconds: float, repeats: int = 3) -> None:
+    print(
+        "make_vec, learner steps/s of gymnasium.make_vec over 64 games, medians of "
+        f"{repeats} runs each way in turn (no bar)"
+    )
     for config in ("standard", "pagat_teams"):
         for opponents in ("random", "trained"):
-            sync = make_vec_steps(config, opponents, "sync", seconds)
-            compiled = make_vec_steps(config, opponents, None, seconds)
+            runs: dict[str | None, list[float]] = {"sync": [], None: []}
+            for _ in range(repeats):
+                for mode, rates in runs.items():
+                    rates.append(make_vec_steps(config, opponents, mode, seconds))
+            sync, compiled = (float(np.median(rates)) for rates in runs.values())
             print(
                 f"  {config:12s} {opponents:8s} sync {sync:>9,.0f}  compiled {compiled:>9,.0f}"
                 f" ({_ratio(compiled, sync)})",

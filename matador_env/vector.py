@@ -522,12 +522,12 @@ class VectorEnv:
             waiting = np.flatnonzero(eng.to_move != self.learner)
             if waiting.size == 0:
                 return
-            masks = eng.legal_masks(self._masks)
-            acts = np.full(B, -1, np.int64)
             if self.opponents == "random":
-                chosen = np.empty(waiting.size, np.int64)
-                K.random_choices(masks, waiting, self._rng, chosen)
+                # Every opponent move up to the learners' turns (or the hands' ends) at once.
+                ended = eng.play_random_until(self.learner, self._rng)
             else:
+                masks = eng.legal_masks(self._masks)
+                acts = np.full(B, -1, np.int64)
                 obs = self._observe(waiting, eng.to_move[waiting])
                 rows = masks[waiting].copy()
                 if self.opponent_slots:
@@ -540,33 +540,34 @@ class VectorEnv:
                         f"opponents returned shape {chosen.shape}; allowed: ({waiting.size},), "
                         "one action per slot whose opponent is to move"
                     )
-            acts[waiting] = chosen
+                acts[waiting] = chosen
+                try:
+                    ended = eng.step(acts)
+                except BatchError as exc:
+                    raise BatchError(f"an opponent chose an illegal action: {exc}") from None
             seat_rewards = np.zeros((B, n), np.float32)
             term = np.zeros(B, np.bool_)
             trunc = np.zeros(B, np.bool_)
-            try:
-                ended = eng.step(acts)
-            except BatchError as exc:
-                raise BatchError(f"an opponent chose an illegal action: {exc}") from None
             self._hand_ended(ended, seat_rewards, term, trunc)
             live = ~fresh
             rewards[live] += seat_rewards[self._all, self.learner][live]
             done = np.flatnonzero(term | trunc)
             if done.size == 0:
                 continue
-            final = self._observe(done, self.learner[done])
-            for j, b in enumerate(done.tolist()):
-                if fresh[b]:
-                    empty[b] += 1
-                    if empty[b] >= _MAX_EMPTY_DEALS:
-                        raise BatchError(
-                            f"slot {b}: {_MAX_EMPTY_DEALS} deals in a row ended before the "
-                            "learner could move; these rules leave it no decision"
-                        )
-                else:
-                    terminated[b] = term[b]
-                    truncated[b] = trunc[b]
-                    self._final(infos, np.array([b]), self.learner[b : b + 1], final[j : j + 1])
+            redealt = done[fresh[done]]
+            empty[redealt] += 1
+            if redealt.size and empty[redealt].max() >= _MAX_EMPTY_DEALS:
+                b = int(redealt[empty[redealt].argmax()])
+                raise BatchError(
+                    f"slot {b}: {_MAX_EMPTY_DEALS} deals in a row ended before the "
+                    "learner could move; these rules leave it no decision"
+                )
+            finished = done[~fresh[done]]
+            if finished.size:
+                terminated[finished] = term[finished]
+                truncated[finished] = trunc[finished]
+                seats = self.learner[finished]
+                self._final(infos, finished, seats, self._observe(finished, seats))
             self._episodes[done] += 1
             self._start(done)
             fresh[done] = True

@@ -169,3 +169,48 @@ def test_illegal_action_refused_whether_or_not_masks_were_asked_for() -> None:
             eng.step(np.array([wrong]))
         assert _unchanged(eng, before)
         eng.step(np.array([int(np.flatnonzero(legal)[0])]))
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules.preset("standard"),
+        Rules.preset("leiden"),
+        Rules.preset("pagat").replace(players=4, teams=True),
+        Rules.preset("kardinal").replace(players=3),
+    ],
+    ids=["standard", "leiden", "pagat-teams", "kardinal-3"],
+)
+def test_play_random_until_is_legal_steps_one_slot_at_a_time(rules: Rules) -> None:
+    # The compiled loop against the same choices made one step() at a time (which
+    # checks each action's legality): the same states, scores and ended slots.
+    from matador_env.batch import _kernels as K
+
+    B = 40
+    fast, slow = BatchEngine(rules, B), BatchEngine(rules, B)
+    for e in (fast, slow):
+        e.new_matches(range(100, 100 + B // 2), slots=range(B // 2))
+        e.deal(range(200, 200 + B - B // 2), slots=range(B // 2, B))
+    seats = np.arange(B, dtype=np.int64) % rules.players
+    rng_fast = np.array([88172645463325252], np.uint64)
+    rng_slow = rng_fast.copy()
+    ended_any = 0
+    for _ in range(40):
+        ended_fast = fast.play_random_until(seats, rng_fast)
+        ended_any += len(ended_fast)
+        ended_slow: list[int] = []
+        br = slow.br
+        legal = np.zeros(slow.num_actions, np.int64)
+        for b in range(B):
+            while not slow.st[b, K.OVER] and slow.st[b, K.TO_MOVE] != seats[b]:
+                m = K.legal_list(b, br.rp, br.tab, slow.loc, slow.ends, slow.st, legal)
+                actions = np.full(B, -1, np.int64)
+                actions[b] = legal[int(K._xorshift(rng_slow) % np.uint64(m))]
+                ended_slow += slow.step(actions).tolist()
+        assert sorted(ended_fast.tolist()) == sorted(ended_slow)
+        assert rng_fast[0] == rng_slow[0]
+        for name in ("loc", "hsize", "stock", "ends", "st", "counts", "cannot", "totals", "mst"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+        assert ((fast.to_move == seats) | fast.over).all()
+        seats = (seats + 1) % rules.players  # the next round stops at other seats
+    assert ended_any > B // 2  # hands and matches ran to their ends

@@ -403,10 +403,40 @@ class BatchEngine:
             self.counts,
             self.cannot,
         )
+        return self._ended_since(was_over)
+
+    def play_random_until(self, seats: np.ndarray, rng: np.ndarray) -> np.ndarray:
+        """Uniformly random legal actions in every slot until seat ``seats[b]`` is to move
+        or the hand is over (many moves in one compiled call), drawn from the xorshift
+        state ``rng`` (a ``uint64`` array of one, advanced). Scores as :meth:`step`;
+        returns the slots whose hand ended."""
+        br = self.br
+        was_over = self.st[:, K.OVER].copy()
+        self._masks_fresh = False
+        K.play_random_until(
+            np.asarray(seats, np.int64),
+            rng,
+            br.rp,
+            br.tab,
+            br.slot,
+            self.loc,
+            self.hsize,
+            self.stock,
+            self.ends,
+            self.st,
+            self.counts,
+            self.cannot,
+        )
+        return self._ended_since(was_over)
+
+    def _ended_since(self, was_over: np.ndarray) -> np.ndarray:
+        """The slots whose hand ended since ``was_over``; a match slot's hand is scored."""
         ended = np.flatnonzero((self.st[:, K.OVER] == 1) & (was_over == 0))
         for b in ended.tolist():
             if self.in_match[b]:
-                K.score_hand(b, br.rp, self.st, self.totals, self.leads, self.mst, self.winners)
+                K.score_hand(
+                    b, self.br.rp, self.st, self.totals, self.leads, self.mst, self.winners
+                )
         return ended
 
     def action_array(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:

@@ -1139,6 +1139,31 @@ def observe_rows(
 
 
 @njit(cache=True)
+def play_random_until(
+    seats: np.ndarray,
+    rng: np.ndarray,
+    rp: np.ndarray,
+    tab: np.ndarray,
+    slot: np.ndarray,
+    loc: np.ndarray,
+    hsize: np.ndarray,
+    stock: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    counts: np.ndarray,
+    cannot: np.ndarray,
+) -> None:
+    """In every slot, uniformly random legal actions until ``seats[b]`` is to move or the
+    hand is over: a learner's opponents in one call, however many moves each makes."""
+    lst = np.empty(rp[R_NACT], np.int64)
+    for b in range(loc.shape[0]):
+        while not st[b, OVER] and st[b, TO_MOVE] != seats[b]:
+            m = legal_list(b, rp, tab, loc, ends, st, lst)
+            a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
+            apply_action(b, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+
+
+@njit(cache=True)
 def random_choices(masks: np.ndarray, rows: np.ndarray, rng: np.ndarray, out: np.ndarray) -> None:
     """``out[j]``: a uniformly random legal action of ``masks[rows[j]]``."""
     for j in range(rows.shape[0]):
