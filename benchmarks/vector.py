@@ -141,20 +141,19 @@ def vector_env_steps(preset: str, seconds: float, slots: int = 256) -> float:
 
 def make_vec_steps(config: str, opponents: str, mode: str | None, seconds: float) -> float:
     """Learner steps/s of ``gymnasium.make_vec`` over 64 games: the compiled env
-    (``mode=None``, the default) or ``"sync"`` (same-step auto-reset, so that both
-    count the same steps), the actions drawn from ``infos["action_mask"]``."""
+    (``mode=None``, the default) or ``"sync"``, both resetting in the same step (so
+    that every step counted is a decision), the actions drawn from
+    ``infos["action_mask"]``."""
     import gymnasium
     from gymnasium.vector import AutoresetMode
 
     import matador_env
     from matador_env.configs import configuration
 
-    extra: dict[str, Any] = {}
+    same_step = AutoresetMode.SAME_STEP
+    extra: dict[str, Any] = {"autoreset_mode": same_step}
     if mode is not None:
-        extra = {
-            "vectorization_mode": mode,
-            "vector_kwargs": {"autoreset_mode": AutoresetMode.SAME_STEP},
-        }
+        extra = {"vectorization_mode": mode, "vector_kwargs": {"autoreset_mode": same_step}}
     rules = configuration(config).rules()
     envs = gymnasium.make_vec(
         matador_env.GYM_ID, num_envs=64, rules=rules, opponents=opponents, **extra

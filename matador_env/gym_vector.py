@@ -3,8 +3,9 @@
 ``gymnasium.make_vec("Matador-v0", num_envs=N, ...)`` builds this environment: ``N``
 copies of :class:`~matador_env.gym_env.MatadorSingleEnv` stepped together by the
 compiled engine (:mod:`matador_env.vector`, which needs ``numba``: ``pip install
-'matador-env[batch]'``), many times faster than ``vectorization_mode="sync"``, which
-steps ``N`` single envs one by one in Python. The keyword arguments are the single
+'matador-env[batch]'``), several times faster than ``vectorization_mode="sync"``,
+which steps ``N`` single envs one by one in Python (``python -m benchmarks.vector
+--section make_vec`` compares them). The keyword arguments are the single
 env's, and so are the spaces, rewards, illegal-action rule and infos, batched as
 Gymnasium's own vector environments batch them::
 
@@ -16,18 +17,21 @@ Gymnasium's own vector environments batch them::
     actions = [mask.nonzero()[0][0] for mask in envs.action_masks()]
     obs, rewards, terminated, truncated, infos = envs.step(actions)
 
-Same-step auto-reset
-====================
+Auto-reset
+==========
 
-``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: where a slot's episode
-ends, ``step`` returns the next episode's first observation at once, with the ended
-episode's last observation in ``infos["final_obs"][i]`` and its last info in
-``infos["final_info"]`` (each key an array, ``final_info["_" + key][i]`` True for the
-slots that ended), as ``SyncVectorEnv(..., autoreset_mode=AutoresetMode.SAME_STEP)``
-gives them. The top-level infos are those of the observation returned. Gymnasium's
-vector wrappers that read the mode (``RecordEpisodeStatistics``, for one) work with it;
-those that support only next-step auto-reset refuse it, and take
-``vectorization_mode="sync"``.
+As Gymnasium's own vector environments, by default it resets an ended episode on the
+next step (``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``): the step
+where a slot's episode ends returns its last observation and info, and the next step
+ignores that slot's action and returns the new episode's first observation, reward 0.
+``autoreset_mode=AutoresetMode.SAME_STEP`` (a keyword of ``make_vec``) returns the new
+episode's first observation at once, with the ended episode's last observation in
+``infos["final_obs"][i]`` and its last info in ``infos["final_info"]`` (each key an
+array, ``final_info["_" + key][i]`` True for the slots that ended), so that every step
+is a decision. Either way the infos and observations are those of
+``SyncVectorEnv(..., autoreset_mode=...)`` in the same mode. Gymnasium's vector
+wrappers read the mode (``RecordEpisodeStatistics`` takes both, ``NormalizeObservation``
+only the default).
 
 Seeds
 =====
@@ -36,10 +40,10 @@ Seeds
 fresh entropy), and each slot draws its later episodes' deals and, with ``seat=None``,
 its learner seats from that seed's stream exactly as a single env reset with the same
 seed does. So slot ``i`` deals the same hands, and seats the learner in the same
-seats, as env ``i`` of ``gymnasium.make_vec(..., vectorization_mode="sync",
-vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})`` reset with the same seed;
-with deterministic opponents (``"trained"`` or an exported policy's path) every
-observation, reward and info is the same (``tests/test_gym_vector.py`` checks it).
+seats, as env ``i`` of ``gymnasium.make_vec(..., vectorization_mode="sync")`` (with the
+same auto-reset mode) reset with the same seed; with deterministic opponents
+(``"trained"`` or an exported policy's path) every observation, reward and info is
+the same (``tests/test_gym_vector.py`` checks it).
 ``"random"`` and ``"casual"`` opponents draw their moves from a stream of the
 compiled engine, restarted from the seeds at every seeded reset: they replay, but
 differ from a single env's.
@@ -48,10 +52,11 @@ What the compiled env does not do
 =================================
 
 Opponents are one spec for every other seat: ``"random"``, ``"trained"``, ``"casual"``,
-an exported policy's path, or a batched ``callable(obs, masks) -> actions`` (see
-:mod:`matador_env.vector`). Bots that play from a seat's view (``"greedy"``, agent
-objects), a list of specs, single-env callables and ``render_mode`` are refused with a
-``ValueError`` naming ``vectorization_mode="sync"``, which takes them all.
+an exported policy's path, or a callable, which is called as a batched policy
+``callable(obs, masks) -> actions`` (see :mod:`matador_env.vector`), not with the
+single env's observation dict. Bots that play from a seat's view (``"greedy"``, agent
+objects), a list of specs and ``render_mode`` are refused with a ``ValueError`` naming
+``vectorization_mode="sync"``, which takes them all.
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
     what the compiled engine plays (the module docstring).
     """
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(
         self,
@@ -99,10 +104,21 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         max_hands: int = DEFAULT_MAX_HANDS,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **rule_overrides: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is not allowed; allowed: an integer >= 1")
+        modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+        try:
+            autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            autoreset_mode = None  # type: ignore[assignment]
+        if autoreset_mode not in modes:
+            raise ValueError(
+                f"autoreset_mode={autoreset_mode!r} is not allowed; allowed: "
+                + ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in modes)
+            )
         if render_mode is not None:
             raise UnsupportedRenderMode(
                 f"render_mode={render_mode!r}: the compiled vector env draws nothing; "
@@ -123,6 +139,8 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         ):
             raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
         self.rules = rules
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
+        self.autoreset_mode = autoreset_mode
         self.fixed_seat = seat
         self.render_mode = None
         self._streams: list[np.random.Generator | None] = [None] * num_envs
@@ -148,6 +166,9 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._started = False
+        # Next-step auto-reset: the slots whose episode ended on the last step, whose
+        # next action is ignored (their new episode is under way, its first turn shown).
+        self._resetting = np.zeros(num_envs, np.bool_)
 
     # -- gymnasium API --------------------------------------------------------------------
 
@@ -170,6 +191,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             self.venv.seed_opponents(int(np.random.SeedSequence(given).generate_state(1)[0]))
         obs, _, seats = self.venv.reset()
         self._started = True
+        self._resetting[:] = False
         return obs, self._infos(seats)
 
     def step(
@@ -180,22 +202,28 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         if not self._started:
             raise RuntimeError("step() before reset(); allowed: reset() first")
         seats_before = self.venv.learner.copy()
-        obs, _, seats, rewards, terminated, truncated, vinfos = self.venv.step(actions)
+        skip = self._resetting.copy() if self._resetting.any() else None
+        obs, _, seats, rewards, terminated, truncated, vinfos = self.venv.step(actions, skip)
         infos = self._infos(seats)
-        if vinfos:
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        if next_step:
+            self._resetting = terminated | truncated
+        if vinfos and next_step:
+            # The ended episodes' last observations and infos stand in for the new
+            # episodes' first, which the next step returns.
+            ended = vinfos["_final_observation"]
+            obs[ended] = vinfos["final_observation"][ended]
+            for key, values in self._final_infos(vinfos, seats_before).items():
+                infos[key][ended] = values[ended]
+        elif vinfos:
             ended = vinfos["_final_observation"]
             final_obs = np.full(self.num_envs, None, dtype=object)
             for b in np.flatnonzero(ended).tolist():
                 final_obs[b] = vinfos["final_observation"][b]
-            illegal = vinfos.get("illegal_action", np.zeros(self.num_envs, np.bool_))
             final = {
-                key: np.where(ended, vinfos["final_results"][:, j], 0)
-                for j, key in enumerate(INFO_KEYS)
+                key: np.where(ended if values.ndim == 1 else ended[:, None], values, 0)
+                for key, values in self._final_infos(vinfos, seats_before).items()
             }
-            final["seat"] = np.where(ended, seats_before, 0)
-            final["illegal_action"] = illegal.astype(np.int64)
-            # A finished episode's mask is all zeros (the single env's).
-            final["action_mask"] = np.zeros((self.num_envs, self.venv.num_actions), np.int8)
             for key in list(final):
                 final["_" + key] = ended.copy()
             infos["final_obs"] = final_obs
@@ -205,7 +233,10 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         return obs, rewards.astype(np.float64), terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """Each slot's legal actions now, ``(num_envs, num_actions)`` bool."""
+        """Each slot's legal actions in the game under way, ``(num_envs, num_actions)``
+        bool (with next-step auto-reset, for a slot whose episode just ended: those of
+        the next episode's first turn, which the next step shows; ``infos["action_mask"]``
+        is the single env's, all False at an episode's end)."""
         return self.venv.action_masks().astype(bool)
 
     def render(self) -> None:
@@ -249,6 +280,17 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             stream.integers(2**63)
             seeds.append(game_seed)
         return seeds, seats
+
+    def _final_infos(self, vinfos: dict[str, np.ndarray], seats: np.ndarray) -> dict[str, Any]:
+        """The single env's infos at the end of each episode that ended on this step
+        (rows of the others are meaningless), from the batch env's infos."""
+        final = {key: vinfos["final_results"][:, j] for j, key in enumerate(INFO_KEYS)}
+        final["seat"] = seats.astype(np.int64)
+        illegal = vinfos.get("illegal_action", np.zeros(self.num_envs, np.bool_))
+        final["illegal_action"] = illegal.astype(np.int64)
+        # A finished episode's mask is all zeros (the single env's).
+        final["action_mask"] = np.zeros((self.num_envs, self.venv.num_actions), np.int8)
+        return final
 
     def _infos(self, seats: np.ndarray) -> dict[str, Any]:
         """The single env's infos of every slot after a reset or a legal action (the

@@ -261,7 +261,7 @@ class VectorEnv:
         return self._observe_all()
 
     def step(
-        self, actions: np.ndarray | Sequence[int]
+        self, actions: np.ndarray | Sequence[int], skip: np.ndarray | None = None
     ) -> tuple[
         np.ndarray,
         np.ndarray,
@@ -276,16 +276,27 @@ class VectorEnv:
         Returns ``(obs, masks, seats, rewards, terminated, truncated, infos)``. In
         self-play mode ``rewards`` is ``(num_envs, players)``; in learner mode it is the
         learner's, ``(num_envs,)``. Observations are of the next episode where one ended.
+        ``skip`` (a bool per slot) leaves those slots as they are, whatever their action.
         """
         if not self._started:
             raise BatchError("step() before reset(); allowed: reset() first")
         eng = self.eng
         seats = eng.to_move.copy()
         B = self.num_envs
+        acts = eng.action_array(actions)
+        if skip is not None:
+            skip = np.asarray(skip)
+            if skip.shape != (B,) or skip.dtype != np.bool_:
+                raise BatchError(f"skip must be {B} bools (one per slot), got {skip!r}")
+            acts[skip] = -1  # the engine leaves a slot with -1 as it is
         illegal = None
         if self.illegal_reward is not None:
-            actions, illegal = self._illegal_left_out(actions)
-        ended = eng.step(actions)
+            inside = (acts >= 0) & (acts < self.num_actions)
+            illegal = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] != 1)
+            if skip is not None:
+                illegal &= ~skip
+            acts[illegal] = -1
+        ended = eng.step(acts)
         n = self.rules.players
         seat_rewards = np.zeros((B, n), np.float32)
         terminated = np.zeros(B, np.bool_)
@@ -369,18 +380,6 @@ class VectorEnv:
         self._results[slots] = _NO_RESULT
         if learners is not None:
             self.learner[slots] = learners
-
-    def _illegal_left_out(
-        self, actions: np.ndarray | Sequence[int]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The learners' actions with the illegal ones replaced by -1 (the engine leaves
-        those slots as they are), and which slots they were. Wrong shapes and types
-        still raise."""
-        acts = self.eng.action_array(actions)
-        inside = (acts >= 0) & (acts < self.num_actions)
-        illegal = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] != 1)
-        acts[illegal] = -1
-        return acts, illegal
 
     def _final(
         self, infos: dict[str, np.ndarray], slots: np.ndarray, seats: np.ndarray, obs: np.ndarray

@@ -22,13 +22,19 @@ from matador_env.gym_vector import MatadorVectorEnv  # noqa: E402
 from matador_env.matador_v0 import UnsupportedRenderMode  # noqa: E402
 
 
-def make_both(num_envs: int, **kwargs: Any) -> tuple[Any, Any]:
-    compiled = gymnasium.make_vec(matador_env.GYM_ID, num_envs=num_envs, **kwargs)
+def make_both(
+    num_envs: int, mode: AutoresetMode = AutoresetMode.NEXT_STEP, **kwargs: Any
+) -> tuple[Any, Any]:
+    """The compiled env (make_vec's default) and Gymnasium's SyncVectorEnv of single
+    envs, both auto-resetting in ``mode``."""
+    compiled = gymnasium.make_vec(
+        matador_env.GYM_ID, num_envs=num_envs, autoreset_mode=mode, **kwargs
+    )
     sync = gymnasium.make_vec(
         matador_env.GYM_ID,
         num_envs=num_envs,
         vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        vector_kwargs={"autoreset_mode": mode},
         **kwargs,
     )
     return compiled, sync
@@ -67,14 +73,17 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.parametrize("kwargs", CASES, ids=lambda k: "-".join(map(str, k.values())))
-def test_the_compiled_env_is_the_sync_env_step_for_step(kwargs: dict[str, Any]) -> None:
+def test_the_compiled_env_is_the_sync_env_step_for_step(
+    kwargs: dict[str, Any], mode: AutoresetMode
+) -> None:
     # With deterministic opponents every observation, reward, flag and info agrees,
     # across auto-resets (each slot's later deals and seats come from its seed's
     # stream), match ends and truncations, and illegal actions.
-    compiled, sync = make_both(3, opponents="trained", **kwargs)
+    compiled, sync = make_both(3, mode, opponents="trained", **kwargs)
     assert isinstance(compiled, MatadorVectorEnv)
-    assert compiled.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert compiled.metadata["autoreset_mode"] == mode
     assert compiled.single_observation_space == sync.single_observation_space
     assert compiled.single_action_space == sync.single_action_space
     assert compiled.observation_space == sync.observation_space
@@ -92,17 +101,14 @@ def test_the_compiled_env_is_the_sync_env_step_for_step(kwargs: dict[str, Any]) 
             illegal += 1
         result = compiled.step(actions)
         assert_same(result, sync.step(actions), f"step {t}")
-        infos = result[4]
-        if "final_info" in infos:
-            ended += int(infos["_final_info"].sum())
-            assert (infos["final_info"]["illegal_action"] <= infos["_final_info"]).all()
+        ended += int((result[2] | result[3]).sum())
     assert ended >= illegal + 3  # episodes that ended by the rules too
 
 
 def test_one_tile_hands_are_dealt_again_as_in_the_single_env() -> None:
     # The leader goes out at once; a deal the learner would not see is replaced by
     # the next one of the slot's stream, as MatadorSingleEnv.reset does.
-    compiled, sync = make_both(5, rules=Rules(hand_size=1, players=3))
+    compiled, sync = make_both(5, AutoresetMode.SAME_STEP, rules=Rules(hand_size=1, players=3))
     assert_same(compiled.reset(seed=11), sync.reset(seed=11), "reset")
     seats = set()
     for t in range(30):
@@ -135,25 +141,41 @@ def test_seeds_replay_and_differ_with_random_opponents() -> None:
 
 
 def test_an_illegal_action_ends_only_its_slot() -> None:
-    env = MatadorVectorEnv(3, preset="standard", illegal_reward=-7)
-    _, infos = env.reset(seed=0)
-    masks = env.action_masks()
-    actions = masks.argmax(axis=1)
-    actions[1] = int(np.flatnonzero(~masks[1])[0])
-    obs, reward, terminated, truncated, infos = env.step(actions)
-    assert terminated.tolist() == [False, True, False] and not truncated.any()
-    assert reward[1] == -7
-    assert infos["_final_obs"].tolist() == [False, True, False]
-    assert infos["final_info"]["illegal_action"].tolist() == [0, 1, 0]
-    assert not infos["final_info"]["action_mask"][1].any()
-    assert infos["illegal_action"].tolist() == [0, 0, 0]  # the new episode's
-    assert env.action_masks().any(axis=1).all()
+    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        env = MatadorVectorEnv(3, preset="standard", illegal_reward=-7, autoreset_mode=mode)
+        obs, infos = env.reset(seed=0)
+        masks = env.action_masks()
+        actions = masks.argmax(axis=1)
+        actions[1] = int(np.flatnonzero(~masks[1])[0])
+        before = obs[1].copy()
+        obs, reward, terminated, truncated, infos = env.step(actions)
+        assert terminated.tolist() == [False, True, False] and not truncated.any()
+        assert reward[1] == -7
+        last = infos if mode == AutoresetMode.NEXT_STEP else infos["final_info"]
+        assert last["illegal_action"].tolist() == [0, 1, 0]
+        assert not last["action_mask"][1].any()  # the episode is over
+        if mode == AutoresetMode.NEXT_STEP:
+            assert (obs[1] == before).all()  # the game as it was
+            obs, reward, terminated, _, infos = env.step(np.full(3, 10**6))  # slot 1 ignores it
+            assert reward[1] == 0 and not terminated[1] and infos["action_mask"][1].any()
+            assert terminated[[0, 2]].all()  # the others' actions were illegal
+        else:
+            assert (infos["final_obs"][1] == before).all()
+            assert infos["_final_obs"].tolist() == [False, True, False]
+            assert infos["illegal_action"].tolist() == [0, 0, 0]  # the new episode's
+            assert infos["action_mask"][1].any()
 
 
 def test_gymnasium_vector_wrappers_read_the_same_step_resets() -> None:
-    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+    from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
 
-    env = RecordEpisodeStatistics(gymnasium.make_vec(matador_env.GYM_ID, num_envs=4))
+    # NormalizeObservation takes only next-step auto-reset, the default.
+    normalised = NormalizeObservation(gymnasium.make_vec(matador_env.GYM_ID, num_envs=2))
+    normalised.reset(seed=0)
+    normalised.step(normalised.unwrapped.action_masks().argmax(axis=1))
+    env = RecordEpisodeStatistics(
+        gymnasium.make_vec(matador_env.GYM_ID, num_envs=4, autoreset_mode=AutoresetMode.SAME_STEP)
+    )
     _, infos = env.reset(seed=2)
     returns = np.zeros(4)
     seen = 0
@@ -184,6 +206,9 @@ def test_bad_arguments_name_what_is_allowed() -> None:
             MatadorVectorEnv(num_envs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="seat"):
         MatadorVectorEnv(2, seat=2)
+    for mode in (AutoresetMode.DISABLED, "next_step"):
+        with pytest.raises(ValueError, match="autoreset_mode=.*allowed: AutoresetMode.NEXT"):
+            MatadorVectorEnv(2, autoreset_mode=mode)
     env = MatadorVectorEnv(2)
     with pytest.raises(RuntimeError, match="reset"):
         env.step([0, 0])
