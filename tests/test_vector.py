@@ -208,3 +208,18 @@ def test_maskable_ppo_trains_on_the_vector_env() -> None:
     masks = venv.action_masks()
     actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
     assert all(masks[b, a] for b, a in enumerate(actions))
+
+
+def test_skipped_slots_stay_as_they_are() -> None:
+    venv = VectorEnv(3, preset="standard", mode="learner", seed=4, illegal_reward=-1)
+    obs, masks, _ = venv.reset()
+    skip = np.array([False, True, False])
+    # Slot 1's action is out of range: skipped, it is neither played nor illegal.
+    actions = np.where(skip, 10**6, masks.argmax(axis=1))
+    after, masks_after, _, rewards, terminated, _, infos = venv.step(actions, skip=skip)
+    np.testing.assert_array_equal(after[1], obs[1])
+    np.testing.assert_array_equal(masks_after[1], masks[1])
+    assert rewards[1] == 0 and not terminated[1] and "illegal_action" not in infos
+    assert not np.array_equal(after[0], obs[0])  # the others moved
+    with pytest.raises(BatchError, match="skip must be 3 bools"):
+        venv.step(masks_after.argmax(axis=1), skip=[0, 1, 0])  # type: ignore[arg-type]
