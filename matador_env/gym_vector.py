@@ -56,7 +56,9 @@ an exported policy's path, or a callable, which is called as a batched policy
 ``callable(obs, masks) -> actions`` (see :mod:`matador_env.vector`), not with the
 single env's observation dict. Bots that play from a seat's view (``"greedy"``, agent
 objects), a list of specs and ``render_mode`` are refused with a ``ValueError`` naming
-``vectorization_mode="sync"``, which takes them all.
+``vectorization_mode="sync"``, which takes them all. Nor does it keep hand records
+(``MatadorSingleEnv.hand_records``): the batch engine holds positions, not the moves
+that led to them.
 """
 
 from __future__ import annotations
