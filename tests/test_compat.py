@@ -171,6 +171,37 @@ def test_rllib_ppo(ray_session: None, game: str, runners: int) -> None:
     assert not any(torch.isnan(p).any() for p in module.parameters())
 
 
+def test_rllib_single_agent_ppo_samples_the_compiled_vector_env(ray_session: None) -> None:
+    # RLlib's single-agent env runners build their envs with gymnasium.make_vec; asked
+    # for the vector entry point they get the compiled env (next-step auto-reset, which
+    # they expect), with no glue. Without masks, illegal actions end episodes.
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    config = (
+        PPOConfig()
+        .environment("Matador-v0", env_config={"preset": "leiden", "reward": "normalised"})
+        .env_runners(
+            num_env_runners=0,
+            num_envs_per_env_runner=8,
+            gym_env_vectorize_mode="vector_entry_point",
+        )
+        .training(train_batch_size=256, minibatch_size=128, num_epochs=1)
+        .rl_module(model_config={"fcnet_hiddens": [32]})
+    )
+    algo = config.build_algo()
+    try:
+        assert isinstance(algo.env_runner.env.unwrapped, MatadorVectorEnv)
+        result = algo.train()
+    finally:
+        algo.stop()
+    runners = result["env_runners"]
+    assert runners["num_env_steps_sampled_lifetime"] >= 256
+    assert runners["num_episodes_lifetime"] > 0
+    assert math.isfinite(runners["episode_return_mean"])
+
+
 def test_train_rllib_exports_a_policy_that_load_bot_plays(
     ray_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
