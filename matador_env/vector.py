@@ -91,10 +91,11 @@ EpisodeStarts = Callable[[np.ndarray], tuple[list[int], list[int]]]
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
-# What a slot keeps of the last hand that ended in its episode (INFO_KEYS but
-# match_won, which depends on the seat).
-_RESULT_COLUMNS = ("hands", "termination", "winner", "winning_side", "points", "match_over")
-_NO_RESULT = (0, 0, -1, -1, 0, 0)
+# What a slot keeps of the last hand that ended in its episode, for the infos of that
+# name (the engine deals a match's next hand over it); the other INFO_KEYS are read
+# from the hand count and the match state.
+_LAST_HAND = ("termination", "winner", "winning_side", "points")
+_NO_HAND = (0, -1, -1, 0)
 
 
 class _BotOpponents:
@@ -227,10 +228,7 @@ class VectorEnv:
         self._masks = np.zeros((B, self.num_actions), np.int8)
         self._obs = np.zeros((B, self.obs_size), np.float32)
         self._all = np.arange(B, dtype=np.int64)
-        # The last hand result of each slot's episode (INFO_KEYS but match_won, which
-        # is per seat): read from the engine as a hand ends, since a match deals the
-        # next hand over it.
-        self._results = np.zeros((B, len(_RESULT_COLUMNS)), np.int64)
+        self._last_hand = np.zeros((B, len(_LAST_HAND)), np.int64)
         self._sides = np.array([rules.side_of(s) for s in range(rules.players)], np.int64)
         self._rng = np.zeros(1, np.uint64)
         self.seed_opponents(seed)
@@ -338,8 +336,12 @@ class VectorEnv:
         match) of ``slots`` (default: every slot), for seat ``seats[j]`` of slot
         ``slots[j]``; each an ``int64`` array with one entry per slot."""
         rows = self._all if slots is None else np.asarray(slots, np.int64)
-        out = {key: self._results[rows, j] for j, key in enumerate(_RESULT_COLUMNS)}
-        won = self.eng.winners[rows, self._sides[np.asarray(seats, np.int64)]]
+        eng = self.eng
+        out = {"hands": self._hands[rows]}
+        out.update((key, self._last_hand[rows, j]) for j, key in enumerate(_LAST_HAND))
+        # A slot that plays hands never starts a match: its match state stays zero.
+        out["match_over"] = eng.mst[rows, K.M_OVER].astype(np.int64)
+        won = eng.winners[rows, self._sides[np.asarray(seats, np.int64)]]
         out["match_won"] = ((out["match_over"] == 1) & (won != 0)).astype(np.int64)
         return out
 
@@ -377,7 +379,7 @@ class VectorEnv:
         else:
             self.eng.deal(seeds, slots=slots)
         self._hands[slots] = 0
-        self._results[slots] = _NO_RESULT
+        self._last_hand[slots] = _NO_HAND
         if learners is not None:
             self.learner[slots] = learners
 
@@ -414,16 +416,14 @@ class VectorEnv:
             scale = 1.0 if self.reward == "win" else eng.st[won, K.POINTS].astype(np.float64)
             seat_rewards[won] += self._per_point[side[side >= 0]] * np.reshape(scale, (-1, 1))
         self._hands[ended] += 1
-        results = self._results
-        results[ended, 0] = self._hands[ended]
+        last = self._last_hand
         term = eng.st[ended, K.TERM]
-        results[ended, 1] = np.where(term >= 0, term + 1, 0)  # TERMINATION_CODES
-        results[ended, 2] = eng.st[ended, K.WINNER]
+        last[ended, 0] = np.where(term >= 0, term + 1, 0)  # TERMINATION_CODES
+        last[ended, 1] = eng.st[ended, K.WINNER]
         # As the AEC env: no winning side or points without a winner.
         has_winner = eng.st[ended, K.WINNER] >= 0
-        results[ended, 3] = np.where(has_winner, eng.st[ended, K.WSIDE], -1)
-        results[ended, 4] = np.where(has_winner, eng.st[ended, K.POINTS], 0)
-        results[ended, 5] = eng.mst[ended, K.M_OVER] if self.episode == "match" else 0
+        last[ended, 2] = np.where(has_winner, eng.st[ended, K.WSIDE], -1)
+        last[ended, 3] = np.where(has_winner, eng.st[ended, K.POINTS], 0)
         if self.episode == "hand":
             terminated[ended] = True
             return
