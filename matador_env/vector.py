@@ -289,8 +289,7 @@ class VectorEnv:
             acts[skip] = -1  # the engine leaves a slot with -1 as it is
         illegal = None
         if self.illegal_reward is not None:
-            inside = (acts >= 0) & (acts < self.num_actions)
-            illegal = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] != 1)
+            illegal = ~eng.legal(acts)
             if skip is not None:
                 illegal &= ~skip
             acts[illegal] = -1

@@ -369,14 +369,19 @@ class BatchEngine:
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
         """``(size, num_actions)`` int8: 1 for each legal action (a row of zeros once over)."""
+        masks = self._current_masks()
+        if out is None:
+            return masks.copy()
+        out[...] = masks
+        return out
+
+    def _current_masks(self) -> np.ndarray:
+        """The legal masks of this state, computed once per state (not a copy)."""
         if not self._masks_fresh:
             br = self.br
             K.legal_masks(br.rp, br.tab, self.loc, self.ends, self.st, self._masks)
             self._masks_fresh = True
-        if out is None:
-            return self._masks.copy()
-        out[...] = self._masks
-        return out
+        return self._masks
 
     def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         """Apply one action per slot (-1 leaves a slot as it is; the only action of a slot
@@ -451,13 +456,19 @@ class BatchEngine:
             raise BatchError(f"actions must be integers, got dtype {arr.dtype}")
         return arr.astype(np.int64)
 
+    def legal(self, acts: np.ndarray) -> np.ndarray:
+        """Per slot, whether ``acts`` (from :meth:`action_array`) is one of its legal
+        actions now (-1, which leaves a slot as it is, is not): a lookup in the legal
+        masks, computed once per state."""
+        masks = self._current_masks()
+        inside = (acts >= 0) & (acts < self.num_actions)
+        return inside & (masks[self._rows, np.where(inside, acts, 0)] == 1)
+
     def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         acts = self.action_array(actions)
         if self._masks_fresh:
             # The masks of this very state are at hand: a lookup instead of move generation.
-            inside = (acts >= 0) & (acts < self.num_actions)
-            legal = self._masks[self._rows, np.where(inside, acts, 0)] == 1
-            wrong = np.flatnonzero((acts != -1) & ~(inside & legal))
+            wrong = np.flatnonzero((acts != -1) & ~self.legal(acts))
             bad = int(wrong[0]) if wrong.size else -1
         else:
             br = self.br
