@@ -79,7 +79,6 @@ from .matador_v0 import DEFAULT_MAX_HANDS, INFO_KEYS, UnsupportedRenderMode, res
 __all__ = ["MatadorVectorEnv"]
 
 _SYNC = "vectorization_mode='sync'"
-_BATCH_OPPONENTS = ("random", "trained", "casual")
 
 
 class MatadorVectorEnv(gymnasium.vector.VectorEnv):
@@ -126,9 +125,8 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 f"render_mode={render_mode!r}: the compiled vector env draws nothing; "
                 f"allowed: None, or {_SYNC} for environments that draw"
             )
-        _check_opponents(opponents)
         try:
-            from .vector import VectorEnv
+            from .vector import UnplayableOpponents, VectorEnv
         except ImportError as exc:
             raise ImportError(
                 f"the compiled vector env needs numba ({exc}): pip install "
@@ -147,20 +145,26 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         self.render_mode = None
         self._streams: list[np.random.Generator | None] = [None] * num_envs
         self._first_seeds: list[int | None] = [None] * num_envs
-        self.venv = VectorEnv(
-            num_envs,
-            rules,
-            mode="learner",
-            episode=episode,
-            reward=reward,
-            match_bonus=match_bonus,
-            max_hands=max_hands,
-            learner=seat,
-            opponents=opponents,
-            illegal_reward=float(illegal_reward),
-            # The single env's seeding: each slot draws its episodes from its own stream.
-            episode_starts=self._episode_starts,
-        )
+        try:
+            self.venv = VectorEnv(
+                num_envs,
+                rules,
+                mode="learner",
+                episode=episode,
+                reward=reward,
+                match_bonus=match_bonus,
+                max_hands=max_hands,
+                learner=seat,
+                opponents=opponents,
+                illegal_reward=float(illegal_reward),
+                # The single env's seeding: each slot draws its episodes from its own stream.
+                episode_starts=self._episode_starts,
+            )
+        except UnplayableOpponents as exc:
+            raise UnplayableOpponents(
+                f"{exc}; or pass {_SYNC} to gymnasium.make_vec, whose single envs play "
+                "bots that move from a seat's view, agents and one spec per seat"
+            ) from None
         self.illegal_reward = float(illegal_reward)
         self.num_envs = num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.venv.obs_size,), np.float32)
@@ -307,25 +311,3 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         for key in list(infos):
             infos["_" + key] = np.ones(B, np.bool_)
         return infos
-
-
-def _check_opponents(opponents: Any) -> None:
-    if isinstance(opponents, str):
-        if opponents == "greedy":
-            raise ValueError(
-                "opponents='greedy' plays from a seat's view, which the compiled vector env "
-                f"does not build; allowed: {', '.join(map(repr, _BATCH_OPPONENTS))}, an "
-                f"exported policy's path or a callable (obs, masks) -> actions; or {_SYNC}"
-            )
-        return
-    if isinstance(opponents, (list, tuple)):
-        raise ValueError(
-            "opponents as a list (one spec per seat) is not allowed by the compiled vector "
-            f"env; allowed: one spec for every other seat, or {_SYNC}"
-        )
-    if callable(getattr(opponents, "act", None)) or callable(getattr(opponents, "choose", None)):
-        raise ValueError(
-            f"opponents={opponents!r} plays from a seat's view, which the compiled vector env "
-            "does not build; allowed: 'random', 'trained', 'casual', an exported policy's "
-            f"path or a callable (obs, masks) -> actions; or {_SYNC}"
-        )

@@ -79,7 +79,14 @@ from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
 from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, INFO_KEYS, REWARD_KINDS, resolve_rules
 
-__all__ = ["VectorEnv", "BatchPolicy", "EpisodeStarts", "sb3_vec_env", "ENCODING_VERSION"]
+__all__ = [
+    "VectorEnv",
+    "BatchPolicy",
+    "EpisodeStarts",
+    "UnplayableOpponents",
+    "sb3_vec_env",
+    "ENCODING_VERSION",
+]
 
 BatchPolicy = Callable[..., Any]
 """``policy(obs, masks) -> actions`` over the rows of a batch (with ``opponent_slots``:
@@ -91,6 +98,14 @@ EpisodeStarts = Callable[[np.ndarray], tuple[list[int], list[int]]]
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
+
+
+class UnplayableOpponents(ValueError):
+    """Opponents that the vector env cannot play: it plays them from the batch's
+    observations, so neither bots that move from a seat's view (``"greedy"``, agents)
+    nor anything else that is not a name of a network bot or a batched callable."""
+
+
 # What a slot keeps of the last hand that ended in its episode, for the infos of that
 # name (the engine deals a match's next hand over it); the other INFO_KEYS are read
 # from the hand count and the match state.
@@ -130,7 +145,7 @@ def _named_opponents(name: str, rules: Rules, seed: int) -> _BotOpponents:
     except ValueError as exc:  # BotError
         raise ValueError(f"opponents={name!r}: {exc}") from None
     if not isinstance(bot, PolicyBot):
-        raise ValueError(
+        raise UnplayableOpponents(
             f"opponents={name!r} is not allowed: that bot plays from a seat's view, and the "
             "vector env's opponents play from observations; allowed: 'random', 'trained', "
             "'casual', an exported policy's path or a callable (obs, masks) -> actions"
@@ -188,7 +203,7 @@ class VectorEnv:
                 "allowed: None, or a number with mode='learner'"
             )
         if opponents != "random" and not callable(opponents):
-            raise ValueError(
+            raise UnplayableOpponents(
                 f"opponents={opponents!r} is not allowed; allowed: 'random', 'trained', "
                 "'casual', an exported policy's path or a callable (obs, masks) -> actions"
             )
