@@ -968,6 +968,28 @@ def _xorshift(state: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
+def _random_move(
+    b: int,
+    rng: np.ndarray,
+    lst: np.ndarray,
+    rp: np.ndarray,
+    tab: np.ndarray,
+    slot: np.ndarray,
+    loc: np.ndarray,
+    hsize: np.ndarray,
+    stock: np.ndarray,
+    ends: np.ndarray,
+    st: np.ndarray,
+    counts: np.ndarray,
+    cannot: np.ndarray,
+) -> None:
+    """One uniformly random legal action in slot ``b`` (``lst``: scratch for the list)."""
+    m = legal_list(b, rp, tab, loc, ends, st, lst)
+    a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
+    apply_action(b, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+
+
+@njit(cache=True)
 def _random_range(
     lo: int,
     hi: int,
@@ -1000,9 +1022,7 @@ def _random_range(
             0, keys[j], klens[j], -1, rp, tab, loc, hsize, stock, ends, st, counts, cannot, mt
         )
         while not st[0, OVER]:
-            m = legal_list(0, rp, tab, loc, ends, st, lst)
-            a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
-            apply_action(0, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+            _random_move(0, rng, lst, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
             total += 1
         results[j, 0] = st[0, TERM]
         results[j, 1] = st[0, WSIDE]
@@ -1158,9 +1178,7 @@ def play_random_until(
     lst = np.empty(rp[R_NACT], np.int64)
     for b in range(loc.shape[0]):
         while not st[b, OVER] and st[b, TO_MOVE] != seats[b]:
-            m = legal_list(b, rp, tab, loc, ends, st, lst)
-            a = lst[np.int64(_xorshift(rng) % np.uint64(m))]
-            apply_action(b, a, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+            _random_move(b, rng, lst, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
 
 
 @njit(cache=True)
