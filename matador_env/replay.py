@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .engine import parse_hand_record, render_table
+from .engine import HandState, parse_hand_record, render_table
 from .engine.render import RECORD_HEADER, HandRecord
 from .engine.state import IllegalMoveError
 from .picture import draw_frame, write_png
@@ -138,6 +138,13 @@ def main(
         err.write(f"{PROG}: error: --png {args.png} exists and is not a directory\n")
         return 2
     out.write(f"{heading}\n")
+
+    def show(state: HandState, i: int, k: int) -> None:
+        """The table after move ``k`` of hand ``i`` (0: the deal), and its picture."""
+        out.write(render_table(state, layout=draw_layout) + "\n")
+        if args.png is not None:
+            write_png(args.png / f"hand{i}_{k:03d}.png", draw_frame(state, reveal=True))
+
     for i, record in enumerate(records, 1):
         rules = record.rules
         changes = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
@@ -146,9 +153,7 @@ def main(
             f"rules {changes}\n"
         )
         state = record.start()
-        out.write(render_table(state, layout=draw_layout) + "\n")
-        if args.png is not None:
-            write_png(args.png / f"hand{i}_{0:03d}.png", draw_frame(state, reveal=True))
+        show(state, i, 0)
         for k, move in enumerate(record.moves, 1):
             seat, ends = state.to_move, state.ends
             try:
@@ -157,9 +162,7 @@ def main(
                 err.write(f"{PROG}: error: {args.file}: hand {i}, move {k}: {exc}\n")
                 return 2
             out.write(f"\n{k}. {narrate(f'P{seat}', move, ends, rules)}\n")
-            out.write(render_table(state, layout=draw_layout) + "\n")
-            if args.png is not None:
-                write_png(args.png / f"hand{i}_{k:03d}.png", draw_frame(state, reveal=True))
+            show(state, i, k)
             if args.step and not state.is_over:
                 out.write("[Enter: next move, q: quit] ")
                 out.flush()
