@@ -360,6 +360,22 @@ def test_the_same_seed_deals_and_plays_the_same_game(client: Client) -> None:
     assert games[0] == games[1]
 
 
+def test_the_curl_example_of_the_docs(client: Client) -> None:
+    """docs/browser.md's three calls: seed 7 deals a hand the bot leads with 3-6, after
+    which 1-2@1>2 is one of the player's legal moves."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "browser.md").read_text()
+    assert '"seed": 7}' in doc and "P1 led 3-6" in doc and '{"move": "1-2@1>2"}' in doc
+    game = deal(client, preset="standard", level="greedy", seed=7)
+    assert game["status"] == "bot_turn"
+    reply = client.post(f"/games/{game['id']}/bot")
+    assert reply.status_code == 200, reply.content
+    assert reply.json()["event"]["text"] == "P1 led 3-6"
+    assert reply.json()["game"]["status"] == "your_turn"
+    reply = client.post(f"/games/{game['id']}/move", {"move": "1-2@1>2"})
+    assert reply.status_code == 200, reply.content
+    assert reply.json()["event"]["move"] == "1-2@1>2"
+
+
 # -- errors -------------------------------------------------------------------------------
 
 
