@@ -138,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )
-    p.add_argument("--out", type=Path, default=Path("reports/arena"), help="report directory")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/arena"),
+        help="report directory (default: reports/arena)",
+    )
     p.add_argument(
         "--records",
         action="store_true",
