@@ -44,7 +44,7 @@ train: $(STAMP)
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m mypy --strict matador_env/engine
-	$(PY) -m mypy matador_env agents evaluate train benchmarks
+	$(PY) -m mypy matador_env agents evaluate train benchmarks tests
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

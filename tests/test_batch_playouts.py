@@ -15,7 +15,7 @@ from agents.expert import ExpertAgent  # noqa: E402
 from agents.knowledge import Knowledge, tables  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
 from matador_env.batch import BatchError, WorldPlayouts  # noqa: E402
-from matador_env.engine import HandState, Rules  # noqa: E402
+from matador_env.engine import HandState, Rules, SeatView  # noqa: E402
 from matador_env.engine.rules import PRESETS  # noqa: E402
 
 FAMILIES: dict[str, Rules] = {name: Rules.preset(name) for name in PRESETS}
@@ -169,7 +169,7 @@ def test_sample_many_keeps_every_cap() -> None:
 
 def _multi_seat_view_with_caps(
     rules: Rules, want_voids: int, want_cap: bool
-) -> tuple[object, Knowledge]:
+) -> tuple[SeatView, Knowledge]:
     """A view with a choice whose hidden hands carry ``want_voids`` voids (and a cap)."""
     rng = random.Random(3)
     expert = ExpertAgent()

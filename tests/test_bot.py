@@ -82,13 +82,14 @@ def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
     bot levels and in OnnxPolicy.choose/act); a real choice still runs it."""
     from matador_env.policy import OnnxPolicy
 
-    runs = []
+    runs: list[int] = []
     real = OnnxPolicy.legal_logits
-    monkeypatch.setattr(
-        OnnxPolicy,
-        "legal_logits",
-        lambda self, obs, legal: runs.append(1) or real(self, obs, legal),
-    )
+
+    def counted(self: OnnxPolicy, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        runs.append(1)
+        return real(self, obs, legal)
+
+    monkeypatch.setattr(OnnxPolicy, "legal_logits", counted)
     policy = default_policy()
     bots = [load_bot("trained"), load_bot("casual", seed=1)]
     forced = chosen = 0

@@ -14,7 +14,7 @@ import math
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -50,7 +50,7 @@ def test_tianshou_masked_dqn(game: str) -> None:
     )
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
-    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+    from tianshou.data import Batch, Collector, CollectStats, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv
     from tianshou.env.pettingzoo_env import PettingZooEnv
     from tianshou.trainer import OffPolicyTrainerParams
@@ -107,9 +107,10 @@ def test_tianshou_masked_dqn(game: str) -> None:
     # What the buffer stored: only legal actions, and the env's numeric infos.
     batch, _ = buffer.sample(0)
     assert len(batch) > 200
-    assert batch.obs.mask[np.arange(len(batch)), batch.act].all()
-    assert set(batch.info.keys()) == {*INFO_KEYS, "env_id"}
-    assert (batch.info.hands >= 0).all() and (batch.info.winner >= -1).all()
+    obs, info = cast(Batch, batch.obs), cast(Batch, batch.info)  # dict observations and infos
+    assert obs.mask[np.arange(len(batch)), batch.act].all()
+    assert set(info.keys()) == {*INFO_KEYS, "env_id"}
+    assert (info.hands >= 0).all() and (info.winner >= -1).all()
     assert np.isfinite(batch.rew).all()
 
 
@@ -240,6 +241,7 @@ def test_train_rllib_exports_a_policy_that_load_bot_plays(
     assert ray.is_initialized()  # a Ray session it found is left running for its owner
     rules = Rules.preset("pagat", players=4, teams=True)
     policy = load_policy(out / "final", rules=rules)
+    assert policy.info.provenance is not None
     assert policy.info.provenance["trainer"].startswith("train.rllib")
     progress = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
     assert progress[-1]["env_steps"] >= 256 and progress[-1]["illegal_actions"] == 0

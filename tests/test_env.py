@@ -11,9 +11,9 @@ import warnings
 from collections.abc import Iterator
 
 import numpy as np
-import pettingzoo
+import pettingzoo  # type: ignore[import-untyped]
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test  # type: ignore[import-untyped]
 
 from matador_env import env, raw_env
 from matador_env.encoding import encoding_for

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test
+from pettingzoo.test import api_test  # type: ignore[import-untyped]
 
 from matador_env import MatadorSingleEnv, env, raw_env
 from matador_env.engine import Rules, RulesError
@@ -208,6 +208,8 @@ def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
 
     vec = gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, preset="polish")
     obs, info = vec.reset(seed=5)
+    assert vec.single_observation_space.shape is not None
+    assert isinstance(vec.single_action_space, gymnasium.spaces.Discrete)
     assert obs.shape == (2, *vec.single_observation_space.shape)
     assert info["action_mask"].shape == (2, vec.single_action_space.n)
     vec.close()
@@ -215,9 +217,10 @@ def test_gymnasium_make_vec_and_sb3_make_vec_env_take_the_id() -> None:
     sb3 = make_vec_env(matador_env.GYM_ID, n_envs=2, seed=1, env_kwargs={"preset": "kardinal"})
     assert sb3.get_attr("render_mode") == ["rgb_array", "rgb_array"]
     sb3.reset()
-    frames = sb3.get_images()
+    frames = [f for f in sb3.get_images() if f is not None]  # two frames, checked next
     assert [f.shape for f in frames] == [FRAME_SHAPE, FRAME_SHAPE]
     assert not np.array_equal(frames[0], frames[1])  # two deals
+    assert isinstance(sb3.action_space, gymnasium.spaces.Discrete)
     assert get_action_masks(sb3).shape == (2, sb3.action_space.n)
     model = MaskablePPO("MlpPolicy", sb3, n_steps=32, batch_size=32, seed=1)
     model.learn(64)
@@ -463,9 +466,12 @@ def test_hand_records_replay_every_hand_of_a_match_episode() -> None:
     outcomes = [parse_hand_record(r).replay().outcome for r in records]
     assert all(o is not None for o in outcomes)
     last = e.unwrapped.hand_result()
-    assert outcomes[-1].counts == last["counts"] and outcomes[-1].points == last["points"]
+    final = outcomes[-1]
+    assert final is not None
+    assert final.counts == last["counts"] and final.points == last["points"]
     totals = [0] * e.unwrapped.rules.sides
     for o in outcomes:
+        assert o is not None
         totals = [t + p for t, p in zip(totals, o.side_points(len(totals)), strict=True)]
     assert tuple(totals) == last["totals"]
     e.reset(seed=5)

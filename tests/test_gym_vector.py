@@ -123,6 +123,7 @@ def test_one_tile_hands_are_dealt_again_as_in_the_single_env() -> None:
 def test_seeds_replay_and_differ_with_random_opponents() -> None:
     def trace(seed: Any) -> list[bytes]:
         env = gymnasium.make_vec(matador_env.GYM_ID, num_envs=4, preset="standard", players=3)
+        assert isinstance(env, MatadorVectorEnv)  # make_vec's default
         obs, infos = env.reset(seed=seed)
         out = [obs.tobytes()]
         for _ in range(60):
@@ -179,6 +180,9 @@ def test_gymnasium_vector_wrappers_read_the_same_step_resets() -> None:
     _, infos = env.reset(seed=2)
     returns = np.zeros(4)
     seen = 0
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
     for _ in range(100):
         _, reward, terminated, truncated, infos = env.step(infos["action_mask"].argmax(axis=1))
         returns += reward

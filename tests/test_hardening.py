@@ -37,7 +37,7 @@ FIELD_NAMES = [f for f in Rules().to_dict()]
 
 @pytest.mark.parametrize(
     "build",
-    [lambda: Rules(colour="red"), lambda: Rules.preset("standard", colour=1)],
+    [lambda: Rules(colour="red"), lambda: Rules.preset("standard", colour=1)],  # type: ignore[call-arg]
     ids=["constructor", "preset"],
 )
 def test_unknown_rules_keyword_lists_the_fields(build: Callable[[], Rules]) -> None:
@@ -173,26 +173,26 @@ def test_view_refuses_scores_that_are_not_one_total_per_side(scores: Any) -> Non
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        (lambda: HandState.deal(STANDARD, seed="x"), ValueError),
+        (lambda: HandState.deal(STANDARD, seed="x"), ValueError),  # type: ignore[arg-type]
         (lambda: HandState.deal(STANDARD, seed=True), ValueError),
-        (lambda: HandState.deal("standard", 1), RulesError),
+        (lambda: HandState.deal("standard", 1), RulesError),  # type: ignore[arg-type]
         (lambda: HandState.deal(STANDARD, 1, leader=True), ValueError),
-        (lambda: HandState.from_deal(STANDARD, [["1-1"], 5]), ValueError),
-        (lambda: HandState.from_deal(["standard"], [[], []]), RulesError),
+        (lambda: HandState.from_deal(STANDARD, [["1-1"], 5]), ValueError),  # type: ignore[list-item]
+        (lambda: HandState.from_deal(["standard"], [[], []]), RulesError),  # type: ignore[arg-type]
         (lambda: HandState.from_deal(STANDARD, "ab"), ValueError),
         (lambda: HandState.from_deal(STANDARD, [[Tile(-1, 2)], []]), ValueError),
-        (lambda: HandState.from_view("view", [], []), ValueError),
-        (lambda: MatchState.new(STANDARD, "x"), ValueError),
-        (lambda: MatchState.new(None, 1), RulesError),
-        (lambda: Move.parse(None), MoveParseError),
-        (lambda: Move.parse(b"draw"), MoveParseError),
-        (lambda: Tile.parse(5), MoveParseError),
-        (lambda: Tile.of("a", 1), MoveParseError),
-        (lambda: Tile.of(1.0, 2), MoveParseError),
-        (lambda: Tile.from_index("a"), ValueError),
-        (lambda: End.parse(3), MoveParseError),
-        (lambda: parse_hand_record(b"# Matador hand record v1"), MoveParseError),
-        (lambda: parse_hand_record(None), MoveParseError),
+        (lambda: HandState.from_view("view", [], []), ValueError),  # type: ignore[arg-type]
+        (lambda: MatchState.new(STANDARD, "x"), ValueError),  # type: ignore[arg-type]
+        (lambda: MatchState.new(None, 1), RulesError),  # type: ignore[arg-type]
+        (lambda: Move.parse(None), MoveParseError),  # type: ignore[arg-type]
+        (lambda: Move.parse(b"draw"), MoveParseError),  # type: ignore[arg-type]
+        (lambda: Tile.parse(5), MoveParseError),  # type: ignore[arg-type]
+        (lambda: Tile.of("a", 1), MoveParseError),  # type: ignore[arg-type]
+        (lambda: Tile.of(1.0, 2), MoveParseError),  # type: ignore[arg-type]
+        (lambda: Tile.from_index("a"), ValueError),  # type: ignore[arg-type]
+        (lambda: End.parse(3), MoveParseError),  # type: ignore[arg-type]
+        (lambda: parse_hand_record(b"# Matador hand record v1"), MoveParseError),  # type: ignore[arg-type]
+        (lambda: parse_hand_record(None), MoveParseError),  # type: ignore[arg-type]
     ],
 )
 def test_entry_points_refuse_wrong_types_with_a_message(
@@ -225,7 +225,7 @@ HAND = [str(t) for t in STATE.hand(0)]
         ({"history": [5]}, "history"),
         ({"history": [(0,)]}, "history"),
         ({"history": [("0", "6-6")]}, "history"),
-        ({"history": [(0, Move("play", "x", None, None, "lead"))]}, "history"),
+        ({"history": [(0, Move("play", "x", None, None, "lead"))]}, "history"),  # type: ignore[arg-type]
         ({"history": [(0, Move("play", None))]}, "history"),
         ({"history": [(0, Move("draw", Tile(1, 1)))]}, "history"),
         ({"history": [(0, Move("fly"))]}, "history"),

@@ -247,7 +247,8 @@ def test_the_runtime_benchmark_compares_both_runtimes_on_the_same_decisions() ->
     row = compare("standard_4p", 6, 1, seed=4)
     assert row["decisions"] == 6 and row["same_moves"] == 6
     for key in ("cold_onnxruntime_us", "cold_numpy_us", "warm_onnxruntime_us", "warm_numpy_us"):
-        assert isinstance(row[key], float) and row[key] > 0
+        value = row[key]
+        assert isinstance(value, float) and value > 0
 
 
 def test_a_network_that_fails_on_the_probes_still_loads_in_onnxruntime(

@@ -192,7 +192,7 @@ def test_gymnasium_collects_an_episodes_frames_by_the_id() -> None:
     while not done:
         _, _, terminated, truncated, info = e.step(int(np.flatnonzero(info["action_mask"])[0]))
         steps, done = steps + 1, terminated or truncated
-    frames = e.render()
+    frames: np.ndarray | list[np.ndarray] | None = e.render()
     assert isinstance(frames, list) and len(frames) == steps + 1
     assert all(f.shape == FRAME_SHAPE for f in frames)
     assert not np.array_equal(frames[0], frames[-1])

@@ -204,6 +204,12 @@ def link_sum(rules: Rules) -> int:
     return rules.set_max + 1
 
 
+def placed_tile(move: Move) -> Tile:
+    """The tile of a placement (the model asks only placements for theirs)."""
+    assert move.tile is not None, f"{move} places no tile"
+    return move.tile
+
+
 def is_matador(rules: Rules, tile: Tile) -> bool:
     """0-0 and every tile whose pips are S."""
     return tile.low + tile.high in (0, link_sum(rules))
@@ -240,7 +246,9 @@ def links_by_sum(rules: Rules, end: End, tile: Tile, shows: int) -> bool:
     S = link_sum(rules)
     if end.kind == BLANK:
         return False
+    assert end.value is not None, f"end {end} shows no value"
     if end.kind == CROSS:
+        assert end.value2 is not None, f"crosswise end {end} has no second value"
         return touching + end.value == S or touching + end.value2 == S
     return touching + end.value == S
 
@@ -287,6 +295,7 @@ def attach(
     if not matador:
         if mode != "inline":
             return None
+        assert move.shows is not None  # an in-line move shows a half of its tile (above)
         if links_by_sum(rules, end, tile, move.shows) or blank_tile_on_blank:
             return (End(PLAIN, move.shows),)
         return None
@@ -310,6 +319,7 @@ def attach(
         if mode == "upright":
             return (End(BLANK, None),)
         if mode == "inline":
+            assert move.shows is not None  # an in-line move shows a half of its tile (above)
             if end.kind == BLANK and tile.high == 0:
                 return inline  # 0-0 answers a needs-a-blank end as a blank tile
             if rules.matador_as_regular and links_by_sum(rules, end, tile, move.shows):
@@ -326,7 +336,8 @@ def attach(
 
 def spinner_pending_after(rules: Rules, history: Iterable[Event]) -> bool:
     return rules.spinner == "first_double" and not any(
-        e.move.kind == "play" and e.move.tile.low == e.move.tile.high for e in history
+        e.move.kind == "play" and placed_tile(e.move).low == placed_tile(e.move).high
+        for e in history
     )
 
 
@@ -348,8 +359,10 @@ def formula_points(rules: Rules, outcome: Outcome) -> int:
     for seat, c in enumerate(counts):
         sides[side_of(rules, seat)] += c
     if outcome.termination == "domino":
+        assert outcome.winner is not None
         won = side_of(rules, outcome.winner)
         return sum(c for side, c in sides.items() if side != won)
+    assert outcome.winning_side is not None
     own = sides[outcome.winning_side]
     others = sum(sides.values()) - own
     return {
@@ -407,15 +420,17 @@ class RefHand:
                     ref.leader = ref.to_move
                 continue
             ref.passes = 0
-            ref.layout.append(move.tile)
+            tile = placed_tile(move)
+            ref.layout.append(tile)
             if not ref.ends:
-                ref.ends = lead_result(rules, move.tile)
+                ref.ends = lead_result(rules, tile)
                 ref.leader = e.seat
             else:
                 repl = attach(rules, ref.ends, move, ref.spinner_pending)
                 assert repl is not None, f"{move} does not link to {ref.ends}"
+                assert move.end is not None  # attach refuses a move with no end
                 ref.ends = ref.ends[: move.end] + repl + ref.ends[move.end + 1 :]
-            if move.tile.low == move.tile.high:
+            if tile.low == tile.high:
                 ref.spinner_pending = False
             ref.to_move = (e.seat + 1) % n
         return ref
@@ -441,18 +456,19 @@ class RefHand:
             for m in candidate_moves(t, len(self.ends))
             if attach(rules, self.ends, m, self.spinner_pending) is not None
         }
-        if rules.matador_only_when_stuck and any(not is_matador(rules, m.tile) for m in moves):
+        if rules.matador_only_when_stuck and any(
+            not is_matador(rules, placed_tile(m)) for m in moves
+        ):
             # Matadors only when no other tile can be placed; a matador laid in line as
             # an ordinary tile (matador_as_regular) is a regular tile.
+            def regular_in_line(m: Move) -> bool:
+                if not (rules.matador_as_regular and m.mode == "inline"):
+                    return False
+                assert m.end is not None and m.shows is not None
+                return links_by_sum(rules, self.ends[m.end], placed_tile(m), m.shows)
+
             moves = {
-                m
-                for m in moves
-                if not is_matador(rules, m.tile)
-                or (
-                    rules.matador_as_regular
-                    and m.mode == "inline"
-                    and links_by_sum(rules, self.ends[m.end], m.tile, m.shows)
-                )
+                m for m in moves if not is_matador(rules, placed_tile(m)) or regular_in_line(m)
             }
         return moves
 
@@ -468,7 +484,7 @@ class RefHand:
             or (
                 voluntary == "only_matadors"
                 and self.ends
-                and all(is_matador(self.rules, m.tile) for m in moves)
+                and all(is_matador(self.rules, placed_tile(m)) for m in moves)
             )
         ):
             moves.add(DRAW)
@@ -494,7 +510,7 @@ class RefHand:
             elif self.passes >= n:
                 self.result = ("blocked", None)
             return
-        tile = move.tile
+        tile = placed_tile(move)
         self.hands[seat].remove(tile)
         self.layout.append(tile)
         self.passes = 0
@@ -504,6 +520,7 @@ class RefHand:
         else:
             repl = attach(self.rules, self.ends, move, self.spinner_pending)
             assert repl is not None
+            assert move.end is not None  # attach refuses a move with no end
             self.ends = self.ends[: move.end] + repl + self.ends[move.end + 1 :]
         if tile.low == tile.high:
             self.spinner_pending = False
@@ -520,6 +537,7 @@ class RefHand:
         if term == "no_lead":
             return Outcome("no_lead", None, None, 0, counts)
         if term == "domino":
+            assert seat is not None
             side = side_of(rules, seat)
             points = sum(c for s, c in enumerate(counts) if side_of(rules, s) != side)
             return Outcome("domino", seat, side, points, counts)
@@ -947,12 +965,14 @@ def test_config_text_round_trips(rules: Rules) -> None:
 def expected_next_leader(rules: Rules, hand: HandState) -> int:
     """RULES.md next_leader, tie and lead_tile, from the finished hand's public record."""
     outcome = hand.outcome
+    assert outcome is not None  # the hand is finished
     n = rules.players
     plays = [e for e in hand.history if e.move.kind == "play"]
     placed_lead = plays[0].seat if plays else None
     counts = outcome.counts
     if outcome.termination == "no_lead":
         return hand.history[0].seat if hand.history else hand.dealt_leader
+    assert placed_lead is not None  # every other ending follows a placed lead
     if outcome.termination == "redeal_tie":
         return placed_lead
     if rules.next_leader == "rotate":
@@ -962,6 +982,7 @@ def expected_next_leader(rules: Rules, hand: HandState) -> int:
             return placed_lead
         return max(range(n), key=lambda s: (counts[s], -s))
     if rules.next_leader == "winner":
+        assert outcome.winner is not None  # a domino or a block has a winner
         return outcome.winner
     losers = [s for s in range(n) if side_of(rules, s) != outcome.winning_side]
     return max(losers, key=lambda s: (counts[s], -s))

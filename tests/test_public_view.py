@@ -9,12 +9,13 @@ names the field and the position.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from matador_env.engine import HandState, HistoryError, Rules, public_view
+from matador_env.engine import HandState, HistoryError, Move, Rules, public_view
 from tests.scripted import deal
 from tests.test_properties import CONFIG_IDS, CONFIGS
 
@@ -62,7 +63,9 @@ OPENING = deal(STANDARD, ["6-6 5-5 4-4 0-1 0-2 0-3 0-4", "1-6 1-1 2-2 3-3 1-2 1-
 HAND0 = ["5-5", "4-4", "0-1", "0-2", "0-3", "0-4"]
 
 
-def _error(hand: list[str], history: list[tuple[int, str]], **kw: object) -> HistoryError:
+def _error(
+    hand: list[str], history: Sequence[tuple[int, Move | str]], **kw: object
+) -> HistoryError:
     args: dict[str, object] = {"seat": 0, "first": 0, **kw}
     with pytest.raises(HistoryError) as info:
         public_view(STANDARD, args["seat"], hand, history, args["first"])  # type: ignore[arg-type]
@@ -109,7 +112,7 @@ def test_draws_stop_at_the_reserve() -> None:
     # Standard: 14 tiles in the boneyard, 2 stay there (boneyard_reserve): 12 draws at most.
     state = HandState.deal(STANDARD, 5)
     first = state.dealt_leader
-    history = [(first, state.legal_moves()[0])]
+    history: list[tuple[int, Move | str]] = [(first, state.legal_moves()[0])]
     other = 1 - first
     history += [(other, "draw")] * 12
     hand = [str(t) for t in state.hand(first)][1:]

@@ -18,7 +18,7 @@ from tests.scripted import deal
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

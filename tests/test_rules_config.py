@@ -267,8 +267,9 @@ def test_unknown_field(build: Any) -> None:
 
 @pytest.mark.parametrize("field", sorted(ENUMS))
 def test_bad_enum_value(field: str) -> None:
+    kwargs: dict[str, Any] = {field: "sideways"}
     with pytest.raises(RulesError) as exc:
-        Rules(**{field: "sideways"})
+        Rules(**kwargs)
     msg = _assert_rules_error(exc, field, "sideways")
     for allowed in ENUMS[field]:
         assert allowed in msg
@@ -330,7 +331,7 @@ def test_hand_size_by_players_with_five_players() -> None:
 
 def test_bad_hand_size_value() -> None:
     with pytest.raises(RulesError) as exc:
-        Rules(hand_size="half")
+        Rules(hand_size="half")  # type: ignore[arg-type]
     _assert_rules_error(exc, "hand_size", "half")
 
 
@@ -391,8 +392,9 @@ def test_too_few_players(players: int) -> None:
     ],
 )
 def test_wrong_types(field: str, value: object) -> None:
+    kwargs: dict[str, Any] = {field: value}
     with pytest.raises(RulesError) as exc:
-        Rules(**{field: value})
+        Rules(**kwargs)
     _assert_rules_error(exc, field, value)
 
 

@@ -22,6 +22,7 @@ from matador_env.engine import (
     Termination,
     set_tiles,
 )
+from matador_env.engine.rules import HandSize
 from tests.scripted import deal
 
 # -- helpers --------------------------------------------------------------------------------
@@ -1186,7 +1187,7 @@ def test_teams_block_tie_on_team_counts() -> None:
     [("by_players", (6, 6, 6), 10), (4, (4, 4, 4), 16), ("all", (10, 9, 9), 0)],
 )
 def test_hand_size_three_players(
-    hand_size: int | str, sizes: tuple[int, ...], boneyard: int
+    hand_size: HandSize, sizes: tuple[int, ...], boneyard: int
 ) -> None:
     rules = Rules(players=3, hand_size=hand_size)
     for seed in range(5):

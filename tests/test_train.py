@@ -9,12 +9,13 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
 import torch
 from sb3_contrib import MaskablePPO
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # type: ignore[import-untyped]
 
 from agents import make_agent
 from matador_env.encoding import encoding_for
@@ -245,7 +246,8 @@ def test_onnx_and_torch_policies_choose_the_same_actions(
             with torch.no_grad():
                 t_obs = torch.as_tensor(obs[None, :])
                 dist = tiny_model.policy.get_distribution(t_obs)
-                torch_logits = dist.distribution.logits.numpy()[0]
+                categorical = cast(torch.distributions.Categorical, dist.distribution)
+                torch_logits = categorical.logits.numpy()[0]
             # Same logits up to float error (the distribution normalises them).
             onnx_logits = onnx.logits(obs)
             shift = onnx_logits - torch_logits

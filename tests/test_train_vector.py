@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -141,7 +142,7 @@ def _peaked_snapshot(pool_dir: Path) -> Path:
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, seed=0,
                         policy_kwargs={"net_arch": [16]}, device="cpu")  # fmt: skip
     with torch.no_grad():
-        model.policy.action_net.weight.normal_(0.0, 3.0)
+        cast(torch.nn.Linear, model.policy.action_net).weight.normal_(0.0, 3.0)
     export_policy(model.policy, Rules(), pool_dir / "step_1")
     return pool_dir / "step_1"
 

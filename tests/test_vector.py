@@ -4,6 +4,7 @@ learner mode, auto-reset, seeds, bad input, and MaskablePPO training on it."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("preset, episode, overrides", CASES)
-def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[str, object]) -> None:
+def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[str, Any]) -> None:
     B = 4
     seeds = [11, 12, 13, 14]
     for reward in ("score", "normalised") if episode == "hand" else ("win",):
