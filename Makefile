@@ -19,7 +19,7 @@ $(PY):
 # Reinstall whenever the declared or pinned dependencies change. torch goes first, from
 # the pin, so that nothing that depends on it (ray, tianshou) resolves an open range.
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	@echo "Installing the pinned packages into .venv (torch CPU, SB3, Ray, Tianshou; a few minutes)..."
+	@echo "Installing the pinned packages into .venv (torch 2.13.0, SB3, Ray, Tianshou; a few minutes)..."
 	$(PY) -m pip install --quiet -c constraints.txt torch
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,train,eval,bench,bot,serve,batch,compat,browser]"
 	touch $(STAMP)
