@@ -21,12 +21,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = [
-    ROOT / "README.md",
-    *sorted((ROOT / "docs").glob("*.md")),
-    ROOT / "matador_env" / "bots" / "README.md",
-]
+from tests.test_readme import DOCS, ROOT
+
 PLACEHOLDER = re.compile(r"^(\.\.\.|[A-Z][A-Z_]*|.*[\[\]].*)$")
 
 

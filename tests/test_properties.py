@@ -335,10 +335,8 @@ def attach(
 
 
 def spinner_pending_after(rules: Rules, history: Iterable[Event]) -> bool:
-    return rules.spinner == "first_double" and not any(
-        e.move.kind == "play" and placed_tile(e.move).low == placed_tile(e.move).high
-        for e in history
-    )
+    placed = (placed_tile(e.move) for e in history if e.move.kind == "play")
+    return rules.spinner == "first_double" and not any(t.low == t.high for t in placed)
 
 
 def candidate_moves(tile: Tile, n_ends: int) -> list[Move]:
