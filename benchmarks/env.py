@@ -26,6 +26,7 @@ video of every game (the Shimmy environment is skipped: it draws no pictures).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import time
 import warnings
@@ -88,6 +89,25 @@ class Runner:
         }
 
 
+def _pettingzoo_classic(name: str, registry_id: str, mode: str | None) -> EnvFactory | str:
+    """A PettingZoo classic game's factory, or why it is skipped. PettingZoo 1.27's
+    registry (``pettingzoo.make``) builds the same wrapped env as the module's
+    ``env()``, whose import is deprecated there; older versions have only the module."""
+    import pettingzoo  # type: ignore[import-untyped]
+
+    make = getattr(pettingzoo, "make", None)
+    try:
+        if make is not None:
+            # The registry imports the game (and its extras, e.g. rlcard) when it
+            # builds one, so one is built here to find a missing extra.
+            make("aec", registry_id, render_mode=mode).close()
+            return lambda: make("aec", registry_id, render_mode=mode)
+        module = importlib.import_module(f"pettingzoo.classic.{name}")
+    except ImportError as e:
+        return f"skipped: {e}"
+    return lambda: module.env(render_mode=mode)
+
+
 def factories(preset: str, render: bool = False) -> dict[str, EnvFactory | str]:
     """Each environment's factory, or why it is skipped; ``render``: made to draw
     ``rgb_array`` pictures."""
@@ -98,18 +118,11 @@ def factories(preset: str, render: bool = False) -> dict[str, EnvFactory | str]:
         f"matador_v0 env() {preset}": lambda: env(preset=preset, render_mode=mode),
         f"matador_v0 raw_env() {preset}": lambda: raw_env(preset=preset, render_mode=mode),
     }
-    try:
-        from pettingzoo.classic import connect_four_v3
-
-        out["connect_four_v3 env()"] = lambda: connect_four_v3.env(render_mode=mode)
-    except ImportError as e:
-        out["connect_four_v3 env()"] = f"skipped: {e}"
-    try:
-        from pettingzoo.classic import texas_holdem_v4
-
-        out["texas_holdem_v4 env()"] = lambda: texas_holdem_v4.env(render_mode=mode)
-    except ImportError as e:
-        out["texas_holdem_v4 env()"] = f"skipped: {e}"
+    for name, registry_id in (
+        ("connect_four_v3", "classic/connect_four-v3"),
+        ("texas_holdem_v4", "classic/texas_holdem-v4"),
+    ):
+        out[f"{name} env()"] = _pettingzoo_classic(name, registry_id, mode)
     if render:
         out["python_block_dominoes (shimmy)"] = "skipped: it draws no rgb_array pictures"
         return out

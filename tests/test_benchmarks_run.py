@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,6 +43,37 @@ def test_env_benchmark_compares_with_the_classics() -> None:
     assert all(r["agent_steps"] > 0 for r in played.values())
     verdicts = [r for r in rows if "verdict" in r]
     assert len(verdicts) == 1 and verdicts[0]["verdict"] in ("meets", "below")
+
+
+def test_env_benchmark_builds_the_classics_with_or_without_the_registry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pettingzoo  # type: ignore[import-untyped]
+
+    from benchmarks.env import factories
+
+    def built(name: str) -> str:
+        make = factories("standard")[name]
+        assert not isinstance(make, str), make
+        env = make()
+        env.reset(seed=1)
+        return type(env.unwrapped).__name__
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the registry's way is quiet
+        assert built("connect_four_v3 env()") == "raw_env"
+        assert built("texas_holdem_v4 env()") == "raw_env"
+
+    def missing_extra(*args: object, **kwargs: object) -> None:
+        raise ImportError("rlcard is not installed")
+
+    monkeypatch.setattr(pettingzoo, "make", missing_extra)
+    assert factories("standard")["texas_holdem_v4 env()"] == "skipped: rlcard is not installed"
+    # A PettingZoo without the registry builds them from their modules.
+    monkeypatch.delattr(pettingzoo, "make")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert built("connect_four_v3 env()") == "raw_env"
 
 
 def test_env_benchmark_draws_pictures_with_render() -> None:
