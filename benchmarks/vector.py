@@ -207,6 +207,7 @@ def search_playouts(preset: str, fast: int, decisions: int, samples: int = 64) -
 def ppo_steps(setup: str, timesteps: int) -> float:
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(1)
@@ -247,6 +248,8 @@ def ppo_steps(setup: str, timesteps: int) -> float:
         device="cpu",
         verbose=0,
     )
+    # A logger with no outputs: SB3's default makes an empty folder in the temp dir.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     start = time.perf_counter()
     model.learn(timesteps)
     return model.num_timesteps / (time.perf_counter() - start)
