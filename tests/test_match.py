@@ -395,6 +395,17 @@ def test_complete_round_plays_on_until_every_seat_has_led() -> None:
     assert m.winners == (1,)
 
 
+def test_complete_round_with_teams_counts_leads_per_seat() -> None:
+    # Leads (1, 1, 0, 0) are one per team, but seats 2 and 3 have not led: play on.
+    rules = Rules(players=4, teams=True, match_end="complete_round", target_score=100)
+    # Seat 1 leads 2-4 and goes out; seats 0 and 2 hold 6-6 and 5-5: 22 points.
+    hand = deal(rules, ["6-6", "2-4", "5-5", "1-1"], leader=1)
+    m = match_with(rules, hand, totals=(10, 90), leads=(1, 0, 0, 0)).apply("2-4")
+    assert m.totals == (10, 112) and m.leads == (1, 1, 0, 0)
+    assert m.armed and m.winners is None and not m.is_over
+    check_next_hand(m, 2)
+
+
 def test_complete_round_ties_share_the_win() -> None:
     m = match_with(ROUND, _round_hand(0), totals=(90, 112), leads=(0, 0)).apply("2-4")
     assert m.armed and m.winners is None

@@ -18,6 +18,7 @@ import pytest
 from matador_env.engine import (
     HandState,
     IllegalMoveError,
+    MatchState,
     Rules,
     Termination,
     set_tiles,
@@ -564,6 +565,56 @@ def test_spinner_lead_double_cross_with_leiden_preset() -> None:
     assert ends(s.apply("3-3@1>3")) == "4* 3 4* 4*"
 
 
+def test_spinner_side_showing_zero_takes_matadors_crosswise_under_crosswise_on_blank() -> None:
+    # The 0-0 spinner's four sides each show 0: an end showing 0, where
+    # crosswise_on_blank lays every matador crosswise, never in line.
+    rules = Rules(spinner="first_double", matador_placement="crosswise_on_blank")
+    s = play(deal(rules, ["0-0 1-1", "2-5 6-6"]), "0-0")
+    assert ends(s) == "0* 0* 0* 0*"
+    assert legal(s) == {f"2-5@{i}x" for i in range(4)} | {"draw"}
+    s = s.apply("2-5@2x")
+    assert ends(s) == "0* 0* _ 0*"
+
+
+def test_lead_double_cross_branching_matador_fills_a_side() -> None:
+    # A branching matador on a side fills that side; the two ends it makes (3b, 4b) stay
+    # closed until a tile lies on each of the cross's four sides.
+    rules = Rules(
+        lead_tile="double_not_blank", spinner="lead_double_cross", matador_placement="branching"
+    )
+    s = play(deal(rules, ["3-3 2-3 2-2 6-6", "3-4 4-4 0-4 5-5"]), "3-3", "3-4@0x")
+    assert ends(s) == "3b 4b 3* 3* 3*"
+    # 2-3 would answer 4b, but no tile of seat 0 answers a free side (they need a 4):
+    # only the draw.
+    assert legal(s) == {"draw"}
+
+
+def test_lead_double_cross_upright_matador_fills_a_side() -> None:
+    # An upright matador on a side fills it; its needs-a-blank end waits for the full cross.
+    rules = Rules(
+        lead_tile="double_not_blank", spinner="lead_double_cross", matador_placement="upright"
+    )
+    s = play(deal(rules, ["3-3 0-5 4-6 1-1", "2-5 4-4 6-6 5-5"]), "3-3", "2-5@1^")
+    assert ends(s) == "3* _ 3* 3*"
+    # 0-5 would answer the needs-a-blank end, but only the free sides take tiles.
+    assert legal(s) == {f"4-6@{i}>6" for i in (0, 2, 3)}
+
+
+def test_only_when_stuck_counts_only_legal_placements_of_the_cross() -> None:
+    # "No non-matador tile has a legal placement": 2-6 would link to the 5 of the
+    # filled side, but that arm is closed until the cross is full, so 2-6 has none and
+    # the matador 1-6 may be played (on the free sides).
+    rules = Rules(
+        lead_tile="double_not_blank",
+        spinner="lead_double_cross",
+        matador_only_when_stuck=True,
+        voluntary_draw="never",
+    )
+    s = play(deal(rules, ["3-3 2-6 1-6 1-1", "4-5 6-6 5-5 0-5"]), "3-3", "4-5@0>5")
+    assert ends(s) == "5 3* 3* 3*"
+    assert legal(s) == inline_both("1-6", 1) | inline_both("1-6", 2) | inline_both("1-6", 3)
+
+
 # -- lead_tile ------------------------------------------------------------------------------
 
 
@@ -683,6 +734,16 @@ def test_first_leader_highest_double(players: int) -> None:
     for seed in range(40):
         s = HandState.deal(rules, seed)
         assert s.leader == s.to_move == _expected_first_leader(s)
+
+
+@pytest.mark.parametrize("preset", ["polish", "leiden"])
+def test_first_leader_highest_double_leads_a_matchs_first_hand(preset: str) -> None:
+    # MatchState.new deals the first hand itself: it must apply first_leader too.
+    rules = Rules.preset(preset)
+    assert rules.first_leader == "highest_double"
+    for seed in range(25):
+        hand = MatchState.new(rules, seed).hand
+        assert hand.dealt_leader == hand.to_move == _expected_first_leader(hand), seed
 
 
 def test_first_leader_highest_double_without_doubles() -> None:
@@ -1144,6 +1205,10 @@ def test_teams_block_decided_on_team_counts() -> None:
     r2 = rules.replace(blocked_scoring="others_plus_own")
     s = play(deal(r2, ["0-0 1-4", "1-2", "2-4", "4-6"]), "0-0", "pass", "pass", "pass", "pass")
     assert s.outcome is not None and s.outcome.points == 24
+    # "others" with teams: the other team's count, 13.
+    r3 = rules.replace(blocked_scoring="others")
+    s = play(deal(r3, ["0-0 1-4", "1-2", "2-4", "4-6"]), "0-0", "pass", "pass", "pass", "pass")
+    assert s.outcome is not None and (s.outcome.winning_side, s.outcome.points) == (0, 13)
 
 
 def test_teams_block_partner_with_lower_count_is_winner() -> None:
