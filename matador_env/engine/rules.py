@@ -89,7 +89,8 @@ class Rules:
     lead_tile: str = "any"
     """What the leader may lead: any tile, his highest double, or a double other than 0-0."""
     next_leader: str = "rotate"
-    """Who leads later hands: left of the last leader, the last loser, or the last winner."""
+    """Who leads later hands: left of the seat that placed the last lead, the last loser,
+    or the last winner (after a tie: docs/rules.md, ``next_leader`` and ``tie``)."""
     draw_rule: str = "until_playable"
     """Draws allowed per turn: no limit, 2, 1 or none at all."""
     boneyard_reserve: int = 2
