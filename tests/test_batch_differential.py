@@ -267,3 +267,113 @@ def test_random_rule_set_matches_agree() -> None:
     for _ in range(12):
         rules = random_rules(rng).replace(target_score=25)
         play_matches(rules, [rng.randrange(2**32) for _ in range(8)], rng)
+
+
+# Fixed rule sets for situations the random sample above reaches rarely or never (counted
+# by replaying its games): ties between teams, rounds of lead passes, the next leader of
+# three seats or of teams, shared match wins, complete_round with teams, the largest sets.
+# double_not_blank on a big set with two-tile hands: rounds of lead passes that deal again
+LEAD_PASSES = Rules(
+    set_max=12,
+    hand_size=2,
+    lead_tile="double_not_blank",
+    draw_rule="one",
+    voluntary_draw="always",
+    boneyard_reserve=1,
+)
+THREE_SEATS = Rules(set_max=4, players=3, hand_size=4, draw_rule="one", target_score=60)
+RARE_HANDS = [
+    # ties between teams (void and redeal) and the lower-count partner of a blocked team
+    (Rules(set_max=5, players=4, teams=True, hand_size=5, draw_rule="none", tie="redeal"), 1000),
+    (LEAD_PASSES, 200),
+    # a matador double held back but laid as a regular tile while the spinner is pending
+    (
+        Rules(
+            set_max=3,
+            hand_size=5,
+            matador_as_regular=True,
+            matador_only_when_stuck=True,
+            spinner="first_double",
+        ),
+        200,
+    ),
+    # beyond random_rules: double-fifteen, eight players
+    (
+        Rules(
+            set_max=15,
+            players=8,
+            hand_size=10,
+            matador_placement="branching",
+            spinner="first_double",
+        ),
+        40,
+    ),
+]
+RARE_MATCHES = [
+    # next_leader loser and winner with three seats, after dominoes, blocks and void ties
+    (THREE_SEATS.replace(next_leader="loser"), 48),
+    (THREE_SEATS.replace(next_leader="winner"), 48),
+    # next_leader loser with teams: the losing partner with the higher count
+    (
+        Rules(
+            set_max=5,
+            players=4,
+            teams=True,
+            hand_size=4,
+            draw_rule="none",
+            next_leader="loser",
+            target_score=60,
+        ),
+        16,
+    ),
+    # complete_round: redeal ties, shared wins (common with one-tile hands), teams
+    (
+        Rules(
+            set_max=4,
+            hand_size=3,
+            draw_rule="none",
+            tie="redeal",
+            match_end="complete_round",
+            target_score=1,
+        ),
+        256,
+    ),
+    (
+        Rules(
+            set_max=3,
+            players=4,
+            hand_size=1,
+            draw_rule="none",
+            match_end="complete_round",
+            target_score=5,
+        ),
+        128,
+    ),
+    (
+        Rules(
+            set_max=4,
+            players=4,
+            teams=True,
+            hand_size=3,
+            draw_rule="none",
+            tie="redeal",
+            match_end="complete_round",
+            target_score=5,
+        ),
+        32,
+    ),
+    # rounds of lead passes inside a match: the seat that was due leads the new deal
+    (LEAD_PASSES.replace(next_leader="loser", tie="redeal", target_score=60), 16),
+]
+
+
+def test_rare_hand_situations_agree() -> None:
+    rng = random.Random("batch/rare-hands")
+    for rules, hands in RARE_HANDS:
+        play_hands(rules, [rng.randrange(2**40) for _ in range(hands)], rng, rules.to_text())
+
+
+def test_rare_match_situations_agree() -> None:
+    rng = random.Random("batch/rare-matches")
+    for rules, matches in RARE_MATCHES:
+        play_matches(rules, [rng.randrange(2**32) for _ in range(matches)], rng)
