@@ -44,9 +44,10 @@ seats, as env ``i`` of ``gymnasium.make_vec(..., vectorization_mode="sync")`` (w
 same auto-reset mode) reset with the same seed; with deterministic opponents
 (``"trained"`` or an exported policy's path) every observation, reward and info is
 the same (``tests/test_gym_vector.py`` checks it).
-``"random"`` and ``"casual"`` opponents draw their moves from a stream of the
-compiled engine, restarted from the seeds at every seeded reset: they replay, but
-differ from a single env's.
+``"random"`` and ``"casual"`` opponents draw their moves from one stream per slot,
+restarted from the slot's seed at every seeded reset (fresh entropy before the
+first): they replay, and a slot's do not depend on the other slots' seeds or
+actions, but they differ from a single env's.
 
 What the compiled env does not do
 =================================
@@ -165,6 +166,11 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 f"{exc}; or pass {_SYNC} to gymnasium.make_vec, whose single envs play "
                 "bots that move from a seat's view, agents and one spec per seat"
             ) from None
+        # Until a seeded reset, the opponents' streams start from fresh entropy, as the
+        # deals do.
+        self.venv.seed_opponents(
+            [int(x) for x in np.random.SeedSequence().generate_state(num_envs, np.uint64)]
+        )
         self.illegal_reward = float(illegal_reward)
         self.num_envs = num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.venv.obs_size,), np.float32)
@@ -187,14 +193,12 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         """Start every slot's episode. ``seed``: an int (slot ``i`` gets ``seed + i``), a
         list with one seed or None per slot, or None."""
         seeds = self._slot_seeds(seed)
-        given = [s for s in seeds if s is not None]
         for b, s in enumerate(seeds):
             if s is not None:
                 self._streams[b] = seeding.np_random(s)[0]
             self._first_seeds[b] = s
-        if given:
-            # The opponents' streams replay from the seeds too.
-            self.venv.seed_opponents(int(np.random.SeedSequence(given).generate_state(1)[0]))
+        # The opponents' streams replay from the seeds too, each slot's from its own.
+        self.venv.seed_opponents(seeds)
         obs, _, seats = self.venv.reset()
         self._started = True
         self._resetting[:] = False

@@ -26,7 +26,7 @@ seats are played inside the batch by ``opponents`` until the learner is to move:
   :func:`matador_env.bot.load_bot` names it; rules with none raise ``ValueError``
   naming the shipped configurations), or the path of an exported policy: its
   network on the batch's observations, the most likely legal action (``"casual"``:
-  sampled at the level's temperature, from a stream seeded by ``seed``). The
+  sampled at the level's temperature). The
   heuristic ``"greedy"`` plays from views, not observations, and is refused here;
 - a batched policy: ``callable(obs, masks) -> actions`` taking ``(m, obs_size)``
   float32 observations and ``(m, num_actions)`` int8 masks of the ``m`` slots whose
@@ -60,7 +60,10 @@ for the seat that made the final move (learner mode: for the learner), and
 ``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs``, where ``seeds`` is
 given to :meth:`VectorEnv.reset` (default: ``seed + i``), so every slot replays and
 differs from the others; ``episode_starts`` replaces that rule (it seeds each
-episode, and picks its learner seat, as it is dealt).
+episode, and picks its learner seat, as it is dealt). The random opponents
+(``"random"``, ``"casual"``) draw from one stream per slot, slot ``i``'s started from
+``seed + i`` (:meth:`VectorEnv.seed_opponents` restarts them), so what a slot's
+opponents play depends on its own seeds and actions only, never on the other slots'.
 
 Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
 raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
@@ -117,26 +120,41 @@ class _BotOpponents:
     """The batch policy of a shipped or exported bot (see the module docstring): its
     network on the rows' observations; sampled at the bot's temperature if it has one."""
 
-    def __init__(self, policy: Any, temperature: float, seed: int) -> None:
+    def __init__(self, policy: Any, temperature: float) -> None:
         self.policy = policy
         self.temperature = temperature
-        self.seed(seed)
 
-    def seed(self, seed: int) -> None:
-        self.stream = np.random.default_rng(seed)
-
-    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        """The rows' actions; ``uniforms``: one draw in [0, 1) per row (sampled levels)."""
         logits = np.where(masks != 0, self.policy.logits(obs).astype(np.float64), -np.inf)
         if self.temperature == 0:
             return logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
         weights = np.exp((logits - logits.max(axis=1, keepdims=True)) / self.temperature)
         cumulative = weights.cumsum(axis=1)
         # The first action whose cumulative weight passes the draw: one with a weight.
-        draws = self.stream.random((len(weights), 1)) * cumulative[:, -1:]
+        draws = uniforms[:, None] * cumulative[:, -1:]
         return (cumulative > draws).argmax(axis=1)
 
 
-def _named_opponents(name: str, rules: Rules, seed: int) -> _BotOpponents:
+def _opponent_state(seed: int) -> np.uint64:
+    """The opponents' xorshift state of a slot seeded ``seed``: never the all-zero state,
+    which xorshift cannot leave."""
+    state = np.random.SeedSequence([seed % 2**64, 0x4F50]).generate_state(1, np.uint64)[0]
+    return state if state else np.uint64(1)
+
+
+def _uniforms(states: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """One draw in [0, 1) for each slot of ``rows``, from its xorshift state in
+    ``states`` (advanced; the same step as the compiled random opponents')."""
+    x = states[rows]
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    states[rows] = x
+    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def _named_opponents(name: str, rules: Rules) -> _BotOpponents:
     """The batch policy of the bot ``name`` (see the module docstring)."""
     from .bot import PolicyBot, load_bot  # only here: the bots need onnxruntime
 
@@ -150,7 +168,7 @@ def _named_opponents(name: str, rules: Rules, seed: int) -> _BotOpponents:
             "vector env's opponents play from observations; allowed: 'random', 'trained', "
             "'casual', an exported policy's path or a callable (obs, masks) -> actions"
         )
-    return _BotOpponents(bot.policy, bot.temperature, seed)
+    return _BotOpponents(bot.policy, bot.temperature)
 
 
 class VectorEnv:
@@ -196,7 +214,7 @@ class VectorEnv:
                     f"opponents={opponents!r} with opponent_slots=True is not allowed; "
                     "allowed: a callable (obs, masks, slots, episodes) -> actions"
                 )
-            opponents = _named_opponents(opponents, rules, seed)
+            opponents = _named_opponents(opponents, rules)
         if illegal_reward is not None and mode != "learner":
             raise ValueError(
                 f"illegal_reward={illegal_reward!r} with mode={mode!r} is not allowed; "
@@ -245,7 +263,7 @@ class VectorEnv:
         self._all = np.arange(B, dtype=np.int64)
         self._last_hand = np.zeros((B, len(_LAST_HAND)), np.int64)
         self._sides = np.array([rules.side_of(s) for s in range(rules.players)], np.int64)
-        self._rng = np.zeros(1, np.uint64)
+        self._rng = np.zeros(B, np.uint64)  # each slot's opponents' own stream
         self.seed_opponents(seed)
         self._started = False
 
@@ -359,12 +377,25 @@ class VectorEnv:
         out["match_won"] = ((out["match_over"] == 1) & (won != 0)).astype(np.int64)
         return out
 
-    def seed_opponents(self, seed: int) -> None:
-        """Restart the opponents' random streams (``"random"`` and ``"casual"``) from
-        ``seed``, as the constructor's ``seed`` does."""
-        self._rng[0] = (seed * 6364136223846793005 | 1) % 2**64
-        if isinstance(self.opponents, _BotOpponents):
-            self.opponents.seed(seed)
+    def seed_opponents(self, seed: int | Sequence[int | None]) -> None:
+        """Restart the opponents' random streams (``"random"`` and ``"casual"``): an int
+        ``s`` seeds slot ``i``'s with ``s + i``, as the constructor's ``seed`` does; a
+        list gives one seed per slot (None: that slot's stream goes on). Each slot has
+        its own stream, so a slot's opponents play the same moves whatever the other
+        slots' seeds and actions."""
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            per_slot: list[int | None] = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            per_slot = list(seed)  # type: ignore[arg-type]
+            if len(per_slot) != self.num_envs:
+                raise BatchError(
+                    f"opponent seeds: expected {self.num_envs} (one per slot), got {len(per_slot)}"
+                )
+        # Ints below 2**64, or it names the slot (a None stands in as 0).
+        seed_keys([0 if s is None else s for s in per_slot])
+        for b, s in enumerate(per_slot):
+            if s is not None:
+                self._rng[b] = _opponent_state(s)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -543,7 +574,9 @@ class VectorEnv:
                 acts = np.full(B, -1, np.int64)
                 obs = self._observe(waiting, eng.to_move[waiting])
                 rows = masks[waiting].copy()
-                if self.opponent_slots:
+                if isinstance(self.opponents, _BotOpponents):
+                    chosen = self.opponents(obs, rows, _uniforms(self._rng, waiting))
+                elif self.opponent_slots:
                     episodes = self._episodes[waiting].copy()
                     chosen = np.asarray(self.opponents(obs, rows, waiting.copy(), episodes))  # type: ignore[operator]
                 else:

@@ -192,7 +192,7 @@ def test_play_random_until_is_legal_steps_one_slot_at_a_time(rules: Rules) -> No
         e.new_matches(range(100, 100 + B // 2), slots=range(B // 2))
         e.deal(range(200, 200 + B - B // 2), slots=range(B // 2, B))
     seats = np.arange(B, dtype=np.int64) % rules.players
-    rng_fast = np.array([88172645463325252], np.uint64)
+    rng_fast = np.arange(1, B + 1, dtype=np.uint64) * np.uint64(88172645463325252)
     rng_slow = rng_fast.copy()
     ended_any = 0
     for _ in range(40):
@@ -205,10 +205,11 @@ def test_play_random_until_is_legal_steps_one_slot_at_a_time(rules: Rules) -> No
             while not slow.st[b, K.OVER] and slow.st[b, K.TO_MOVE] != seats[b]:
                 m = K.legal_list(b, br.rp, br.tab, slow.loc, slow.ends, slow.st, legal)
                 actions = np.full(B, -1, np.int64)
-                actions[b] = legal[int(K._xorshift(rng_slow) % np.uint64(m))]
+                own = rng_slow[b : b + 1]  # each slot draws from its own state
+                actions[b] = legal[int(K._xorshift(own) % np.uint64(m))]
                 ended_slow += slow.step(actions).tolist()
         assert sorted(ended_fast.tolist()) == sorted(ended_slow)
-        assert rng_fast[0] == rng_slow[0]
+        assert np.array_equal(rng_fast, rng_slow)
         for name in ("loc", "hsize", "stock", "ends", "st", "counts", "cannot", "totals", "mst"):
             assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
         assert ((fast.to_move == seats) | fast.over).all()

@@ -141,6 +141,39 @@ def test_seeds_replay_and_differ_with_random_opponents() -> None:
     assert (a["seat"][[0, 2, 3]] == b["seat"][[0, 2, 3]]).all()
 
 
+@pytest.mark.parametrize("opponents", ["random", "casual"])
+def test_a_slots_random_opponents_depend_on_its_own_seed_and_actions_only(
+    opponents: str,
+) -> None:
+    # Each slot has its own opponents' stream: slot 0 seeded 5 plays the same game
+    # whatever the other slots are seeded with and whatever they play (paired runs).
+    def slot0(others: list[int | None], pick: str) -> list[bytes]:
+        env = MatadorVectorEnv(3, preset="standard", players=3, opponents=opponents)
+        obs, _ = env.reset(seed=[5, *others])
+        out = [obs[0].tobytes()]
+        for _ in range(60):
+            masks = env.action_masks()
+            acts = masks.argmax(axis=1)
+            if pick == "last":  # the other slots play their last legal action instead
+                acts[1:] = masks.shape[1] - 1 - masks[1:, ::-1].argmax(axis=1)
+            obs, reward, *_ = env.step(acts)
+            out += [obs[0].tobytes(), reward[0].tobytes()]
+        return out
+
+    base = slot0([6, 7], "first")
+    assert slot0([6, 8], "first") == base
+    assert slot0([None, None], "first") == base
+    assert slot0([6, 7], "last") == base
+    assert slot0([6, 7], "first") == base
+    # Two slots seeded alike and played alike are the same game all along.
+    env = MatadorVectorEnv(2, preset="standard", players=3, opponents=opponents)
+    obs, _ = env.reset(seed=[5, 5])
+    for _ in range(60):
+        assert np.array_equal(obs[0], obs[1])
+        obs, reward, *_ = env.step(env.action_masks().argmax(axis=1))
+        assert reward[0] == reward[1]
+
+
 def test_an_illegal_action_ends_only_its_slot() -> None:
     for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
         env = MatadorVectorEnv(3, preset="standard", illegal_reward=-7, autoreset_mode=mode)

@@ -157,6 +157,23 @@ def test_seeds_replay_and_differ() -> None:
         a.reset([1, 2**70, 3])
 
 
+def test_opponent_seeds_are_one_per_slot() -> None:
+    env = VectorEnv(3, preset="standard", mode="learner", opponents="random", seed=4)
+    before = env._rng.copy()
+    assert len(set(before.tolist())) == 3 and before.all()  # each slot its own state
+    env.seed_opponents([None, 9, None])  # None: that slot's stream goes on
+    assert env._rng[0] == before[0] and env._rng[2] == before[2]
+    assert env._rng[1] != before[1]
+    env.seed_opponents(4)
+    np.testing.assert_array_equal(env._rng, before)
+    with pytest.raises(BatchError, match=r"opponent seeds: expected 3 \(one per slot\), got 2"):
+        env.seed_opponents([1, 2])
+    with pytest.raises(BatchError, match="seed of slot 2: '3' is not an int"):
+        env.seed_opponents([None, 2, "3"])  # type: ignore[list-item]
+    with pytest.raises(BatchError, match=r"one uint64 xorshift state per slot, shape \(3,\)"):
+        env.eng.play_random_until(np.zeros(3, np.int64), np.ones(1, np.uint64))
+
+
 def test_bad_actions_change_nothing() -> None:
     venv = VectorEnv(3, preset="standard")
     obs, masks, _ = venv.reset([4, 5, 6])

@@ -412,9 +412,14 @@ class BatchEngine:
 
     def play_random_until(self, seats: np.ndarray, rng: np.ndarray) -> np.ndarray:
         """Uniformly random legal actions in every slot until seat ``seats[b]`` is to move
-        or the hand is over (many moves in one compiled call), drawn from the xorshift
-        state ``rng`` (a ``uint64`` array of one, advanced). Scores as :meth:`step`;
-        returns the slots whose hand ended."""
+        or the hand is over (many moves in one compiled call), slot ``b``'s drawn from its
+        own xorshift state ``rng[b]`` (``rng``: a ``uint64`` array with one nonzero state
+        per slot, advanced). Scores as :meth:`step`; returns the slots whose hand ended."""
+        if rng.shape != (self.size,) or rng.dtype != np.uint64:
+            raise BatchError(
+                f"rng has shape {rng.shape} and dtype {rng.dtype}; allowed: one uint64 "
+                f"xorshift state per slot, shape ({self.size},)"
+            )
         br = self.br
         was_over = self.st[:, K.OVER].copy()
         self._masks_fresh = False

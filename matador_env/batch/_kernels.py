@@ -1174,11 +1174,14 @@ def play_random_until(
     cannot: np.ndarray,
 ) -> None:
     """In every slot, uniformly random legal actions until ``seats[b]`` is to move or the
-    hand is over: a learner's opponents in one call, however many moves each makes."""
+    hand is over: a learner's opponents in one call, however many moves each makes.
+    Slot ``b`` draws from its own xorshift state ``rng[b]``, so its moves do not depend
+    on the other slots."""
     lst = np.empty(rp[R_NACT], np.int64)
     for b in range(loc.shape[0]):
+        own = rng[b : b + 1]
         while not st[b, OVER] and st[b, TO_MOVE] != seats[b]:
-            _random_move(b, rng, lst, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
+            _random_move(b, own, lst, rp, tab, slot, loc, hsize, stock, ends, st, counts, cannot)
 
 
 @njit(cache=True)
