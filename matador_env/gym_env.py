@@ -141,6 +141,13 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             max_hands,
             **rule_overrides,
         )
+        if "autoreset_mode" in rule_overrides:
+            raise ValueError(
+                f"autoreset_mode={rule_overrides['autoreset_mode']!r} is an argument of the "
+                "compiled vector env (gymnasium.make_vec's default), not of this single env; "
+                "with vectorization_mode='sync', pass vector_kwargs={'autoreset_mode': ...} "
+                "to gymnasium.make_vec"
+            )
         self.rules = resolve_rules(rules, preset, rule_overrides, _ARGUMENTS)
         n = self.rules.players
         if seat is not None and not (isinstance(seat, int) and 0 <= seat < n):

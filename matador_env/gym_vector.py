@@ -30,8 +30,8 @@ episode's first observation at once, with the ended episode's last observation i
 array, ``final_info["_" + key][i]`` True for the slots that ended), so that every step
 is a decision. Either way the infos and observations are those of
 ``SyncVectorEnv(..., autoreset_mode=...)`` in the same mode. Gymnasium's vector
-wrappers read the mode (``RecordEpisodeStatistics`` takes both, ``NormalizeObservation``
-only the default).
+wrappers read the mode (``RecordEpisodeStatistics`` takes both; the vector observation
+wrappers, ``NormalizeObservation`` among them, only the default).
 
 Seeds
 =====
@@ -120,6 +120,13 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(
                 f"autoreset_mode={autoreset_mode!r} is not allowed; allowed: "
                 + ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in modes)
+            )
+        if "max_episode_steps" in rule_overrides:
+            # gymnasium.make_vec passes it to vector entry points (sync wraps in TimeLimit).
+            raise ValueError(
+                f"max_episode_steps={rule_overrides['max_episode_steps']!r}: the compiled "
+                "vector env does not cut episodes short; allowed: max_hands (the hands of "
+                f"a match episode), or {_SYNC}, whose envs gymnasium.make_vec wraps in TimeLimit"
             )
         if render_mode is not None:
             raise UnsupportedRenderMode(

@@ -246,6 +246,25 @@ def test_bad_arguments_name_what_is_allowed() -> None:
     for mode in (AutoresetMode.DISABLED, "next_step"):
         with pytest.raises(ValueError, match="autoreset_mode=.*allowed: AutoresetMode.NEXT"):
             MatadorVectorEnv(2, autoreset_mode=mode)
+    # The keywords that do not carry from one vectorization mode to the other say where
+    # they go instead.
+    with pytest.raises(ValueError, match="max_episode_steps=3: .* allowed: max_hands"):
+        gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, max_episode_steps=3)
+    with pytest.raises(ValueError, match=r"vector_kwargs=\{'autoreset_mode': ...\}"):
+        gymnasium.make_vec(
+            matador_env.GYM_ID,
+            num_envs=2,
+            vectorization_mode="sync",
+            autoreset_mode=AutoresetMode.SAME_STEP,
+        )
+    sync = gymnasium.make_vec(
+        matador_env.GYM_ID,
+        num_envs=2,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        max_episode_steps=3,
+    )
+    assert sync.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     env = MatadorVectorEnv(2)
     with pytest.raises(RuntimeError, match="reset"):
         env.step([0, 0])
