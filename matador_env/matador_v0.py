@@ -9,7 +9,7 @@
 | Manual Control     | No                                                                |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                      |
 | Agents             | 2-4 (more with the double-nine and double-twelve sets)            |
-| Action Shape       | (1,)                                                              |
+| Action Shape       | () (one integer)                                                  |
 | Action Values      | Discrete(num_actions): 128 for the "standard" preset              |
 | Observation Shape  | (obs_size,): 100 for the "standard" preset                        |
 | Observation Values | [0, 1]                                                            |
@@ -119,9 +119,13 @@ whenever this contract changes.
 The legal moves of the seat to move are in the `action_mask` element: an `int8`
 vector with a 1 for each action that is one of the engine's legal moves and 0
 elsewhere. It is all zeros for every other seat, and for every seat once the game
-is over. Taking an illegal action through `env()` ends the game with a reward of -1
-for that seat and 0 for the others (PettingZoo's `TerminateIllegalWrapper`);
-`raw_env()` raises `IllegalMoveError`.
+is over. Taking an illegal action through `env()` ends the game the way PettingZoo's
+`TerminateIllegalWrapper` does: a reward of -1 for that seat and 0 for the others,
+termination and truncation both True for every seat, and the observations and infos
+left as they were (that seat's mask still shows its legal moves; only the dead steps
+remain). An action outside the action space fails PettingZoo's
+`AssertOutOfBoundsWrapper` (`AssertionError`). `raw_env()` raises `IllegalMoveError`
+and leaves the game as it was.
 
 ### Action Space
 

@@ -284,10 +284,20 @@ def test_illegal_action_through_the_wrappers() -> None:
     agent = e.agent_selection
     obs, *_ = e.last()
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    infos_before = {a: dict(i) for a, i in e.infos.items()}
     e.step(illegal)
-    assert all(e.terminations.values())
+    # As the module docstring says (PettingZoo's TerminateIllegalWrapper's way).
+    assert all(e.terminations.values()) and all(e.truncations.values())
     assert e.rewards[agent] == -1
     assert all(r == 0 for a, r in e.rewards.items() if a != agent)
+    assert e.infos == infos_before
+    assert e.observe(agent)["action_mask"][illegal] == 0
+    assert e.observe(agent)["action_mask"].any()  # its mask as it was
+    dead = []
+    while e.agents:
+        dead.append((e.agent_selection, e.last()[1]))
+        e.step(None)
+    assert sorted(dead) == sorted((a, -1.0 if a == agent else 0.0) for a in e.possible_agents)
     with pytest.raises(AssertionError):
         e2 = env(preset="standard")
         e2.reset(seed=0)
