@@ -634,6 +634,7 @@ _LIVE_FIELDS = (
     "truncations",
     "infos",
     "agent_selection",
+    "_skip_agent_selection",  # AECEnv's dead-step order, once the game is over
     "_rewards_set",
     "_stream",
 )

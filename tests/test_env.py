@@ -3,12 +3,14 @@ seeding, rendering, pickling and the registry."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import pickle
 import random
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pettingzoo  # type: ignore[import-untyped]
@@ -350,6 +352,26 @@ def test_pickle_round_trip() -> None:
         assert clone.unwrapped.game.match == e.unwrapped.game.match
         totals = play(clone, random.Random(0))
         assert set(totals) == set(clone.possible_agents)
+
+
+def test_a_copy_during_the_dead_steps_goes_on_in_the_same_order() -> None:
+    e = raw_env(preset="standard", players=3)
+    e.reset(seed=4)
+    rng = random.Random(4)
+    while not e.terminations[e.agent_selection]:
+        mask = e.observe(e.agent_selection)["action_mask"]
+        e.step(rng.choice(np.flatnonzero(mask).tolist()))
+    e.step(None)  # one dead step: AECEnv now keeps the order of the rest
+
+    def order(x: Any) -> tuple[list[tuple[str, float]], str]:
+        out = []
+        while x.agents:
+            out.append((x.agent_selection, x._cumulative_rewards[x.agent_selection]))
+            x.step(None)
+        return out, x.agent_selection  # where the selection rests once all are gone
+
+    clone = copy.deepcopy(e)
+    assert order(clone) == order(e)
 
 
 def test_state_is_full_information() -> None:
