@@ -136,24 +136,6 @@ class _BotOpponents:
         return (cumulative > draws).argmax(axis=1)
 
 
-def _opponent_state(seed: int) -> np.uint64:
-    """The opponents' xorshift state of a slot seeded ``seed``: never the all-zero state,
-    which xorshift cannot leave."""
-    state = np.random.SeedSequence([seed % 2**64, 0x4F50]).generate_state(1, np.uint64)[0]
-    return state if state else np.uint64(1)
-
-
-def _uniforms(states: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """One draw in [0, 1) for each slot of ``rows``, from its xorshift state in
-    ``states`` (advanced; the same step as the compiled random opponents')."""
-    x = states[rows]
-    x ^= x << np.uint64(13)
-    x ^= x >> np.uint64(7)
-    x ^= x << np.uint64(17)
-    states[rows] = x
-    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
-
-
 def _named_opponents(name: str, rules: Rules) -> _BotOpponents:
     """The batch policy of the bot ``name`` (see the module docstring)."""
     from .bot import PolicyBot, load_bot  # only here: the bots need onnxruntime
@@ -395,7 +377,7 @@ class VectorEnv:
         seed_keys([0 if s is None else s for s in per_slot])
         for b, s in enumerate(per_slot):
             if s is not None:
-                self._rng[b] = _opponent_state(s)
+                K.seed_stream(self._rng[b : b + 1], np.uint64(s % 2**64), 0)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -575,7 +557,9 @@ class VectorEnv:
                 obs = self._observe(waiting, eng.to_move[waiting])
                 rows = masks[waiting].copy()
                 if isinstance(self.opponents, _BotOpponents):
-                    chosen = self.opponents(obs, rows, _uniforms(self._rng, waiting))
+                    uniforms = np.empty(waiting.size, np.float64)
+                    K.uniforms(self._rng, waiting, uniforms)
+                    chosen = self.opponents(obs, rows, uniforms)
                 elif self.opponent_slots:
                     episodes = self._episodes[waiting].copy()
                     chosen = np.asarray(self.opponents(obs, rows, waiting.copy(), episodes))  # type: ignore[operator]

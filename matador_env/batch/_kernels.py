@@ -968,6 +968,31 @@ def _xorshift(state: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
+def seed_stream(rng: np.ndarray, seed: int, stream: int) -> None:
+    """Start the xorshift state ``rng[0]`` on stream ``stream`` of ``seed`` (an LCG step
+    from a golden-ratio offset; never the all-zero state xorshift cannot leave)."""
+    rng[0] = (np.uint64(seed) + np.uint64(stream) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
+        6364136223846793005
+    ) + np.uint64(1442695040888963407)
+    if rng[0] == 0:
+        rng[0] = np.uint64(88172645463325252)
+
+
+@njit(cache=True)
+def _uniform(rng: np.ndarray) -> float:
+    return np.float64(_xorshift(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def uniforms(rng: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out[j]``: a draw in [0, 1) from slot ``rows[j]``'s own xorshift state
+    ``rng[rows[j]]`` (advanced)."""
+    for j in range(rows.shape[0]):
+        b = rows[j]
+        out[j] = _uniform(rng[b : b + 1])
+
+
+@njit(cache=True)
 def _random_move(
     b: int,
     rng: np.ndarray,

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import _kernels as K
+from ._kernels import _uniform, seed_stream
 
 # Rows of ``sets`` (then accepts[v] at ACCEPTS + v: non-matador tiles holding S - v).
 SET_FULL = 0
@@ -103,22 +104,6 @@ def miss_table(tiles: int) -> np.ndarray:
             for a in range(u + 1):
                 out[u, k, a] = math.comb(u - a, k) / total
     return out
-
-
-@njit(cache=True)
-def seed_stream(rng: np.ndarray, seed: int, stream: int) -> None:
-    """Start the xorshift state ``rng[0]`` on stream ``stream`` of ``seed`` (an LCG step
-    from a golden-ratio offset; never the all-zero state xorshift cannot leave)."""
-    rng[0] = (np.uint64(seed) + np.uint64(stream) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
-        6364136223846793005
-    ) + np.uint64(1442695040888963407)
-    if rng[0] == 0:
-        rng[0] = np.uint64(88172645463325252)
-
-
-@njit(cache=True)
-def _uniform(rng: np.ndarray) -> float:
-    return np.float64(K._xorshift(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)

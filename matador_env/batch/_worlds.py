@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from . import _kernels as K
-from ._playouts import _popcount, _uniform, seed_stream
+from ._kernels import _uniform, seed_stream
+from ._playouts import _popcount
 
 
 @njit(cache=True)
