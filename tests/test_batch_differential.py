@@ -272,7 +272,7 @@ def test_random_rule_set_matches_agree() -> None:
 # Fixed rule sets for situations the random sample above reaches rarely or never (counted
 # by replaying its games): ties between teams, rounds of lead passes, the next leader of
 # three seats or of teams, shared match wins, complete_round with teams, the largest sets.
-# double_not_blank on a big set with two-tile hands: rounds of lead passes that deal again
+# Rounds of lead passes that deal again: double_not_blank, a big set, two-tile hands.
 LEAD_PASSES = Rules(
     set_max=12,
     hand_size=2,
@@ -282,9 +282,11 @@ LEAD_PASSES = Rules(
     boneyard_reserve=1,
 )
 THREE_SEATS = Rules(set_max=4, players=3, hand_size=4, draw_rule="one", target_score=60)
+TEAMS = Rules(players=4, teams=True, draw_rule="none")
+ROUND = Rules(draw_rule="none", match_end="complete_round")
 RARE_HANDS = [
     # ties between teams (void and redeal) and the lower-count partner of a blocked team
-    (Rules(set_max=5, players=4, teams=True, hand_size=5, draw_rule="none", tie="redeal"), 1000),
+    (TEAMS.replace(set_max=5, hand_size=5, tie="redeal"), 1000),
     (LEAD_PASSES, 200),
     # a matador double held back but laid as a regular tile while the spinner is pending
     (
@@ -314,51 +316,13 @@ RARE_MATCHES = [
     (THREE_SEATS.replace(next_leader="loser"), 48),
     (THREE_SEATS.replace(next_leader="winner"), 48),
     # next_leader loser with teams: the losing partner with the higher count
-    (
-        Rules(
-            set_max=5,
-            players=4,
-            teams=True,
-            hand_size=4,
-            draw_rule="none",
-            next_leader="loser",
-            target_score=60,
-        ),
-        16,
-    ),
+    (TEAMS.replace(set_max=5, hand_size=4, next_leader="loser", target_score=60), 16),
     # complete_round: redeal ties, shared wins (common with one-tile hands), teams
+    (ROUND.replace(set_max=4, hand_size=3, tie="redeal", target_score=1), 256),
+    (ROUND.replace(set_max=3, players=4, hand_size=1, target_score=5), 128),
     (
-        Rules(
-            set_max=4,
-            hand_size=3,
-            draw_rule="none",
-            tie="redeal",
-            match_end="complete_round",
-            target_score=1,
-        ),
-        256,
-    ),
-    (
-        Rules(
-            set_max=3,
-            players=4,
-            hand_size=1,
-            draw_rule="none",
-            match_end="complete_round",
-            target_score=5,
-        ),
-        128,
-    ),
-    (
-        Rules(
-            set_max=4,
-            players=4,
-            teams=True,
-            hand_size=3,
-            draw_rule="none",
-            tie="redeal",
-            match_end="complete_round",
-            target_score=5,
+        TEAMS.replace(
+            set_max=4, hand_size=3, tie="redeal", match_end="complete_round", target_score=5
         ),
         32,
     ),
