@@ -88,7 +88,7 @@ class Report:
         deals, patterns = s.get("deals"), s.get("patterns")
         text = f"{hands} hands"
         if deals is not None and patterns is not None:
-            text += f" ({deals} deals x {patterns} seatings)"
+            text += f" ({deals} deal{'' if deals == 1 else 's'} x {patterns} seatings)"
         matches = max((p.matches for p in self.pairings), default=0)
         if matches:
             text += f" and {matches} matches"

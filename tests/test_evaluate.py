@@ -29,7 +29,7 @@ from evaluate.arena import (
     seat_patterns,
 )
 from evaluate.report import summarize
-from evaluate.stats import Z95, bradley_terry, mean_ci, paired, wilson
+from evaluate.stats import Estimate, bradley_terry, mean_ci, paired, t_quantile, wilson
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, Rules
 
@@ -64,33 +64,78 @@ def test_wilson_interval_holds_the_rate() -> None:
     assert unbeaten.mean == unbeaten.hi == 1.0
 
 
+def test_t_quantile_matches_the_tables() -> None:
+    # Two-sided 95% (0.975 one-sided) quantiles from the standard t tables.
+    for df, t in [(1, 12.7062047), (2, 4.3026527), (3, 3.1824463), (5, 2.5705818),
+                  (10, 2.2281389), (30, 2.0422725), (100, 1.9839715), (1000, 1.9623391),
+                  (1001, 1.9623367), (10**6, 1.9599664)]:  # fmt: skip
+        assert t_quantile(df) == pytest.approx(t, abs=1e-7), df
+    # Other levels, either side of the series' threshold: 90% and 99%.
+    assert t_quantile(4, 0.90) == pytest.approx(2.1318468, abs=1e-7)
+    assert t_quantile(20, 0.99) == pytest.approx(2.8453397, abs=1e-7)
+    assert t_quantile(5000, 0.99) == pytest.approx(2.5768130, abs=1e-7)
+    # Falling with df towards the normal quantile 1.959964.
+    qs = [t_quantile(df) for df in range(1, 1100, 7)]
+    assert all(a > b > 1.959963 for a, b in zip(qs, qs[1:], strict=False))
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="df must be a positive integer"):
+            t_quantile(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="level must lie strictly between 0 and 1"):
+        t_quantile(5, 1.0)
+
+
 def test_mean_interval() -> None:
-    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3) = 1.29099, se 0.645497, half 1.26515.
+    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3) = 1.29099, se 0.645497, half
+    # t(3) * se = 3.182446 * 0.645497 = 2.054268.
     e = mean_ci([1, 2, 3, 4])
     assert e.mean == 2.5
-    assert e.lo == pytest.approx(2.5 - 1.26515, abs=1e-4)
-    assert e.hi == pytest.approx(2.5 + 1.26515, abs=1e-4)
-    assert e.significant(0.0) and not e.significant(2.0)
-    assert mean_ci([5.0]).lo == mean_ci([5.0]).hi == 5.0
+    assert e.lo == pytest.approx(2.5 - 2.054268, abs=1e-5)
+    assert e.hi == pytest.approx(2.5 + 2.054268, abs=1e-5)
+    assert e.significant(0.0) and not e.significant(1.0)
+    # One value: a mean, but no interval, and never significant.
+    one = mean_ci([5.0])
+    assert (one.mean, one.lo, one.hi, one.n) == (5.0, -math.inf, math.inf, 1)
+    assert not one.significant(0.0) and not one.significant(100.0)
+    assert one.to_dict() == {"mean": 5.0, "lo": None, "hi": None, "n": 1}
+    json.dumps(one.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10])
+def test_mean_interval_covers_95_percent_with_few_values(n: int) -> None:
+    # Normal samples of n values: the interval holds the true mean 95% of the time
+    # (4,000 tries: +-0.007 sd). The normal quantile 1.96 would cover 70%, 81%, 92%.
+    rng = random.Random(20261128 + n)
+    held = sum(
+        e.lo <= 3.0 <= e.hi
+        for e in (mean_ci([rng.gauss(3.0, 2.0) for _ in range(n)]) for _ in range(4000))
+    )
+    assert 0.93 <= held / 4000 <= 0.97
 
 
 def test_paired_interval_is_over_deals() -> None:
     # Three deals, two replays each: per-deal means 0.5, 1, 0 -> mean 0.5, sd 0.5,
-    # se 0.288675, half 0.565792; as a rate the interval is clamped to [0, 1].
+    # se 0.288675, half t(2) * se; as a rate the interval is clamped to [0, 1].
     deals = [[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
     e = paired(deals)
     assert e.mean == 0.5 and e.n == 3
-    assert e.hi == pytest.approx(0.5 + Z95 * 0.5 / math.sqrt(3))
+    assert e.hi == pytest.approx(0.5 + t_quantile(2) * 0.5 / math.sqrt(3))
     r = paired(deals, rate=True)
     assert (r.lo, r.hi) == (0.0, 1.0)
     # Point differences: per deal (+10 - 4) / 2 = 3 and (+2 + 0) / 2 = 1 -> mean 2,
-    # sd sqrt(2), se 1, half 1.95996.
+    # sd sqrt(2), se 1, half t(1) = 12.7062.
     d = paired([[10.0, -4.0], [2.0, 0.0]])
     assert d.mean == 2.0
-    assert (d.lo, d.hi) == (pytest.approx(2 - Z95), pytest.approx(2 + Z95))
-    # No spread between deals (each split 1-1): the rate falls back to Wilson on 2 of 4.
+    assert (d.lo, d.hi) == (pytest.approx(2 - 12.7062047), pytest.approx(2 + 12.7062047))
+    # No spread between deals (each split 1-1): the rate takes the Wilson interval
+    # of the 2 deals (1 success), not of the 4 games, which are not independent.
     w = paired([[1.0, 0.0], [0.0, 1.0]], rate=True)
-    assert (w.lo, w.hi) == (pytest.approx(wilson(2, 4).lo), pytest.approx(wilson(2, 4).hi))
+    assert w.n == 2 and (w.lo, w.hi) == (wilson(1, 2).lo, wilson(1, 2).hi)
+    assert w.hi - w.lo > wilson(2, 4).hi - wilson(2, 4).lo
+    # One deal: no points interval; a rate still gets the Wilson interval of 1 deal.
+    assert paired([[27.0, 27.0]]) == Estimate(27.0, -math.inf, math.inf, 1)
+    one = paired([[1.0, 0.5]], rate=True)
+    assert (one.mean, one.lo, one.hi) == (0.75, wilson(0.75, 1).lo, wilson(0.75, 1).hi)
+    assert not one.significant(0.5)
 
 
 def test_bradley_terry_ratings() -> None:
@@ -274,6 +319,23 @@ def _game(pairing: int, deal: int, pattern: int, score: float, diff: float, kind
     )
 
 
+def test_one_deal_reports_points_without_an_interval(tmp_path: Path) -> None:
+    # One deal: the points have no interval (printed as such, null in strict JSON);
+    # the hand win rate gets the Wilson interval of one deal, and nothing is significant.
+    results = [_game(0, 0, 0, 1, 30), _game(0, 0, 1, 1, 24)]
+    settings = {"preset": "standard", "seed": 1, "deals": 1, "patterns": 2}
+    rep = summarize(results, [Pairing("a", "b")], ["a", "b"], settings)
+    p = rep.pairings[0]
+    assert p.points is not None and p.win is not None
+    assert (p.points.mean, p.points.lo, p.points.hi) == (27.0, -math.inf, math.inf)
+    assert not p.points.significant() and not p.win.significant(0.5)
+    assert "+27.00 [-inf, +inf]" in rep.table() and "(1 deal x 2 seatings)" in rep.table()
+    rep.write(tmp_path, plot=True)
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["pairings"][0]["points"] == {"mean": 27.0, "lo": None, "hi": None, "n": 1}
+    json.dumps(data, allow_nan=False)
+
+
 def test_summary_matches_hand_computation() -> None:
     # A beats B: deals with (score, diff) per replay; per-deal means: win 1, 0.5, 0.5,
     # diff (12 + 8) / 2 = 10, (5 - 3) / 2 = 1, (0 + 4) / 2 = 2 -> mean 13/3.
@@ -293,7 +355,7 @@ def test_summary_matches_hand_computation() -> None:
     assert p.win is not None and p.win.mean == pytest.approx((1 + 0.5 + 0.75) / 3)
     assert p.points is not None and p.points.mean == pytest.approx(13 / 3)
     sd = math.sqrt(((10 - 13 / 3) ** 2 + (1 - 13 / 3) ** 2 + (2 - 13 / 3) ** 2) / 2)
-    assert p.points.hi - p.points.mean == pytest.approx(Z95 * sd / math.sqrt(3))
+    assert p.points.hi - p.points.mean == pytest.approx(t_quantile(2) * sd / math.sqrt(3))
     assert p.match_win is not None and p.match_win.mean == 0.5
     # Time: 8 games x 0.5 s over 8 x 10 moves for A, 0.25 s over 5 moves for B.
     assert p.seconds_per_move == (pytest.approx(0.05), pytest.approx(0.05))
