@@ -187,13 +187,21 @@ def play_matches(rules: Rules, seeds: list[int], rng: random.Random, max_hands: 
 
 
 def random_rules(rng: random.Random) -> Rules:
-    """A random valid rules configuration over every option."""
+    """A random valid rules configuration over every option. The usual sets, seat
+    counts and hand sizes come most often; every other value the rules allow up to
+    double-fifteen and eight seats comes one time in five (hands of 1 to 12 tiles)."""
     while True:
         settings: dict[str, Any] = {name: rng.choice(values) for name, values in CHOICES.items()}
-        settings["set_max"] = rng.choice((3, 4, 6, 6, 6, 9, 12))
-        settings["players"] = rng.choice((2, 2, 3, 4, 4, 5))
+        rare = rng.random() < 0.2
+        if rare:
+            settings["set_max"] = rng.choice((5, 7, 8, 10, 11, 13, 14, 15))
+            settings["players"] = rng.choice((2, 3, 4, 5, 6, 7, 8))
+            settings["hand_size"] = rng.choice(("by_players", 1, 2, 4, 6, 8, 10, 12))
+        else:
+            settings["set_max"] = rng.choice((3, 4, 6, 6, 6, 9, 12))
+            settings["players"] = rng.choice((2, 2, 3, 4, 4, 5))
+            settings["hand_size"] = rng.choice(("by_players", "all", 3, 5, 7))
         settings["teams"] = settings["players"] == 4 and rng.random() < 0.5
-        settings["hand_size"] = rng.choice(("by_players", "all", 3, 5, 7))
         settings["boneyard_reserve"] = rng.choice((0, 1, 2, 3))
         settings["matador_as_regular"] = rng.random() < 0.5
         settings["matador_only_when_stuck"] = rng.random() < 0.5

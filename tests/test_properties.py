@@ -156,6 +156,24 @@ def _configs() -> dict[str, Rules]:
             "double_four-p3-h3-draw-none": Rules(
                 set_max=4, players=3, hand_size=3, draw_rule="none"
             ),
+            # set sizes, seat counts and hand sizes no preset uses
+            "double_five-h1": Rules(set_max=5, hand_size=1),
+            "double_seven-p7-h2-crosswise_on_blank": Rules(
+                set_max=7, players=7, hand_size=2, matador_placement="crosswise_on_blank"
+            ),
+            "double_eleven-h4-upright-stuck": Rules(
+                set_max=11,
+                hand_size=4,
+                matador_placement="upright",
+                matador_only_when_stuck=True,
+            ),
+            "double_fifteen-p8-h12-lead_double_cross": Rules(
+                set_max=15,
+                players=8,
+                hand_size=12,
+                lead_tile="double_not_blank",
+                spinner="lead_double_cross",
+            ),
         }
     )
     return configs
