@@ -192,8 +192,7 @@ def random_rules(rng: random.Random) -> Rules:
     double-fifteen and eight seats comes one time in five (hands of 1 to 12 tiles)."""
     while True:
         settings: dict[str, Any] = {name: rng.choice(values) for name, values in CHOICES.items()}
-        rare = rng.random() < 0.2
-        if rare:
+        if rng.random() < 0.2:
             settings["set_max"] = rng.choice((5, 7, 8, 10, 11, 13, 14, 15))
             settings["players"] = rng.choice((2, 3, 4, 5, 6, 7, 8))
             settings["hand_size"] = rng.choice(("by_players", 1, 2, 4, 6, 8, 10, 12))
