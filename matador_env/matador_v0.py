@@ -415,9 +415,14 @@ class Game:
         self.finished_hands: list[HandState] = []
         """The episode's hands that have ended, in order."""
         self._infos: list[dict[str, int]] = []
+        self.seed = 0
+        self.actions: list[int] = []
+        """Every action applied since :meth:`start`: with ``seed``, the game as data."""
         self.start(0)
 
     def start(self, seed: int) -> None:
+        self.seed = seed
+        self.actions = []
         if self.episode == "match":
             self.match = MatchState.new(self.rules, seed)
             self.hand = self.match.hand
@@ -445,6 +450,8 @@ class Game:
             "last_result": self.last_result,
             "finished_hands": tuple(self.finished_hands),
             "infos": self._infos,
+            "seed": self.seed,
+            "actions": tuple(self.actions),
         }
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
@@ -457,9 +464,25 @@ class Game:
         self.last_result = snapshot["last_result"]
         self.finished_hands = list(snapshot.get("finished_hands", ()))
         self._infos = [dict(i) for i in snapshot["infos"]]
+        self.seed = snapshot.get("seed", 0)
+        self.actions = list(snapshot.get("actions", ()))
         # The tracker's vectors are views of one buffer, which pickling would split;
         # it is rebuilt from the hand, which holds the whole public history.
         self.tracker.start(self.hand, self.scores)
+
+    def replay(self, seed: int, actions: Sequence[int]) -> None:
+        """Start the game of ``seed`` and apply ``actions``: the game :attr:`seed` and
+        :attr:`actions` describe. ``ValueError`` names the first action that is not
+        legal where it comes, or that comes after the game ended."""
+        self.start(seed)
+        for k, action in enumerate(actions):
+            if self.done:
+                raise ValueError(f"action {k} ({action!r}) comes after the game ended")
+            legal = self.mask(self.to_move)
+            ok = isinstance(action, int) and not isinstance(action, bool)
+            if not (ok and 0 <= action < len(legal) and legal[action]):
+                raise ValueError(f"action {k} ({action!r}) is not legal there")
+            self.apply(action)
 
     @property
     def to_move(self) -> int:
@@ -484,6 +507,7 @@ class Game:
         else:
             after = before.apply(move)
         self.hand = after
+        self.actions.append(action)
         self.tracker.advance(before, seat, move, after)
         outcome = after.outcome
         if outcome is None:

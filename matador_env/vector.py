@@ -64,6 +64,9 @@ episode, and picks its learner seat, as it is dealt). The random opponents
 (``"random"``, ``"casual"``) draw from one stream per slot, slot ``i``'s started from
 ``seed + i`` (:meth:`VectorEnv.seed_opponents` restarts them), so what a slot's
 opponents play depends on its own seeds and actions only, never on the other slots'.
+:meth:`VectorEnv.get_state` gives every slot between two steps as plain JSON data,
+and :meth:`VectorEnv.set_state` on an environment of the same arguments goes on
+from it with the same games (training's checkpoints save it).
 
 Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
 raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
@@ -76,7 +79,7 @@ from typing import Any
 
 import numpy as np
 
-from .batch import BatchEngine, BatchError, seed_keys
+from .batch import BatchEngine, BatchError, array_from_state, seed_keys, seeds_from_state
 from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
@@ -378,6 +381,44 @@ class VectorEnv:
         for b, s in enumerate(per_slot):
             if s is not None:
                 K.seed_stream(self._rng[b : b + 1], np.uint64(s % 2**64), 0)
+
+    # What a slot holds between two steps, beyond the engine's arrays.
+    _STATE_ARRAYS = ("_episodes", "_hands", "learner", "_with_scores", "_last_hand", "_rng")
+
+    def get_state(self) -> dict[str, Any]:
+        """Every slot between two steps as plain JSON data (lists of numbers): the batch
+        engine's hands and matches, each slot's episode counter, seeds, learner seat and
+        opponents' random stream. :meth:`set_state` goes on from it as this environment
+        would; a callable ``opponents`` keeps its own state (save it beside this)."""
+        if not self._started:
+            raise BatchError("get_state() before reset(); allowed: reset() first")
+        state: dict[str, Any] = {
+            name.lstrip("_"): getattr(self, name).tolist() for name in self._STATE_ARRAYS
+        }
+        state["base_seeds"] = list(self._base_seeds)
+        state["engine"] = self.eng.get_state()
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Continue from a :meth:`get_state` of an environment of the same arguments;
+        returns ``(obs, masks, seats)`` as the step that led there did. ``BatchError``
+        names what does not fit; then nothing changed."""
+        if not isinstance(state, dict):
+            raise BatchError(f"state: expected a dict from get_state(), got {type(state).__name__}")
+        arrays = {
+            name: array_from_state(state, name.lstrip("_"), getattr(self, name))
+            for name in self._STATE_ARRAYS
+        }
+        base_seeds = seeds_from_state(state, "base_seeds", self.num_envs)
+        engine = state.get("engine")
+        if not isinstance(engine, dict):
+            raise BatchError("state: 'engine' is not the engine's get_state()")
+        self.eng.set_state(engine)
+        for name, value in arrays.items():
+            getattr(self, name)[...] = value
+        self._base_seeds = base_seeds
+        self._started = True
+        return self._observe_all()
 
     # -- internals --------------------------------------------------------------------------
 

@@ -561,3 +561,40 @@ def test_a_ppo_policy_no_better_than_the_warm_start_is_not_kept(tmp_path: Path) 
     assert record is not None
     assert record["lead_points"] == 0 and record["kept"] == "warm start"
     assert policy_step(run / "best") == 0
+
+
+def test_a_run_stopped_in_its_warm_start_evaluation_evaluates_it_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm start's checkpoint is written before its evaluation; a run stopped
+    between the two does that evaluation when it resumes, as an uninterrupted run did."""
+    from train.loop import Trainer
+    from train.run import main
+
+    args = [
+        *TINY, "--timesteps", "256", "--eval-every", "256", "--eval-hands", "2",
+        "--final-eval-hands", "2", "--bc-decisions", "300", "--bc-teacher", "expert",
+        "--bc-epochs", "1", "--bc-workers", "1", "--select-hands", "0", "--baselines", "random",
+    ]  # fmt: skip
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    main([*args, "--out", str(whole)])
+    evaluate = Trainer.periodic_evaluation
+
+    def stopped_at_step_0(self: Trainer) -> None:
+        if self.steps == 0:
+            raise KeyboardInterrupt
+        evaluate(self)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Trainer, "periodic_evaluation", stopped_at_step_0)
+        with pytest.raises(KeyboardInterrupt):
+            main([*args, "--out", str(cut)])
+    assert json.loads((cut / "checkpoint" / "state.json").read_text())["evaluations"] == []
+    main(["--resume", str(cut), "--no-progress"])
+    expected = json.loads((whole / "summary.json").read_text())["evaluations"]
+    got = json.loads((cut / "summary.json").read_text())["evaluations"]
+    assert [e["steps"] for e in got] == [e["steps"] for e in expected] == [0, 256]
+    drop = {"elapsed"}
+    assert [{k: v for k, v in e.items() if k not in drop} for e in got] == [
+        {k: v for k, v in e.items() if k not in drop} for e in expected
+    ]

@@ -22,7 +22,13 @@ import pytest
 import torch
 
 from matador_env.engine import Rules
-from tests.train_runs import ROOT, interrupt_at_first_checkpoint, new_run, run_train
+from tests.train_runs import (
+    ROOT,
+    final_weights_differ,
+    interrupt_at_first_checkpoint,
+    new_run,
+    run_train,
+)
 from train.files import FolderBusyError, FolderLock
 from train.run import TrainArgs, finished_summary, main
 
@@ -76,6 +82,9 @@ def test_a_resumed_run_does_the_updates_and_steps_of_an_uninterrupted_one(
     assert done.returncode == 0, done.stderr
     resumed = json.loads((run / "summary.json").read_text())
     assert (resumed["steps"], resumed["n_updates"]) == (whole["steps"], whole["n_updates"])
+    # The same games and the same updates: the same policy to the bit, the same figures.
+    assert final_weights_differ(run, finished_run) == []
+    assert resumed["final_evaluation"] == whole["final_evaluation"]
     # The run's clock goes on from the checkpoint's: its minutes count the time before
     # the interruption too (they once counted only the last call's).
     assert isinstance(saved["seconds"], float) and saved["seconds"] > 0
@@ -109,6 +118,30 @@ def test_a_checkpoint_with_a_bad_clock_is_refused(tmp_path: Path, finished_run: 
     done = run_train("--resume", str(run), "--no-progress")
     assert done.returncode != 0
     assert "'seconds' is 'ten'" in done.stderr and "set it to 0" in done.stderr
+
+
+def test_saved_environments_that_do_not_fit_are_refused_and_can_be_dropped(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    state_path = run / "checkpoint" / "state.json"
+    state = json.loads(state_path.read_text())
+    good = json.dumps(state)
+    state["envs"]["states"][0]["game"]["actions"].append(10**6)
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the saved environments do not fit: environment 0" in lines[0]
+    assert "is not legal there" in lines[0] and "delete its 'envs' entry" in lines[0]
+    # Without them the run resumes on new deals, and says so.
+    state = json.loads(good)
+    del state["envs"]
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 0, done.stderr
+    assert "no saved environments; resuming on new deals" in done.stdout
+    assert json.loads((run / "summary.json").read_text())["steps"] == STEPS + 256
 
 
 def test_resume_continues_with_the_saved_weights_and_random_state(

@@ -13,7 +13,12 @@ import pytest
 
 from matador_env.engine import Rules
 from matador_env.vector import VectorEnv
-from tests.train_runs import interrupt_at_first_checkpoint, new_run, run_train
+from tests.train_runs import (
+    final_weights_differ,
+    interrupt_at_first_checkpoint,
+    new_run,
+    run_train,
+)
 from train.selfplay import BatchOpponentPool, snapshot_dirs
 
 # 8 slots of 32 steps: 256 steps a rollout, one pass over it, an update per rollout.
@@ -59,6 +64,8 @@ def test_a_resumed_vector_run_does_the_updates_and_steps_of_an_uninterrupted_one
     assert f"resuming {run} at step {saved['steps']}" in done.stdout
     resumed = json.loads((run / "summary.json").read_text())
     assert (resumed["steps"], resumed["n_updates"]) == (STEPS, UPDATES)
+    # The same games and the same updates: the same policy to the bit.
+    assert final_weights_differ(run, finished_run) == []
 
 
 @pytest.mark.parametrize(

@@ -241,3 +241,60 @@ def test_skipped_slots_stay_as_they_are() -> None:
     assert not np.array_equal(after[0], obs[0])  # the others moved
     with pytest.raises(BatchError, match="skip must be 3 bools"):
         venv.step(masks_after.argmax(axis=1), skip=[0, 1, 0])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("preset, episode, overrides", [CASES[1], CASES[2], CASES[7]])
+def test_a_vector_env_goes_on_from_its_saved_state(
+    preset: str, episode: str, overrides: dict[str, Any]
+) -> None:
+    """get_state() as JSON, set_state() on another env of the same arguments: the two
+    then play the same games (a resumed training run relies on it)."""
+    import json
+
+    def make(seed: int) -> VectorEnv:
+        return VectorEnv(5, preset=preset, mode="learner", episode=episode, seed=seed, **overrides)
+
+    saved, other = make(3), make(70)
+    saved.reset()
+    other.reset()
+    rng = np.random.default_rng(0)
+
+    def legal_actions() -> np.ndarray:
+        return np.array([rng.choice(np.flatnonzero(m)) for m in saved.action_masks()])
+
+    for _ in range(25):
+        saved.step(legal_actions())
+    obs, masks, seats = other.set_state(json.loads(json.dumps(saved.get_state())))
+    expected = saved._observe_all()
+    for got, want in zip((obs, masks, seats), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    for _ in range(150):
+        actions = legal_actions()
+        a, b = saved.step(actions), other.step(actions)
+        for got, want in zip(b[:6], a[:6], strict=True):
+            np.testing.assert_array_equal(got, want)
+        assert a[6].keys() == b[6].keys()
+        for key in a[6]:
+            np.testing.assert_array_equal(b[6][key], a[6][key])
+
+
+def test_a_saved_state_that_does_not_fit_is_refused_and_changes_nothing() -> None:
+    env = VectorEnv(3, preset="standard", mode="learner", seed=1)
+    with pytest.raises(BatchError, match=r"get_state\(\) before reset\(\)"):
+        env.get_state()
+    before, *_ = env.reset()
+    bigger = VectorEnv(4, preset="standard", mode="learner")
+    bigger.reset()
+    wrong_size = bigger.get_state()
+    with pytest.raises(BatchError, match=r"'episodes' has shape \(4,\); allowed: \(3,\)"):
+        env.set_state(wrong_size)
+    fits = env.get_state()
+    fits["engine"]["st"] = "damaged"
+    with pytest.raises(BatchError, match="'st' is not an array of int32"):
+        env.set_state(fits)
+    fits = env.get_state()
+    del fits["engine"]["hand_seeds"]
+    with pytest.raises(BatchError, match="'hand_seeds' is not a list of 3 ints"):
+        env.set_state(fits)
+    again, *_ = env._observe_all()
+    np.testing.assert_array_equal(again, before)

@@ -52,3 +52,14 @@ def interrupt_at_first_checkpoint(
         if proc.poll() is None:
             proc.kill()
     return proc.returncode, err
+
+
+def final_weights_differ(run: Path, other: Path) -> list[str]:
+    """The tensors of ``final/weights.pt`` in which two runs differ (none: the same
+    policy to the bit)."""
+    import torch
+
+    a = torch.load(run / "final" / "weights.pt", weights_only=True)
+    b = torch.load(other / "final" / "weights.pt", weights_only=True)
+    assert set(a) == set(b)
+    return [key for key in a if not torch.equal(a[key], b[key])]

@@ -1,9 +1,14 @@
 """Checkpoints of a training run: tensors and plain JSON, never a pickle of objects.
 
-A checkpoint is the learner *between two PPO updates* (at the start of a rollout),
-so a resumed run collects and trains on exactly the rollouts an uninterrupted run
-would: the same number of steps and of updates. It is taken in memory at every
-update boundary (:func:`capture`) and written (:func:`write`) when due, and on an
+A checkpoint is the learner *between two PPO updates* (at the start of a rollout):
+its weights, optimizer, counters and random generators, and the environments as
+they stand then (each self-play environment's game as its seed and actions, its
+random generators and its episode's opponent; or the batched vector environment's
+arrays and its opponents' generator), with SB3's last observations and the
+monitor's episode counters. So a resumed run plays the same games and does the same
+updates as an uninterrupted one, and ends with the same policy to the bit (on the
+same machine and library versions). It is taken in memory at every update
+boundary (:func:`capture`) and written (:func:`write`) when due, and on an
 interrupt: the policy's weights do not change while a rollout is being
 collected, so the last boundary is always a consistent state to save.
 
@@ -13,7 +18,8 @@ On disk, in ``<run>/checkpoint/``::
                          read back with torch.load(..., weights_only=True)
     state.json           format, steps, PPO updates, the random generators'
                          states as lists of integers, the rules, the pool's snapshots,
-                         the evaluations so far; it names its weights file
+                         the evaluations so far, the environments ("envs"; null
+                         before learning began); it names its weights file
 
 The weights file is written first and state.json (atomically) last, so state.json
 always names a complete weights file of the same step.
@@ -217,13 +223,37 @@ def _first_line(e: BaseException) -> str:
 # -- random generators as plain lists -------------------------------------------------
 
 
+def random_state(rng: Any) -> list[Any]:
+    """The state of ``rng`` (a ``random.Random``, or the ``random`` module's own
+    generator) as plain JSON data; :func:`set_random_state` reads it back."""
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def random_state_ok(data: Any) -> bool:
+    """Whether ``data`` is a :func:`random_state` (a Mersenne Twister's 625 words)."""
+    return (
+        isinstance(data, list)
+        and len(data) == 3
+        and isinstance(data[1], list)
+        and len(data[1]) == 625
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in data[1])
+        and (data[2] is None or isinstance(data[2], float))
+    )
+
+
+def set_random_state(rng: Any, data: list[Any]) -> None:
+    """Put ``rng`` in the state :func:`random_state` gave (checked by :func:`random_state_ok`)."""
+    version, internal, gauss = data
+    rng.setstate((version, tuple(internal), gauss))
+
+
 def _rng_state() -> dict[str, Any]:
     import torch
 
-    version, internal, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)  # type: ignore[misc]
     return {
-        "python": [version, list(internal), gauss],
+        "python": random_state(random),
         "numpy": [str(name), [int(k) for k in keys], int(pos), int(has_gauss), float(cached)],
         "torch": [int(b) for b in torch.get_rng_state().tolist()],
     }
@@ -237,14 +267,7 @@ def _check_rng(rng: Any, path: Path, folder: Path) -> None:
 
     if not isinstance(rng, dict):
         raise bad("saved")
-    py = rng.get("python")
-    if not (
-        isinstance(py, list)
-        and len(py) == 3
-        and isinstance(py[1], list)
-        and len(py[1]) == 625
-        and all(isinstance(x, int) for x in py[1])
-    ):
+    if not random_state_ok(rng.get("python")):
         raise bad("python")
     npy = rng.get("numpy")
     if not (
@@ -266,11 +289,21 @@ def _check_rng(rng: Any, path: Path, folder: Path) -> None:
 def _set_rng_state(rng: dict[str, Any]) -> None:
     import torch
 
-    version, internal, gauss = rng["python"]
-    random.setstate((version, tuple(internal), gauss))
+    set_random_state(random, rng["python"])
     name, keys, pos, has_gauss, cached = rng["numpy"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
     torch.set_rng_state(torch.tensor(rng["torch"], dtype=torch.uint8))
 
 
-__all__ = ["Checkpoint", "CheckpointError", "FORMAT", "capture", "read_state", "restore", "write"]
+__all__ = [
+    "Checkpoint",
+    "CheckpointError",
+    "FORMAT",
+    "capture",
+    "random_state",
+    "random_state_ok",
+    "read_state",
+    "restore",
+    "set_random_state",
+    "write",
+]

@@ -7,9 +7,10 @@ import json
 import math
 import shutil
 import time
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -33,7 +34,16 @@ from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointError
 from .export import export_policy
 from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
-from .selfplay import BatchOpponentPool, OpponentPool, SelfPlayEnv, snapshot_dirs
+from .selfplay import (
+    BatchOpponentPool,
+    OpponentPool,
+    SelfPlayEnv,
+    check_live_state,
+    snapshot_dirs,
+)
+
+if TYPE_CHECKING:
+    from matador_env.vector import VectorEnv
 
 EVAL_OPPONENTS = ("random", "expert")
 WARM_START = "warm_start"
@@ -195,6 +205,7 @@ class Trainer:
             # Every file is checked before the environments start.
             state = checkpoint.read_state(self.ckpt_dir, rules)
             self._check_pool(state)
+            self._check_saved_envs(state)
         self.venv = VecMonitor(make_venv(args, rules, self.pool_dir))
         self.model = MaskablePPO(
             "MlpPolicy",
@@ -215,11 +226,10 @@ class Trainer:
         if resuming:
             try:
                 checkpoint.restore(self.model, self.ckpt_dir, state)
+                self._restore_envs(state)
             except CheckpointError:
                 self.venv.close()
                 raise
-            # New deals for the environments, not those the run started with.
-            self.venv.seed(args.seed * 1_000_003 + self.steps)
         self.resumed_from = self.steps if resuming else 0
         # A fresh model starts with the warm start (when asked for); until it is done
         # there is nothing worth a checkpoint.
@@ -283,11 +293,140 @@ class Trainer:
                     f"the 'pool' list of {where} (the run goes on without it), or restore it"
                 ) from None
 
+    # -- the environments in a checkpoint ------------------------------------------------
+
+    def _batch(self) -> VectorEnv:
+        """The batched vector environment under the wrappers (``--vector-envs``)."""
+        scaled = self.venv.venv
+        assert isinstance(scaled, ScaledVecEnv)
+        batch: VectorEnv = scaled.venv.venv  # type: ignore[attr-defined]  # sb3_vec_env's
+        return batch
+
+    def _env_state(self) -> dict[str, Any] | None:
+        """The environments between two steps as plain data, with what SB3 and the
+        monitor hold of them; None before learning began (SB3 resets them then, with
+        the model's seeds)."""
+        model = self.model
+        if model._last_obs is None or model._last_episode_starts is None:
+            return None
+        states: Any
+        if self.args.vector_envs > 0:
+            batch = self._batch()
+            assert isinstance(batch.opponents, BatchOpponentPool)
+            states = {"vector": batch.get_state(), "opponents": batch.opponents.live_state()}
+        else:
+            states = self.venv.env_method("live_state")
+        infos = model.ep_info_buffer or ()
+        return {
+            "states": states,
+            "episode_starts": [bool(x) for x in model._last_episode_starts],
+            "monitor": {
+                "returns": [float(x) for x in self.venv.episode_returns],
+                "lengths": [int(x) for x in self.venv.episode_lengths],
+                "count": int(self.venv.episode_count),
+            },
+            "episode_infos": [
+                {"r": float(i["r"]), "l": int(i["l"]), "t": float(i["t"])} for i in infos
+            ],
+        }
+
+    def _saved_envs_error(self, what: str) -> CheckpointError:
+        where = self.ckpt_dir / checkpoint.STATE
+        return CheckpointError(
+            f"{where}: the saved environments {what}; restore that file from a copy, or "
+            "delete its 'envs' entry (the run then resumes on new deals: the same updates, "
+            "not the same games)"
+        )
+
+    def _check_saved_envs(self, state: dict[str, Any]) -> None:
+        """The checkpoint's environments fit the run (checked before any process starts;
+        the vector environment's arrays are checked as they are restored)."""
+        envs = state.get("envs")
+        if envs is None:
+            return
+        n = self.args.n_envs if self.args.vector_envs <= 0 else self.args.vector_envs
+        if not isinstance(envs, dict) or set(envs) != {
+            "states",
+            "episode_starts",
+            "monitor",
+            "episode_infos",
+        }:
+            raise self._saved_envs_error("are not a JSON object of the keys this version writes")
+        monitor = envs["monitor"]
+        if not (
+            _list_of(envs["episode_starts"], bool, n)
+            and isinstance(monitor, dict)
+            and _list_of(monitor.get("returns"), float, n)
+            and _list_of(monitor.get("lengths"), int, n)
+            and _list_of([monitor.get("count")], int, 1)
+            and isinstance(envs["episode_infos"], list)
+            and all(
+                isinstance(i, dict) and set(i) == {"r", "l", "t"} for i in envs["episode_infos"]
+            )
+        ):
+            raise self._saved_envs_error(f"do not hold the episode counters of {n} environments")
+        if self.args.vector_envs > 0:
+            if not isinstance(envs["states"], dict) or set(envs["states"]) != {
+                "vector",
+                "opponents",
+            }:
+                raise self._saved_envs_error("are not those of a --vector-envs run")
+            return
+        states = envs["states"]
+        if not isinstance(states, list) or len(states) != n:
+            raise self._saved_envs_error(f"are not a list of {n} (--n-envs)")
+        scratch = _env_factory(self.args, self.rules, self.pool_dir, 0)()
+        for i, saved in enumerate(states):
+            try:
+                check_live_state(saved, scratch)
+            except ValueError as e:
+                raise self._saved_envs_error(f"do not fit: environment {i}: {e}") from None
+
+    def _restore_envs(self, state: dict[str, Any]) -> None:
+        """Put the environments, SB3's last observations and the monitor's counters as
+        the checkpoint saved them, so that the run goes on with the same games."""
+        if "envs" not in state:
+            # A checkpoint of a version that did not save them: new deals.
+            self.venv.seed(self.args.seed * 1_000_003 + self.steps)
+            print(f"{self.ckpt_dir}: no saved environments; resuming on new deals")
+            return
+        envs = state["envs"]
+        if envs is None:
+            return  # step 0, before learning: SB3 resets them with the model's seeds
+        model = self.model
+        if self.args.vector_envs > 0:
+            batch = self._batch()
+            assert isinstance(batch.opponents, BatchOpponentPool)
+            try:
+                batch.opponents.restore_live_state(envs["states"]["opponents"])
+                obs, _, _ = batch.set_state(envs["states"]["vector"])
+            except ValueError as e:
+                raise self._saved_envs_error(f"do not fit ({e})") from None
+        else:
+            obs = np.stack(
+                [
+                    self.venv.env_method("restore_live_state", saved, indices=[i])[0]
+                    for i, saved in enumerate(envs["states"])
+                ]
+            )
+        model._last_obs = obs
+        model._last_episode_starts = np.array(envs["episode_starts"], dtype=bool)
+        monitor = envs["monitor"]
+        self.venv.episode_returns = np.array(monitor["returns"], dtype=np.float32)
+        self.venv.episode_lengths = np.array(monitor["lengths"], dtype=np.int32)
+        self.venv.episode_count = monitor["count"]
+        window = model._stats_window_size
+        model.ep_info_buffer = deque(envs["episode_infos"], maxlen=window)
+        model.ep_success_buffer = deque(maxlen=window)
+
     # -- the loop ---------------------------------------------------------------------
 
     def learn(self) -> None:
         if not self.warm:
             self.warm_start()
+        elif self._warm_start_unevaluated():
+            # Stopped during the warm start's evaluation, after its checkpoint.
+            self._evaluate_warm_start()
         remaining = self.args.timesteps - self.steps
         if self.resumed_from:
             print(f"resuming {self.run_dir} at step {self.steps} of {self.args.timesteps}")
@@ -395,9 +534,21 @@ class Trainer:
         self._boundary = checkpoint.capture(self.model, self._plain_state())
         self.save_checkpoint()
         if args.eval_every > 0:
-            self.periodic_evaluation()
-            self._boundary = checkpoint.capture(self.model, self._plain_state())
-            self.save_checkpoint()
+            self._evaluate_warm_start()
+
+    def _warm_start_unevaluated(self) -> bool:
+        """Whether a resumed run lacks the evaluation due right after its warm start."""
+        return (
+            self.steps == 0
+            and self.pretrain is not None
+            and self.args.eval_every > 0
+            and not any(e["steps"] == 0 for e in self.evaluations)
+        )
+
+    def _evaluate_warm_start(self) -> None:
+        self.periodic_evaluation()
+        self._boundary = checkpoint.capture(self.model, self._plain_state())
+        self.save_checkpoint()
 
     def on_step(self, infos: Any) -> None:
         for info in infos:
@@ -451,6 +602,7 @@ class Trainer:
 
     def _plain_state(self) -> dict[str, Any]:
         return {
+            "envs": self._env_state(),
             "best": self.best,
             "evaluations": self.evaluations,
             "pretrain": self.pretrain,
@@ -557,6 +709,17 @@ class Trainer:
             return
         with SummaryWriter(str(self.run_dir / "tb" / "hparams")) as writer:
             writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + rows)
+
+
+def _list_of(value: Any, kind: type, n: int) -> bool:
+    """Whether ``value`` is a list of ``n`` values of ``kind`` (ints count as floats;
+    bools as neither)."""
+    kinds = (int, float) if kind is float else (kind,)
+    return (
+        isinstance(value, list)
+        and len(value) == n
+        and all(isinstance(v, kinds) and (kind is bool or not isinstance(v, bool)) for v in value)
+    )
 
 
 def _command_line(args: TrainArgs) -> str:

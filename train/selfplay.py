@@ -35,6 +35,8 @@ from matador_env.engine import Move, SeatView
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import SIDECAR_FILE, OnnxPolicy, load_policy
 
+from .checkpoint import random_state, random_state_ok, set_random_state
+
 DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
 
@@ -128,13 +130,28 @@ class OpponentPool(_Schedule):
             self._current_agent = self._snapshot_policy(chosen)
             return self.current
         names = list(self.baseline_weights)
-        name = rng.choices(names, weights=[self.baseline_weights[n] for n in names])[0]
-        agent = self._baselines.get(name)
-        if agent is None:
-            agent = self._baselines[name] = make_agent(name)
+        self.play_as(rng.choices(names, weights=[self.baseline_weights[n] for n in names])[0])
+        return self.current
+
+    def play_as(self, name: str) -> None:
+        """Play as the opponent ``name`` (a :attr:`current` value) from now on: a resumed
+        run goes on against the opponent its episode had drawn."""
+        if name.startswith("snapshot:"):
+            if self.pool_dir is None:
+                raise ValueError(f"opponent {name!r}: this pool has no snapshot folder")
+            folder = self.pool_dir / name.removeprefix("snapshot:")
+            if not (folder / SIDECAR_FILE).is_file():
+                raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
+            self._current_agent = self._snapshot_policy(folder)
+        elif name in self.baseline_weights:
+            agent = self._baselines.get(name)
+            if agent is None:
+                agent = self._baselines[name] = make_agent(name)
+            self._current_agent = agent
+        else:
+            allowed = ", ".join([*self.baseline_weights, "snapshot:step_<N>"])
+            raise ValueError(f"opponent {name!r} is not in this pool; allowed: {allowed}")
         self.current = name
-        self._current_agent = agent
-        return name
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         agent = self._current_agent
@@ -162,6 +179,78 @@ class SelfPlayEnv(MatadorSingleEnv):
         # The opponent drawn for this hand is ``self.pool.current``; it stays out of the
         # infos, which hold numbers only (the env's contract for RL buffers).
         return super().reset(seed=seed, options=options)
+
+    def live_state(self) -> dict[str, Any]:
+        """This environment between two steps as plain JSON data, for a checkpoint: the
+        game (its seed and every action since), the learner's seat, the state of each
+        random generator and the episode's opponent. :meth:`restore_live_state` goes on
+        from it as this environment would."""
+        return {
+            "game": {"seed": self.game.seed, "actions": list(self.game.actions)},
+            "seat": self.seat,
+            "over": self._over,
+            "rng": random_state(self._rng),
+            "pool_rng": random_state(self._pool_rng),
+            "np_random": self.np_random.bit_generator.state,
+            "np_random_seed": self._np_random_seed,
+            "opponent": self.pool.current,
+        }
+
+    def restore_live_state(self, state: dict[str, Any]) -> np.ndarray:
+        """Continue from a :meth:`live_state` (checked by :func:`check_live_state`);
+        returns the learner's observation, as the step that led there did."""
+        game = state["game"]
+        self.game.replay(game["seed"], game["actions"])
+        self.seat = state["seat"]
+        set_random_state(self._rng, state["rng"])
+        set_random_state(self._pool_rng, state["pool_rng"])
+        generator = np.random.Generator(np.random.PCG64())
+        generator.bit_generator.state = state["np_random"]
+        self._np_random = generator
+        self._np_random_seed = state["np_random_seed"]
+        self.pool.play_as(state["opponent"])
+        obs, _ = self._observe(0)
+        self._over = state["over"]
+        if self._over:
+            self._mask = np.zeros_like(self._mask)
+        return obs
+
+
+def check_live_state(state: Any, env: SelfPlayEnv) -> None:
+    """Raise ``ValueError`` naming what is wrong unless ``state`` is a
+    :meth:`SelfPlayEnv.live_state` that ``env`` (of the run's rules and pool) can go
+    on from; ``env`` is left in that state."""
+    if not isinstance(state, dict):
+        raise ValueError("not a JSON object")
+    keys = {"game", "seat", "over", "rng", "pool_rng", "np_random", "np_random_seed", "opponent"}
+    if set(state) != keys:
+        raise ValueError(f"its keys are {sorted(state)}, not {sorted(keys)}")
+    game = state["game"]
+    if not (
+        isinstance(game, dict)
+        and set(game) == {"seed", "actions"}
+        and _is_int(game["seed"])
+        and isinstance(game["actions"], list)
+    ):
+        raise ValueError("'game' is not {'seed': an int, 'actions': a list}")
+    seat = state["seat"]
+    if not (_is_int(seat) and 0 <= seat < env.rules.players):
+        raise ValueError(f"'seat' is {seat!r}, not a seat from 0 to {env.rules.players - 1}")
+    for key in ("rng", "pool_rng"):
+        if not random_state_ok(state[key]):
+            raise ValueError(f"{key!r} is not the state of a random.Random")
+    if not isinstance(state["over"], bool) or not isinstance(state["opponent"], str):
+        raise ValueError("'over' is not true or false, or 'opponent' not a name")
+    try:
+        env.restore_live_state(state)
+    except (ValueError, TypeError, KeyError, OverflowError) as e:
+        raise ValueError(f"it cannot be restored ({e})") from None
+    if not state["over"] and env.game.to_move != seat:
+        raise ValueError(f"its game has seat {env.game.to_move} to move, not the learner's {seat}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class BatchOpponentPool(_Schedule):
@@ -219,6 +308,49 @@ class BatchOpponentPool(_Schedule):
                 scores = scores + policy.logits(obs[rows]).astype(np.float64)
             actions[rows] = np.argmax(np.where(legal[rows], scores, -np.inf), axis=1)
         return actions
+
+    def live_state(self) -> dict[str, Any]:
+        """The pool between two steps as plain JSON data: its random generator's state
+        and each slot's episode and opponent (:meth:`restore_live_state` reads it)."""
+        return {
+            "rng": self.rng.bit_generator.state,
+            "slots": [[slot, self._episode[slot], self.current[slot]] for slot in self._episode],
+        }
+
+    def restore_live_state(self, state: Any) -> None:
+        """Continue from a :meth:`live_state`; ``ValueError`` names what does not fit
+        (then nothing changed)."""
+        if not isinstance(state, dict) or set(state) != {"rng", "slots"}:
+            raise ValueError("not a JSON object with the keys 'rng' and 'slots'")
+        generator = np.random.Generator(np.random.PCG64())
+        try:
+            generator.bit_generator.state = state["rng"]
+        except (ValueError, TypeError, KeyError) as e:
+            raise ValueError(f"'rng' is not a PCG64 state ({e})") from None
+        slots = state["slots"]
+        if not isinstance(slots, list) or not all(
+            isinstance(row, list)
+            and len(row) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in row[:2])
+            and isinstance(row[2], str)
+            for row in slots
+        ):
+            raise ValueError("'slots' is not a list of [slot, episode, opponent] rows")
+        policies: dict[int, OnnxPolicy | None] = {}
+        for slot, _, name in slots:
+            if name == "random":
+                policies[slot] = None
+            elif name.startswith("snapshot:") and self.pool_dir is not None:
+                folder = self.pool_dir / name.removeprefix("snapshot:")
+                if not (folder / SIDECAR_FILE).is_file():
+                    raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
+                policies[slot] = self._snapshot_policy(folder)
+            else:
+                raise ValueError(f"opponent {name!r}; allowed: random, snapshot:step_<N>")
+        self.rng = generator
+        self._episode = {slot: episode for slot, episode, _ in slots}
+        self.current = {slot: name for slot, _, name in slots}
+        self._policy = policies
 
     def _draw(self, slot: int, snaps: list[Path]) -> None:
         chosen = self._draw_snapshot(

@@ -43,8 +43,9 @@ allowed, before any slot is changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -194,6 +195,30 @@ def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
     return keys, klens
 
 
+def array_from_state(state: Mapping[str, Any], name: str, like: np.ndarray) -> np.ndarray:
+    """``state[name]`` as an array of ``like``'s shape and type, or :class:`BatchError`."""
+    if name not in state:
+        raise BatchError(f"state: {name!r} is missing")
+    try:
+        value = np.asarray(state[name], dtype=like.dtype)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise BatchError(f"state: {name!r} is not an array of {like.dtype} ({e})") from None
+    if value.shape != like.shape:
+        raise BatchError(f"state: {name!r} has shape {value.shape}; allowed: {like.shape}")
+    return value
+
+
+def seeds_from_state(state: Mapping[str, Any], name: str, size: int) -> list[int]:
+    seeds = state.get(name)
+    if not (
+        isinstance(seeds, list)
+        and len(seeds) == size
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+    ):
+        raise BatchError(f"state: {name!r} is not a list of {size} ints (one per slot)")
+    return list(seeds)
+
+
 class BatchEngine:
     """``size`` slots, each a hand (and optionally a match) under one ``rules``.
 
@@ -236,6 +261,35 @@ class BatchEngine:
         self._masks = np.zeros((B, self.num_actions), np.int8)
         self._masks_fresh = False
         self._rows = np.arange(B)
+
+    # -- state as data --------------------------------------------------------------------
+
+    _STATE_ARRAYS = (
+        "loc", "hsize", "stock", "ends", "st", "counts", "cannot", "totals", "leads", "mst",
+        "winners", "in_match",
+    )  # fmt: skip
+
+    def get_state(self) -> dict[str, Any]:
+        """Every slot's hand and match as plain JSON data (lists of numbers);
+        :meth:`set_state` goes on from it."""
+        state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self._STATE_ARRAYS}
+        state["hand_seeds"] = list(self.hand_seeds)
+        state["match_seeds"] = list(self.match_seeds)
+        return state
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`get_state` of an engine of the same rules and size.
+        :class:`BatchError` names what does not fit; then nothing changed."""
+        arrays = {
+            name: array_from_state(state, name, getattr(self, name)) for name in self._STATE_ARRAYS
+        }
+        seeds = {
+            name: seeds_from_state(state, name, self.size) for name in ("hand_seeds", "match_seeds")
+        }
+        for name, value in arrays.items():
+            getattr(self, name)[...] = value
+        self.hand_seeds, self.match_seeds = seeds["hand_seeds"], seeds["match_seeds"]
+        self._masks_fresh = False
 
     # -- dealing -------------------------------------------------------------------------
 
