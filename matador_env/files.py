@@ -1,7 +1,12 @@
 """Atomic file writes: a crash or an interrupt never leaves a half-written file behind.
 
-Every file the project writes goes through :func:`atomic_write`: the bot runtime's
-pictures and records as well as training's checkpoints and the arena's reports.
+Every file the project writes whole goes through :func:`atomic_write`: the bot
+runtime's pictures and records as well as training's checkpoints and the arena's
+reports. Logs that grow while they are written (TensorBoard's event files, the
+demo's training log) are appended to instead. A process killed inside
+:func:`atomic_write` can leave its temporary ``.<name>.<random>.tmp`` beside
+``path`` (never a damaged ``path``); a training run's folder is cleared of them
+when it resumes.
 """
 
 from __future__ import annotations

@@ -144,6 +144,54 @@ def test_saved_environments_that_do_not_fit_are_refused_and_can_be_dropped(
     assert json.loads((run / "summary.json").read_text())["steps"] == STEPS + 256
 
 
+def test_a_folder_swap_cut_short_is_put_right_and_old_temporaries_are_removed(
+    tmp_path: Path,
+) -> None:
+    from train.files import recover_run_folder, replace_dir
+
+    def folder(path: Path, text: str) -> Path:
+        path.mkdir(parents=True)
+        (path / "policy.json").write_text(text)
+        return path
+
+    run = tmp_path / "run"
+    # Killed between the two renames: the old folder moved aside, the new one not in.
+    folder(run / ".best.old", "old best")
+    folder(run / ".best.tmp", "new best, not swapped in")
+    # Killed after the swap, before the old folder was removed.
+    folder(run / "warm_start", "new warm start")
+    folder(run / ".warm_start.old", "old warm start")
+    # Killed inside atomic_write.
+    (run / "checkpoint").mkdir()
+    (run / "checkpoint" / ".state.json.k3j2x.tmp").write_text("{half")
+    recover_run_folder(run)
+    assert (run / "best" / "policy.json").read_text() == "old best"
+    assert (run / "warm_start" / "policy.json").read_text() == "new warm start"
+    assert sorted(p.name for p in run.rglob("*")) == sorted(
+        ["best", "policy.json", "warm_start", "policy.json", "checkpoint"]
+    )
+    # replace_dir puts a cut swap right before its own.
+    (run / "best").rename(run / ".best.old")
+    replace_dir(run / "best", lambda tmp: folder(tmp, "newer best"))
+    assert (run / "best" / "policy.json").read_text() == "newer best"
+    assert not (run / ".best.old").exists()
+
+
+def test_a_resumed_run_keeps_the_best_policy_a_cut_swap_had_moved_aside(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    run = _copy(finished_run, tmp_path / "run")
+    (run / "best").rename(run / ".best.old")
+    stale = run / "checkpoint" / ".state.json.a1b2c3.tmp"
+    stale.write_text("{half")
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 0, done.stderr
+    # Not replaced by a copy of final/ (which finishing does when there is no best/).
+    best = (run / "best" / "policy.onnx").read_bytes()
+    assert best == (finished_run / "best" / "policy.onnx").read_bytes()
+    assert not (run / ".best.old").exists() and not stale.exists()
+
+
 def test_resume_continues_with_the_saved_weights_and_random_state(
     tmp_path: Path, finished_run: Path
 ) -> None:

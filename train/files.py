@@ -12,7 +12,10 @@ from pathlib import Path
 def replace_dir(dst: Path, fill: Callable[[Path], object]) -> Path:
     """Replace the folder ``dst`` by the one ``fill(tmp)`` creates at ``tmp``, a sibling
     path that does not exist yet, swapped in by renames: a crash leaves the old folder
-    or the new one in place, never a half-written one."""
+    or the new one in place, never a half-written one. A crash between the two renames
+    leaves the old one as ``.<name>.old``, which :func:`recover_dir` (called here
+    first) puts back."""
+    recover_dir(dst)
     tmp = dst.with_name(f".{dst.name}.tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -26,6 +29,34 @@ def replace_dir(dst: Path, fill: Callable[[Path], object]) -> Path:
     if old.exists():
         shutil.rmtree(old)
     return dst
+
+
+def recover_dir(dst: Path) -> None:
+    """Finish or undo a :func:`replace_dir` of ``dst`` that a crash cut short: the old
+    folder goes back where the swap had moved it away, or is removed once the new one
+    is in place."""
+    old = dst.with_name(f".{dst.name}.old")
+    if not old.is_dir():
+        return
+    if dst.exists():
+        shutil.rmtree(old)
+    else:
+        old.rename(dst)
+
+
+def recover_run_folder(run_dir: Path) -> None:
+    """Undo what a killed trainer left half done in ``run_dir`` (whose lock the caller
+    holds, so nothing else is writing there): folder swaps cut between their renames
+    are recovered (:func:`recover_dir`), and the temporaries of writes that never
+    finished (``.<name>.tmp`` and ``.<name>.<random>.tmp``) are removed."""
+    for path in sorted(run_dir.rglob(".*.old"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and path.name.endswith(".old"):
+            recover_dir(path.with_name(path.name[1 : -len(".old")]))
+    for path in sorted(run_dir.rglob(".*.tmp"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 class RunFolderError(ValueError):

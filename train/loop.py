@@ -33,6 +33,7 @@ from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointError
 from .export import export_policy
+from .files import recover_run_folder
 from .run import TrainArgs, copy_dir_atomic, parse_net_arch, parse_weights
 from .selfplay import (
     BatchOpponentPool,
@@ -193,6 +194,8 @@ class Trainer:
     def __init__(self, args: TrainArgs, run_dir: Path, rules: Rules) -> None:
         self.args = args
         self.run_dir = run_dir
+        # Before anything reads the folder: a trainer killed mid-write left it so.
+        recover_run_folder(run_dir)
         torch.set_num_threads(max(1, args.torch_threads))
         self.rules = rules
         self.pool_dir = run_dir / "pool"
