@@ -91,6 +91,22 @@ def test_a_resumed_run_does_the_updates_and_steps_of_an_uninterrupted_one(
     assert resumed["minutes"] * 60 >= saved["seconds"] - 3  # minutes are rounded to 0.1
 
 
+def test_ctrl_c_to_a_run_with_environment_processes_saves_and_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C in a terminal reaches the environments' processes too; they leave the
+    interrupt to the trainer, which saves, closes them and exits with 130."""
+    run = tmp_path / "run"
+    # Rollouts of 2 x 1024 expert-opponent steps: the signal comes while the trainer
+    # waits on the environments.
+    slow = [*TINY, "--n-envs", "2", "--n-steps", "1024", "--baselines", "expert"]
+    args = new_run(slow, 8 * STEPS, run)
+    returncode, err = interrupt_at_first_checkpoint(args, run, signal.SIGINT, group=True)
+    assert returncode == 130, err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert "checkpoint of step" in err and "--resume" in err
+
+
 def test_resuming_a_finished_run_leaves_it_as_it_is(tmp_path: Path, finished_run: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(finished_run, run)
@@ -107,6 +123,26 @@ def test_resuming_a_finished_run_leaves_it_as_it_is(tmp_path: Path, finished_run
     assert finished_summary(run, STEPS + 256) is None
     summary.write_text("{not json")
     assert finished_summary(run, STEPS) is None
+    # A checkpoint ahead of the summary (a longer run, interrupted) is not finished.
+    summary.write_bytes(before)
+    assert finished_summary(run, STEPS) is not None
+    state_path = run / "checkpoint" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["steps"] = STEPS + 256
+    state_path.write_text(json.dumps(state))
+    assert finished_summary(run, STEPS) is None
+
+
+def test_a_larger_timesteps_on_resume_becomes_the_runs(tmp_path: Path, finished_run: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run / "args.json").read_text())["timesteps"] == STEPS + 256
+    assert json.loads((run / "summary.json").read_text())["steps"] == STEPS + 256
+    # So a plain --resume (after an interrupt, say) goes on to the same end.
+    again = run_train("--resume", str(run), "--no-progress")
+    assert again.returncode == 0 and f"has finished its {STEPS + 256} steps" in again.stdout
 
 
 def test_a_checkpoint_with_a_bad_clock_is_refused(tmp_path: Path, finished_run: Path) -> None:

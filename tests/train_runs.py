@@ -32,12 +32,19 @@ def new_run(tiny: list[str], steps: int, run: Path) -> list[str]:
 
 
 def interrupt_at_first_checkpoint(
-    args: list[str], run: Path, how: signal.Signals = signal.SIGKILL
+    args: list[str], run: Path, how: signal.Signals = signal.SIGKILL, group: bool = False
 ) -> tuple[int, str]:
     """Start ``python -m train *args``, send it ``how`` as soon as ``run`` holds a
-    checkpoint; returns its exit status and its stderr."""
+    checkpoint; returns its exit status and its stderr. ``group``: send it to the
+    trainer's whole process group, as Ctrl-C in a terminal does (its environments'
+    processes too)."""
     proc = subprocess.Popen(
-        train_cmd(*args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        train_cmd(*args),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
     )
     state = run / "checkpoint" / "state.json"
     deadline = time.time() + 240
@@ -46,7 +53,10 @@ def interrupt_at_first_checkpoint(
             time.sleep(0.01)
         assert proc.poll() is None, "the run ended before it could be interrupted"
         assert state.is_file()
-        os.kill(proc.pid, how)
+        if group:
+            os.killpg(proc.pid, how)
+        else:
+            os.kill(proc.pid, how)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

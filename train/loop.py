@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import multiprocessing
 import shutil
+import signal
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -66,6 +69,13 @@ class ScaledSelfPlayEnv(SelfPlayEnv):
 
 def _env_factory(args: TrainArgs, rules: Rules, pool_dir: Path, rank: int) -> Any:
     def make() -> ScaledSelfPlayEnv:
+        if multiprocessing.parent_process() is not None:
+            # An environment's own process (SubprocVecEnv). Ctrl-C and a scheduler's
+            # SIGTERM reach the whole process group; the trainer handles them (it
+            # saves, then closes this process), which it cannot do once a signal has
+            # killed this end of its pipe.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         pool = OpponentPool(
             pool_dir,
             baseline_weights=parse_weights(args.baselines),
@@ -699,10 +709,24 @@ class Trainer:
         plot_learning_curve(self.evaluations, self.run_dir / "learning_curve.png")
         print(summary_markdown(summary))
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """Close the progress bar and the environments. ``interrupted``: a signal may
+        have cut a step short, leaving answers of the environments' processes unread,
+        so they are told to stop without the reads SB3's close would wait on for ever."""
         if self._bar is not None:
             self._bar.close()
-        self.venv.close()
+        workers = self.venv.venv
+        if not (interrupted and isinstance(workers, SubprocVecEnv)):
+            self.venv.close()
+            return
+        for remote in workers.remotes:
+            with contextlib.suppress(OSError):  # that process has ended already
+                remote.send(("close", None))
+        for process in workers.processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.terminate()
+        workers.closed = True
 
     def _log_hparams(self) -> None:
         rows = "\n".join(f"|{k}|{v}|" for k, v in sorted(dataclasses.asdict(self.args).items()))

@@ -515,10 +515,31 @@ def finished_summary(run_dir: Path, timesteps: int) -> str | None:
         text = summary_markdown(summary)
     except (OSError, KeyError, TypeError, ValueError, AttributeError):
         return None
+    if _checkpoint_steps(run_dir) > steps:
+        return None  # trained on after its summary (a larger --timesteps, interrupted)
     return (
         f"{run_dir} has finished its {steps} steps (a larger --timesteps continues it); "
         f"its summary:\n\n{text}"
     )
+
+
+def _checkpoint_steps(run_dir: Path) -> int:
+    """The steps of the run's checkpoint (0 when it has none that reads)."""
+    try:
+        steps = json.loads((run_dir / "checkpoint" / "state.json").read_text())["steps"]
+    except (OSError, KeyError, TypeError, ValueError):
+        return 0
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else 0
+
+
+def _record_timesteps(run_dir: Path, timesteps: int) -> None:
+    """Make ``timesteps`` the run's in its args.json, so that a plain ``--resume``
+    after an interrupt goes on to the same end."""
+    saved = run_dir / "args.json"
+    stored = json.loads(saved.read_text())
+    if stored.get("timesteps") != timesteps:
+        stored["timesteps"] = timesteps
+        atomic_write_json(saved, stored)
 
 
 def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
@@ -531,6 +552,8 @@ def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
     if done is not None:
         print(done)
         return run_dir
+    if args.resume:
+        _record_timesteps(run_dir, args.timesteps)
     trainer = Trainer(args, run_dir, rules)
     # Ctrl-C and SIGTERM (a scheduler stopping the job) both save, then stop.
     _INTERRUPTED.clear()
@@ -557,7 +580,7 @@ def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
             f"Continue with: python -m train --resume {run_dir}",
             file=sys.stderr,
         )
-        trainer.close()
+        trainer.close(interrupted=True)
         raise SystemExit(130) from None
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
