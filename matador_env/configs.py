@@ -112,7 +112,8 @@ def seated_rules(
     changes: Sequence[str] = (),
 ) -> Rules:
     """The rules of ``preset`` with its seats changed (``players``, ``teams``: None
-    keeps the preset's) and then ``changes``, ``KEY=VALUE`` texts (later pairs win).
+    keeps the preset's) and then ``changes``, ``KEY=VALUE`` texts (later pairs win; a
+    change of a seat field given on its own is refused).
 
     The seats go through :meth:`Rules.preset`, which also sets what follows from them
     (the hand size). :class:`~matador_env.engine.RulesError` names the field at fault.
@@ -122,6 +123,16 @@ def seated_rules(
         overrides["players"] = players
     if teams is not None:
         overrides["teams"] = teams
+    for change in changes:
+        key, _, value = change.partition("=")
+        if key.strip() in overrides:
+            # Refused rather than one silently winning over the other.
+            raise RulesError(
+                key.strip(),
+                value.strip(),
+                "changes of the other fields",
+                f"{key.strip()} is given on its own as {overrides[key.strip()]!r}; give it once",
+            )
     if not changes:
         return Rules.preset(preset, **overrides)
     # The text form types each KEY=VALUE as the engine reads it.

@@ -440,6 +440,8 @@ def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
         (["--bc-dagger-rounds", "2"], "--bc-dagger-rounds"),
         (["--players", "9"], "--players"),
         (["--rules", "colour=red"], "--rules"),
+        (["--players", "3", "--rules", "players=4"], "--rules"),
+        (["--no-teams", "--rules", "teams=true"], "--rules"),
     ],
 )
 def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
@@ -453,6 +455,21 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
     assert line.startswith(f"python -m train: error: {named}: "), line
     assert "allowed" in line or "known specs" in line, line
     assert not out.exists()
+
+
+def test_an_out_folder_inside_a_file_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("not a folder")
+    with pytest.raises(SystemExit) as stop:
+        main(["--out", str(file / "run"), "--no-progress"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"python -m train: error: --out: {file / 'run'} lies in {file}, which exists and is "
+        "not a folder; give a folder"
+    )
 
 
 def test_unknown_rules_keys_get_the_engines_list(capsys: pytest.CaptureFixture[str]) -> None:

@@ -359,9 +359,19 @@ def check_args(args: TrainArgs) -> Rules:
             "1, or more together with --bc-dagger-decisions N (the decisions of each round)"
         )
     _check_agent("--bc-opponent", args.bc_opponent, rules)
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ArgsError(f"--out: {args.out} exists and is not a folder; give a folder")
+    if args.out is not None:
+        _check_out(Path(args.out))
     return rules
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` names a folder, or one that can be made: none of its parts is a file."""
+    for part in (out, *out.parents):
+        if part.exists():
+            if not part.is_dir():
+                what = "exists" if part == out else f"lies in {part}, which exists"
+                raise ArgsError(f"--out: {out} {what} and is not a folder; give a folder")
+            return
 
 
 def _check_agent(flag: str, spec: str, rules: Rules) -> Any:
@@ -484,7 +494,12 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
             lock.release()
     rules = check_args(args)
     run_dir = Path(args.out or Path("runs") / run_name(args))
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ArgsError(
+            f"--out: {run_dir} cannot be made ({e.strerror}); give another folder"
+        ) from None
     lock = FolderLock(run_dir).acquire()
     try:
         if (run_dir / "args.json").exists():
