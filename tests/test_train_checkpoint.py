@@ -457,6 +457,21 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "flags, words",
+    [(["--eval-hands", "x"], "argument --eval-hands: invalid int value: 'x'"),
+     (["--nope"], "unrecognized arguments: --nope")],
+)  # fmt: skip
+def test_a_value_argparse_cannot_read_is_one_line_too(
+    capsys: pytest.CaptureFixture[str], flags: list[str], words: str
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(flags)
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"python -m train: error: {words} (--help lists the flags)"
+
+
 def test_an_out_folder_inside_a_file_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

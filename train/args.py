@@ -7,7 +7,7 @@ import ast
 import dataclasses
 import inspect
 import textwrap
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, NoReturn, TypeVar, get_type_hints
 
 from matador_env.configs import seated_rules, seated_rules_flag
 from matador_env.engine import Rules, RulesError
@@ -32,11 +32,18 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """Errors as one line, as the checks of the values print theirs (not the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the flags)\n")
+
+
 def parser_for(
     cls: type, description: str | None = None, prog: str | None = None
 ) -> argparse.ArgumentParser:
     """An argparse parser with a ``--flag`` per field; defaults and docstrings in --help."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog=prog,
         description=description or cls.__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
