@@ -22,7 +22,7 @@ from matador_env.encoding import encoding_for
 from matador_env.engine import HandState, Rules
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
-from tests.train_runs import interrupt_at_first_checkpoint, run_train
+from tests.train_runs import final_weights_differ, interrupt_at_first_checkpoint, run_train
 from train.export import export_policy
 from train.loop import check_best_against_warm_start, kept_by_lead, policy_step
 
@@ -598,3 +598,5 @@ def test_a_run_stopped_in_its_warm_start_evaluation_evaluates_it_on_resume(
     assert [{k: v for k, v in e.items() if k not in drop} for e in got] == [
         {k: v for k, v in e.items() if k not in drop} for e in expected
     ]
+    # From the step-0 checkpoint, SB3 deals the environments as the whole run did.
+    assert final_weights_differ(cut, whole) == []
