@@ -206,7 +206,7 @@ def json_error_kind(answer: bytes) -> str | None:
 
     Only the first answer counts: bytes the client sent after a complete request
     (a mutated chunked body can end early) are a request of their own, which the
-    server may answer too (uvicorn's plain 400) before it closes.
+    server may answer too (a 400) before it closes.
     """
     head, _, body = answer.partition(b"\r\n\r\n")
     length = content_length(head)
@@ -258,11 +258,10 @@ class Tally:
                 keys.append("finding_5xx")
             elif status >= 400:
                 keys.append("refused")
-                # uvicorn answers what h11 cannot parse with a plain-text 400; the
-                # answer to HEAD has no body to say what was wrong.
-                plain_400 = status == 400 and kind is None
+                # What h11 cannot parse gets the JSON bad_request too (uvicorn's own
+                # 400 is plain text); the answer to HEAD has no body to say what was wrong.
                 head = sent.startswith(b"HEAD ")
-                if not plain_400 and not head and kind not in DOCUMENTED_KINDS:
+                if not head and kind not in DOCUMENTED_KINDS:
                     keys.append("finding_undocumented_error")
             else:
                 keys.append("accepted")

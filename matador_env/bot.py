@@ -62,7 +62,7 @@ from .policy import (
     load_policy,
     shipped_configurations,
 )
-from .protocol import move_to_json, rules_to_json, view_from_json
+from .protocol import loads, move_to_json, rules_to_json, view_from_json
 
 __all__ = [
     "LEVELS",
@@ -139,8 +139,19 @@ class Bot(ABC):
             )
 
     def move_json(self, data: Any, rng: random.Random | None = None) -> dict[str, Any]:
-        """The JSON protocol: a view object in, a move object out
-        (:mod:`matador_env.protocol`). Raises ``ProtocolError`` naming the bad field."""
+        """The JSON protocol: a view in, a move object out (:mod:`matador_env.protocol`).
+
+        ``data`` is the view object, or its JSON text (``str``, or UTF-8 ``bytes``),
+        read by :func:`~matador_env.protocol.loads`, which refuses a key given twice.
+        Raises ``ProtocolError`` naming the field at fault for a message the protocol
+        refuses: malformed, inconsistent, or of other rules than the bot's own
+        (``rules``). Raises :class:`BotError` for a view the bot cannot move in: the
+        seat has nothing to do (another seat is to act, or the hand is over), or a
+        trained level over several configurations (:func:`load_level`) has no bot for
+        the view's rules.
+        """
+        if isinstance(data, (str, bytes, bytearray)):
+            data = loads(data)
         view = view_from_json(data, rules=self.rules)
         return move_to_json(self.choose(view, rng))
 
@@ -342,8 +353,11 @@ def load_bot(
     :func:`resolve_rules`) picks the shipped trained bot for the ``casual`` and
     ``trained`` levels (default: standard): the one whose configuration's rules
     equal them exactly, else :class:`BotError` naming the shipped configurations.
-    It is checked against an exported policy; heuristic levels play any rules and
-    ignore it. ``seed`` seeds the bot's own random generator.
+    It is checked against an exported policy. The heuristic levels (``random``,
+    ``greedy``) play any rules, so they are not tied to these: ``rules`` is only
+    read, and a name that is neither a preset nor a configuration (or a value that
+    is not rules) raises :class:`BotError` for them as for the others. ``seed``
+    seeds the bot's own random generator.
     """
     target = resolve_rules(rules)
     if level in ("random", "greedy"):

@@ -71,7 +71,7 @@ from .engine import (
     derive_seed,
     hand_records,
 )
-from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER
+from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text
 
 __all__ = [
@@ -86,6 +86,8 @@ __all__ = [
 ]
 
 PROG = "python -m matador_env.play"
+CHOICE_DIGITS = 6
+"""The most digits a typed choice may have (no list of moves is nearly that long)."""
 
 
 class Quit(Exception):
@@ -532,8 +534,10 @@ class TerminalGame:
             self.draw_table([])
             self.show_moves(choices)
             return None
-        if t.isdigit():
-            k = int(t)
+        # 0-9 alone, and few of them: isdigit() also takes "²" (which int() refuses)
+        # and other scripts' digits ("١"); anything else is read as a move below.
+        k = parse_digits(t, CHOICE_DIGITS)
+        if k is not None:
             if 1 <= k <= len(choices):
                 return choices[k - 1].move
             self.hint(f"There is no move {k}: the list goes from 1 to {len(choices)}.", choices)
@@ -887,10 +891,12 @@ def main(
     except KeyboardInterrupt:
         out.write("\nInterrupted. Bye.\n")
         code = 130
-    game.save_record()
-    if game.recorded:
-        out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
-    out.flush()
+    finally:
+        # Whatever ended the game, an error included, the hands played are kept.
+        game.save_record()
+        if game.recorded:
+            out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
+        out.flush()
     return code
 
 

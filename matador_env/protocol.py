@@ -61,7 +61,14 @@ Anything malformed or inconsistent raises :class:`ProtocolError` (a
 ``ValueError``) whose ``field`` is the path of the value at fault
 (``"history[3].move"``, ``"hand[0]"``, ``"rules.players"``) and whose message says
 what was wrong and what is allowed. Nothing is guessed or repaired: JSON
-``true``/``false`` are not numbers (``"seat": true`` is refused).
+``true``/``false`` are not numbers (``"seat": true`` is refused), nor is ``1.0``
+an integer (JSON Schema counts it as one: here the reader is stricter than the
+schemas), ``null`` is no rules value (``"preset": null`` is refused: leave the
+field out), and numbers in text (tiles, moves, ends) are written in the digits
+0-9 alone, as the schemas' patterns say. JSON text read with :func:`loads` (as
+``Bot.move_json`` and the HTTP server do) is refused as a whole (``field``
+``"(message)"``) when it is not UTF-8 JSON, or when readers would take it
+differently: a key twice in one object, ``NaN``.
 
 Sizes are bounded before any other work, so a huge message costs nothing to
 refuse: lists at most :data:`MAX_ITEMS` long (``history`` also at most what the
@@ -79,6 +86,7 @@ from typing import Any
 
 from .configs import configuration_of
 from .engine import (
+    PRESETS,
     End,
     HistoryError,
     Move,
@@ -97,6 +105,7 @@ __all__ = [
     "VIEW_FORMAT",
     "MOVE_FORMAT",
     "ProtocolError",
+    "loads",
     "rules_from_json",
     "rules_to_json",
     "view_from_json",
@@ -136,6 +145,9 @@ _VIEW_FIELDS = frozenset(
 _MOVE_FIELDS = frozenset(
     ["format", "version", "move", "kind", "tile", "end", "shows", "mode", "bot"]
 )
+
+_MESSAGE = "(message)"
+"""The ``field`` of an error in the message as a whole (not JSON, not an object)."""
 
 MAX_TEXT = 64
 """The longest string a message may hold (a tile, a move, an end, a rules value)."""
@@ -179,6 +191,50 @@ class ProtocolError(ValueError):
 
     def to_json(self) -> dict[str, str]:
         return {"error": "invalid", "field": self.field, "message": self.message}
+
+
+# -- JSON text -----------------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's fields, refused when a key comes twice: json.loads would keep the
+    last value, another reader the first, and the message would mean two things."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"the key {_show(key)} appears twice in one object")
+        data[key] = value
+    return data
+
+
+def loads(text: str | bytes | bytearray, what: str = "the text") -> Any:
+    """A message's JSON text (bytes: UTF-8) as Python values, read strictly.
+
+    Refused with :class:`ProtocolError` (``field`` ``"(message)"``; the message
+    begins with ``what``): text that is not UTF-8 or not JSON, and JSON that readers
+    take differently: a key twice in one object, ``NaN`` or ``Infinity``, a number
+    too long to read, nesting too deep. :meth:`matador_env.bot.Bot.move_json` and
+    the HTTP server read JSON text with it.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(_MESSAGE, f"{what} is not UTF-8: {exc}") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(
+            _MESSAGE,
+            f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            + (f" ({what} is empty)" if not text.strip() else ""),
+        ) from None
+    except (ValueError, RecursionError) as exc:  # a key twice, NaN, a huge number, deep nesting
+        raise ProtocolError(_MESSAGE, f"{what} is not usable JSON: {exc}") from None
 
 
 # -- small typed readers -------------------------------------------------------------
@@ -247,7 +303,9 @@ def _tile(value: Any, field: str, rules: Rules) -> Tile:
     try:
         tile = Tile.parse(text)
     except MoveParseError:
-        raise ProtocolError(field, f"not a tile: {text!r} (expected 'a-b', e.g. '2-5')") from None
+        raise ProtocolError(
+            field, f"not a tile: {text!r} (expected 'a-b' in the digits 0-9, e.g. '2-5')"
+        ) from None
     if tile.high > rules.set_max:
         raise ProtocolError(
             field, f"{text!r} is not a tile of the double-{rules.set_max} set of these rules"
@@ -263,14 +321,14 @@ def _move(value: Any, field: str) -> Move:
         raise ProtocolError(
             field,
             f"not a move: {text!r} (expected a lead '3-3', a placement '2-5@1>5', "
-            "'3-4@0x' or '2-5@1^', 'draw' or 'pass')",
+            "'3-4@0x' or '2-5@1^', 'draw' or 'pass'; numbers in the digits 0-9)",
         ) from None
 
 
 def _object(value: Any, field: str, known: frozenset[str]) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ProtocolError(
-            field or "(message)", f"expected a JSON object, got {type(value).__name__}"
+            field or _MESSAGE, f"expected a JSON object, got {type(value).__name__}"
         )
     unknown = sorted(set(value) - known)
     if unknown:
@@ -302,10 +360,21 @@ def rules_from_json(value: Any, field: str = "rules") -> Rules:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str) or len(key) > MAX_TEXT:
-                raise ProtocolError(field, f"field names are short strings, got {_show(key)}")
+                raise ProtocolError(
+                    field,
+                    f"field names are strings of at most {MAX_TEXT} characters, got {_show(key)}",
+                )
+            if key == "preset" and not isinstance(item, str):
+                # null too: a null preset read as "no preset" would be a guess (the
+                # schema's preset is a string).
+                raise ProtocolError(
+                    f"{field}.preset",
+                    f"expected a preset name ({', '.join(PRESETS)}), got {_show(item)}; "
+                    "leave preset out for rules of the fields alone",
+                )
             if isinstance(item, str):
                 _text(item, f"{field}.{key}", "standard")
-            elif not isinstance(item, (int, bool)) and item is not None:
+            elif not isinstance(item, (int, bool)):
                 raise ProtocolError(
                     f"{field}.{key}", f"expected a string, integer or boolean, got {_show(item)}"
                 )
@@ -314,12 +383,9 @@ def rules_from_json(value: Any, field: str = "rules") -> Rules:
             return Rules.preset(value)
         if isinstance(value, Mapping):
             settings = dict(value)
-            name = settings.pop("preset", None)
-            if name is None:
+            if "preset" not in settings:
                 return Rules.from_dict(settings)
-            if not isinstance(name, str):
-                raise ProtocolError(f"{field}.preset", f"expected a preset name, got {_show(name)}")
-            return Rules.preset(name, **settings)
+            return Rules.preset(settings.pop("preset"), **settings)
     except RulesError as exc:
         path = f"{field}.{exc.field}" if isinstance(value, Mapping) else field
         raise ProtocolError(path, str(exc)) from None
@@ -448,7 +514,9 @@ def _check_claims(data: Mapping[str, Any], view: SeatView) -> None:
                 ends.append(str(End.parse(text)))
             except MoveParseError:
                 raise ProtocolError(
-                    f"open_ends[{i}]", f"not an open end: {e!r} (e.g. '3', '3*', '3b', '2/5', '_')"
+                    f"open_ends[{i}]",
+                    f"not an open end: {e!r} (e.g. '3', '3*', '3b', '2/5', '_', with the "
+                    "digits 0-9 and no spaces)",
                 ) from None
         if ends != rebuilt["open_ends"]:
             raise ProtocolError(

@@ -69,10 +69,16 @@ Every error is JSON ``{"error": KIND, "field": PATH or null, "message": TEXT}``:
 ======  ==========================  ================================================
 status  ``error``                   when
 ======  ==========================  ================================================
-400     ``bad_json``                the body is not UTF-8 JSON (``field`` null)
+400     ``bad_json``                the body is not UTF-8 JSON, or is JSON that readers
+                                    take differently: a key twice in one object,
+                                    ``NaN`` (``field`` null)
 400     ``not_an_object``           the body is JSON but not an object
-400     ``bad_request``             a malformed ``Content-Length`` header
-404     ``not_found``               no such path
+400     ``bad_request``             a malformed ``Content-Length`` header (``field``
+                                    ``header.content-length``), or anything else that
+                                    is not HTTP/1.1 (``field`` null); the connection
+                                    is then closed
+404     ``not_found``               no such path (``/move/`` is not ``/move``: no
+                                    redirect)
 404     ``unknown_bot``             ``?bot=`` names no bot served (``field`` ``query.bot``)
 405     ``method_not_allowed``      e.g. ``GET /move`` (an ``Allow`` header lists the methods)
 408     ``timeout``                 the request's headers and body did not all arrive
@@ -87,8 +93,11 @@ status  ``error``                   when
                                     of the value at fault, e.g. ``history[3].move``,
                                     ``hand[0]``, ``rules``); a view in which the seat
                                     has nothing to do (``seat``: another seat is to
-                                    act; ``history``: the hand is over); an unknown
-                                    query parameter (``query.NAME``)
+                                    act; ``history``: the hand is over); a query
+                                    parameter the endpoint does not take
+                                    (``query.NAME``): ``/move`` takes ``bot``, the
+                                    other JSON endpoints none (the page at ``/`` and
+                                    its files ignore the query, which the page reads)
 422     ``no_bot``                  a plain trained level (``trained``, ``casual``)
                                     and a view whose rules have no shipped bot
                                     (``field`` ``rules``; the message names the
@@ -172,8 +181,9 @@ from . import __version__
 from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level
 from .configs import CONFIGURATIONS
 from .engine import PRESETS
+from .engine.tiles import parse_digits
 from .policy import bots_dir
-from .protocol import PROTOCOL_VERSION, ProtocolError, move_to_json, view_from_json
+from .protocol import PROTOCOL_VERSION, ProtocolError, loads, move_to_json, view_from_json
 
 try:
     import h11
@@ -197,6 +207,7 @@ __all__ = [
     "ConnectionLimits",
     "RequestFailed",
     "check_content_type",
+    "check_query",
     "create_app",
     "load_bots",
     "main",
@@ -212,6 +223,8 @@ DRAIN_LIMIT = 1 << 20
 connection stays usable; a larger one gets its answer with ``Connection: close``."""
 DRAIN_TIMEOUT = 5.0
 """Seconds to wait for each further chunk of an over-limit body being dropped."""
+CONTENT_LENGTH_DIGITS = 20
+"""The most digits a Content-Length may have, as h11 allows (far beyond any body)."""
 
 log = logging.getLogger("matador_env.serve")
 
@@ -348,17 +361,36 @@ class GuardedH11Protocol(H11Protocol):
         self._watch()  # a pipelined request may have started
 
     def send_400_response(self, msg: str) -> None:
-        # h11 found garbage after a request it had passed to the app (a bad chunk,
-        # bytes after "Connection: close"). The 400 ends the connection, so the app
-        # must not answer too: its answer would break h11's state and log a traceback.
+        # h11 could not parse the request (a malformed Content-Length, a bad request
+        # line), or found garbage after a request it had passed to the app (a bad
+        # chunk, bytes after "Connection: close"). uvicorn's own 400 is text/plain;
+        # this one is the documented JSON error. The 400 ends the connection, so the
+        # app must not answer too: its answer would break h11's state and log a
+        # traceback.
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True
             cycle.message_event.set()
         if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            super().send_400_response(msg)
-        else:  # part of an answer is out already: no room for a 400
-            self.transport.close()
+            self.transport.write(self._bad_request_answer(msg))
+        # else part of an answer is out already: no room for a 400
+        self.transport.close()
+
+    @staticmethod
+    def _bad_request_answer(msg: str) -> bytes:
+        # uvicorn calls send_400_response in its "except h11.RemoteProtocolError"
+        # clause, so the error is at hand, and its text says what was wrong ("bad
+        # Content-Length"); uvicorn's own message says only that something was.
+        error = sys.exc_info()[1]
+        detail = str(error) if isinstance(error, h11.RemoteProtocolError) else ""
+        detail = (detail or msg)[:200]
+        field = "header.content-length" if "content-length" in detail.lower() else None
+        body = {
+            "error": "bad_request",
+            "field": field,
+            "message": f"the request is not valid HTTP ({detail}); the connection is closed",
+        }
+        return _raw_json_answer(400, "Bad Request", body)
 
     def eof_received(self) -> None:
         self._peer_closed = True
@@ -475,6 +507,20 @@ def error_response(
 # -- reading a request ----------------------------------------------------------------
 
 
+def check_query(request: Request, allowed: Sequence[str] = ()) -> None:
+    """Refuse with 422 a query parameter the endpoint does not take: a misspelt one
+    (``?bots=``) would otherwise be ignored without a word."""
+    unknown = sorted(set(request.query_params) - set(allowed))
+    if unknown:
+        takes = f"the only one is {allowed[0]!r}" if len(allowed) == 1 else "it takes none"
+        raise RequestFailed(
+            422,
+            "invalid",
+            f"unknown query parameter {unknown[0][:40]!r} on {request.url.path}; {takes}",
+            f"query.{unknown[0][:40]}",
+        )
+
+
 def check_content_type(request: Request) -> None:
     """Refuse with 415 a body that is not declared as UTF-8 JSON."""
     raw = request.headers.get("content-type")
@@ -512,14 +558,17 @@ async def read_body(request: Request, limit: int) -> bytes:
     too_large = f"the body is over the limit of {limit} bytes"
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.strip().isdigit():
+        # uvicorn's h11 refuses a bad Content-Length before the app sees it (see
+        # GuardedH11Protocol.send_400_response); another ASGI server may pass it on.
+        length = parse_digits(declared.strip(), CONTENT_LENGTH_DIGITS)
+        if length is None:
             raise RequestFailed(
                 400,
                 "bad_request",
-                f"Content-Length must be a number of bytes, got {declared!r}",
+                "Content-Length must be a number of bytes in the digits 0-9 (at most "
+                f"{CONTENT_LENGTH_DIGITS} of them), got {declared[:40]!r}",
                 "header.content-length",
             )
-        length = int(declared)
         if length > limit:
             # uvicorn drops the unread body of a kept-alive connection; a huge one
             # is not worth receiving, so that connection is closed instead.
@@ -543,26 +592,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_json(body: bytes) -> dict[str, Any]:
-    """The body as a JSON object, refused with 400 otherwise."""
+    """The body as a JSON object, refused with 400 otherwise (read by
+    :func:`matador_env.protocol.loads`: a key twice in one object is refused too)."""
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RequestFailed(400, "bad_json", f"the body is not UTF-8: {exc}") from None
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        data = json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as exc:
-        raise RequestFailed(
-            400,
-            "bad_json",
-            f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            + (" (the body is empty)" if not text.strip() else ""),
-        ) from None
-    except (ValueError, RecursionError) as exc:  # NaN, a huge number, deep nesting
-        raise RequestFailed(400, "bad_json", f"the body is not usable JSON: {exc}") from None
+        data = loads(body, "the body")
+    except ProtocolError as exc:
+        raise RequestFailed(400, "bad_json", exc.message) from None
     if not isinstance(data, dict):
         raise RequestFailed(
             400,
@@ -651,21 +686,22 @@ def create_app(
     }
 
     async def health(request: Request) -> Response:
+        try:
+            check_query(request)
+        except RequestFailed as exc:
+            return exc.response()
         return JSONResponse({"status": "ok", "protocol": PROTOCOL_VERSION, "version": __version__})
 
     async def list_bots(request: Request) -> Response:
+        try:
+            check_query(request)
+        except RequestFailed as exc:
+            return exc.response()
         return JSONResponse(catalogue)
 
     async def move(request: Request) -> Response:
         try:
-            unknown = sorted(set(request.query_params) - {"bot"})
-            if unknown:
-                raise RequestFailed(
-                    422,
-                    "invalid",
-                    f"unknown query parameter {unknown[0]!r}; the only one is 'bot'",
-                    f"query.{unknown[0]}",
-                )
+            check_query(request, ["bot"])
             names = request.query_params.getlist("bot")
             if len(names) > 1:
                 raise RequestFailed(422, "invalid", "give ?bot= once", "query.bot")
@@ -703,10 +739,14 @@ def create_app(
     from .web import web_routes  # the page at / and its game endpoints (web imports serve)
 
     routes += web_routes(max_body)
-    return Starlette(
+    app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_error, Exception: _internal},
     )
+    # Starlette answers /move/ with a bare 307 to /move, not the documented JSON:
+    # a path is served as it is written, or is a 404.
+    app.router.redirect_slashes = False
+    return app
 
 
 _HTTP_KINDS = {

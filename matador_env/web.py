@@ -81,7 +81,8 @@ As for ``POST /move``: JSON ``{"error", "field", "message"}``.
 ======  ==================  ======================================================
 status  ``error``           when
 ======  ==================  ======================================================
-400     ``bad_json``        the body is not UTF-8 JSON; ``not_an_object``: not an object
+400     ``bad_json``        the body is not UTF-8 JSON (or has a key twice in one
+                            object); ``not_an_object``: not an object
 404     ``unknown_game``    no live game has this id (``field`` ``path.id``)
 409     ``wrong_turn``      a move while a bot is to act, or a bot move on the
                             person's turn (``field`` ``seat``)
@@ -91,8 +92,10 @@ status  ``error``           when
 415     ``unsupported_media_type``  a body that is not ``application/json``
 422     ``invalid``         bad settings (``field``: ``preset``, ``level``,
                             ``players``, ``teams``, ``seat``, ``target``, ``seed``,
-                            ``match`` or an unknown field's name) or a move that is
-                            malformed or not legal now (``field`` ``move``)
+                            ``match`` or an unknown field's name), a move that is
+                            malformed or not legal now (``field`` ``move``), or a
+                            query parameter, which these endpoints take none of
+                            (``field`` ``query.NAME``)
 503     ``too_many_games``  the cap of live games is reached
 ======  ==================  ======================================================
 """
@@ -135,6 +138,7 @@ from .serve import (
     DEFAULT_MAX_BODY,
     RequestFailed,
     check_content_type,
+    check_query,
     parse_json,
     read_body,
 )
@@ -593,6 +597,7 @@ def web_routes(
     def answer(handler: Callable[[Request], Any], status: int = 200) -> Callable[..., Any]:
         async def endpoint(request: Request) -> Response:
             try:
+                check_query(request)  # as the bot endpoints do; the page reads its own
                 return JSONResponse(await handler(request), status_code=status)
             except ClientDisconnect:  # nobody left to answer; not a server error
                 return Response(status_code=400)

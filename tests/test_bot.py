@@ -17,10 +17,12 @@ import pytest
 
 from matador_env.bot import (
     LEVELS,
+    Bot,
     BotError,
     PolicyBot,
     encoding_examples,
     load_bot,
+    load_level,
     shipped_configurations,
 )
 from matador_env.engine import PRESETS, HandState, Rules
@@ -29,6 +31,7 @@ from matador_env.protocol import ProtocolError, move_from_json, view_to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDARD = Rules.preset("standard")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def play_hand(rules: Rules, bots: list, seed: int) -> HandState:  # type: ignore[type-arg]
@@ -166,6 +169,50 @@ def test_move_json_checks_the_message() -> None:
     with pytest.raises(ProtocolError) as info:
         load_bot("greedy").move_json({**message, "hand": ["9-9"]})
     assert info.value.field == "hand[0]"
+
+
+def test_move_json_reads_json_text_strictly() -> None:
+    state = HandState.deal(STANDARD, 2)
+    message = view_to_json(state.view(state.to_move))
+    text = json.dumps(message)
+    greedy = load_bot("greedy")
+    assert greedy.move_json(text) == greedy.move_json(text.encode()) == greedy.move_json(message)
+    # json.loads would keep the last seat; the bot would move for a seat nobody meant.
+    twice = text.replace('"seat": ', '"seat": 0, "seat": ', 1)
+    with pytest.raises(ProtocolError) as info:
+        greedy.move_json(twice)
+    assert info.value.field == "(message)" and '"seat" appears twice' in info.value.message
+    with pytest.raises(ProtocolError) as info:
+        greedy.move_json("{")
+    assert info.value.field == "(message)" and "not JSON" in info.value.message
+
+
+def test_move_json_errors_as_documented() -> None:
+    """ProtocolError for a message the protocol refuses (the bot's own rules
+    included); BotError for a view the bot cannot move in: the seat has nothing to do,
+    or a trained level has no bot for its rules (the docstring and the README say so)."""
+    state = HandState.deal(STANDARD, 2)
+    message = view_to_json(state.view(state.to_move))
+    with pytest.raises(BotError, match=f"seat {1 - state.to_move} is not to act"):
+        load_bot("greedy").move_json(view_to_json(state.view(1 - state.to_move)))
+    with pytest.raises(BotError, match="no trained bot is shipped for standard, 2 players"):
+        load_level("trained").move_json(
+            {**message, "rules": {"preset": "standard", "target_score": 50}}
+        )
+    with pytest.raises(ProtocolError):
+        load_bot("trained").move_json({**message, "rules": "pagat"})
+    assert "Raises :class:`BotError` for a view the bot cannot move in" in (
+        Bot.move_json.__doc__ or ""
+    )
+    assert "cannot move in raises `BotError` instead" in " ".join(README.split())
+
+
+def test_heuristic_levels_play_any_rules_but_check_the_name() -> None:
+    # load_bot's docstring: the rules must still be rules for a heuristic level.
+    assert load_bot("greedy", rules="leiden").rules is None
+    assert load_bot("random", rules=Rules.preset("leiden", players=3)).rules is None
+    with pytest.raises(BotError, match="unknown rules 'bogus'"):
+        load_bot("greedy", rules="bogus")
 
 
 def test_a_shared_bot_serves_threads() -> None:

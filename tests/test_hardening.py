@@ -209,6 +209,78 @@ def test_hand_record_with_a_leader_that_is_no_seat_is_refused() -> None:
         parse_hand_record(text)
 
 
+# Digits of other scripts pass str.isdigit and Python's \d, and int() reads most of them
+# (and refuses "²" with a bare ValueError); the text forms are ASCII, as the protocol's
+# JSON Schemas say.
+OTHER_DIGITS = {"arabic-indic 1": "١", "fullwidth 3": "３", "superscript 2": "²"}
+
+
+PARSERS: dict[str, Callable[[str], object]] = {
+    "tile": Tile.parse,
+    "move": Move.parse,
+    "end": End.parse,
+}
+
+
+@pytest.mark.parametrize(
+    ("form", "text"),
+    [
+        *(("tile", f"{d}-6") for d in OTHER_DIGITS.values()),
+        *(("move", f"{d}-6") for d in OTHER_DIGITS.values()),
+        *(("move", f"1-6@{d}>1") for d in OTHER_DIGITS.values()),
+        ("move", "1-6@0>¹"),
+        *(("end", d) for d in OTHER_DIGITS.values()),
+        ("end", "３*"),
+        ("end", "2/٥"),
+        # int() also takes a sign, underscores and spaces; the end's text form has none.
+        ("end", "+6"),
+        ("end", "-1"),
+        ("end", "1_2"),
+        ("end", " 6"),
+        ("end", "6 "),
+        ("end", "006"),
+    ],
+    ids=ascii,
+)
+def test_text_forms_take_the_digits_0_to_9_only(form: str, text: str) -> None:
+    with pytest.raises(MoveParseError, match=f"not an? {'open end' if form == 'end' else form}"):
+        PARSERS[form](text)
+
+
+def test_text_forms_still_read_what_they_documented() -> None:
+    assert Tile.parse(" 6 - 1 ") == Tile(1, 6)
+    assert Move.parse(" DRAW ") == Move("draw")
+    assert End.parse("06") == End.parse("6")  # two digits, as the schema's end allows
+    assert [str(End.parse(t)) for t in ("3", "3*", "3b", "2/5", "_")] == [
+        "3",
+        "3*",
+        "3b",
+        "2/5",
+        "_",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "players=٣",
+        "players=３",
+        "set_max=²",
+        "target_score=1_000",
+        "target_score=+50",
+        "hand_size=١",
+        "hand_size=²",
+        "target_score=" + "9" * 5000,
+    ],
+    ids=lambda t: t[:24],
+)
+def test_rules_text_takes_numbers_in_the_digits_0_to_9_only(text: str) -> None:
+    key = text.partition("=")[0]
+    with pytest.raises(RulesError) as info:
+        Rules.from_text(text)
+    assert info.value.field == key
+
+
 # -- public_view -------------------------------------------------------------------------------
 
 HAND = [str(t) for t in STATE.hand(0)]

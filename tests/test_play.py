@@ -100,6 +100,57 @@ def test_bad_input_gets_a_hint_and_the_game_goes_on(bad: str, hint: str) -> None
     assert "hand 1 over" in out and "Result: " in out
 
 
+@pytest.mark.parametrize(
+    "bad",
+    ["\u00b2", "\u0661", "\uff11", "1\u0661", "9" * 5000, "1" * 7],
+    ids=[
+        "superscript 2",
+        "arabic-indic 1",
+        "fullwidth 1",
+        "1 and arabic-indic 1",
+        "5000 digits",
+        "7 digits",
+    ],
+)
+def test_a_number_not_in_the_digits_0_to_9_is_a_bad_entry(bad: str) -> None:
+    # "²" passed isdigit and int() refused it (a traceback); "١" was read as 1 (a move
+    # the person may not have meant); 5000 digits are past what int() reads.
+    code, out, err = play(["--level", "greedy", "--seed", "2"], [bad] + ["1"] * 400)
+    assert code == 0 and err == ""
+    after = out.split("Your move [", 2)
+    assert len(after) == 3, "the same question must be asked again"
+    assert "Not understood: not a move: " in after[1]
+    assert "hand 1 over" in out
+
+
+def failing_input(text: str) -> io.StringIO:
+    """Input lines, then an error from the terminal itself."""
+    stdin = io.StringIO(text)
+    read = stdin.readline
+
+    def readline(size: int = -1) -> str:
+        line = read(size)
+        if not line:
+            raise OSError("the terminal went away")
+        return line
+
+    stdin.readline = readline  # type: ignore[method-assign]
+    return stdin
+
+
+def test_the_record_is_kept_whatever_ends_the_game(tmp_path: Path) -> None:
+    from matador_env.replay import read_records
+
+    path = tmp_path / "game.txt"
+    args = ["--level", "greedy", "--seed", "3", "--record", str(path)]
+    out = io.StringIO()
+    with pytest.raises(OSError, match="went away"):
+        main(args, stdin=failing_input("1\n1\n"), stdout=out, stderr=io.StringIO())
+    assert f"The game's record is in {path}" in out.getvalue()
+    (record,) = read_records(path)[1]
+    assert record.replay().outcome is None and len(record.moves) >= 2
+
+
 def held_tiles(out: str) -> list[str]:
     line = next(x for x in out.splitlines() if x.startswith("Your hand ("))
     return line.split("): ", 1)[1].split()

@@ -18,6 +18,7 @@ from matador_env.protocol import (
     MAX_ITEMS,
     MAX_TEXT,
     ProtocolError,
+    loads,
     max_history,
     move_from_json,
     move_to_json,
@@ -92,6 +93,10 @@ def test_rules_forms() -> None:
         ({"preset": "standard", "players": 1}, "rules.players", "2 or more"),
         ({"colour": "red"}, "rules.colour", "one of the fields"),
         ({"preset": 6}, "rules.preset", "preset name"),
+        # null is no preset (the schema's preset is a string): leave the field out.
+        ({"preset": None}, "rules.preset", "leave preset out"),
+        ({"preset": None, "players": 4}, "rules.preset", "leave preset out"),
+        ({"preset": "standard", "players": None}, "rules.players", "got null"),
         (6, "rules", "preset name or an object"),
     ],
 )
@@ -407,3 +412,111 @@ def test_the_schemas_carry_the_codes_bounds_and_fields() -> None:
     for players in range(2, 137):
         rules = Rules(set_max=15, players=players, hand_size=1, boneyard_reserve=0)
         assert max_history(rules) <= MAX_ITEMS["history"]
+
+
+# -- the schemas and the reader agree ----------------------------------------------------
+
+
+def other_digits(text: str, zero: str = "٠") -> str:
+    """``text`` with its digits 0-9 written in another script (Arabic-Indic by default)."""
+    return text.translate({ord("0") + i: ord(zero) + i for i in range(10)})
+
+
+def fullwidth(text: str) -> str:
+    return other_digits(text, "０")
+
+
+FIRST = M["history"][0]
+
+# (what is wrong, the message, the field the reader names)
+BOTH_REFUSE: list[tuple[str, dict[str, Any], str]] = [
+    ("preset null", edit(rules={"preset": None}), "rules.preset"),
+    ("a rules field null", edit(rules={"preset": "standard", "players": None}), "rules.players"),
+    (
+        "a rules field name too long",
+        edit(rules={"preset": "standard", "x" * (MAX_TEXT + 1): "y"}),
+        "rules",
+    ),
+    ("target 0", edit(rules={"preset": "standard", "target_score": 0}), "rules.target_score"),
+    (
+        "tile in arabic-indic digits",
+        edit(hand=[other_digits(M["hand"][0]), *M["hand"][1:]]),
+        "hand[0]",
+    ),
+    ("tile in fullwidth digits", edit(hand=[fullwidth(M["hand"][0]), *M["hand"][1:]]), "hand[0]"),
+    (
+        "move in arabic-indic digits",
+        edit(history=[{**FIRST, "move": other_digits(FIRST["move"])}, *M["history"][1:]]),
+        "history[0].move",
+    ),
+    (
+        "move in fullwidth digits",
+        edit(history=[{**FIRST, "move": fullwidth(FIRST["move"])}, *M["history"][1:]]),
+        "history[0].move",
+    ),
+    ("layout in other digits", edit(layout=[other_digits(t) for t in M["layout"]]), "layout[0]"),
+    (
+        "end in other digits",
+        edit(open_ends=[other_digits(e) for e in M["open_ends"]]),
+        "open_ends[0]",
+    ),
+    ("end after a space", edit(open_ends=[" " + e for e in M["open_ends"]]), "open_ends[0]"),
+    ("end before a space", edit(open_ends=[e + " " for e in M["open_ends"]]), "open_ends[0]"),
+    ("end of three digits", edit(open_ends=["00" + e for e in M["open_ends"]]), "open_ends[0]"),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "field"), [case[1:] for case in BOTH_REFUSE], ids=[case[0] for case in BOTH_REFUSE]
+)
+def test_what_the_reader_refuses_the_schema_refuses(message: dict[str, Any], field: str) -> None:
+    """Python's jsonschema reads a pattern's \\d as any script's digit; the schemas write
+    [0-9], so that every validator reads them as ECMA-262 does."""
+    assert not VIEW_SCHEMA.is_valid(message)
+    assert _refused(message).field == field
+
+
+@pytest.mark.parametrize("move", ["١-٦@٠>١", "1-６", "1-6@0>²"])
+def test_a_move_in_other_digits_is_refused_by_both(move: str) -> None:
+    assert not MOVE_SCHEMA.is_valid({"move": move})
+    with pytest.raises(ProtocolError) as info:
+        move_from_json({"move": move})
+    assert info.value.field == "move"
+
+
+@pytest.mark.parametrize("key", ["seat", "first", "version"])
+def test_a_number_with_a_fraction_is_no_integer_though_the_schema_takes_it(key: str) -> None:
+    """JSON Schema counts 1.0 as the integer 1; the reader does not (nor does the
+    server): the README's protocol section says the reader is the stricter."""
+    message = edit(**{key: float(M[key])})
+    assert VIEW_SCHEMA.is_valid(message)
+    assert _refused(message).field == key
+
+
+def test_the_schemas_write_digits_as_0_to_9_and_bound_rules_field_names() -> None:
+    for name in ("view", "move"):
+        assert "\\d" not in json.dumps(schema(name)), name
+    rules_object = next(
+        s for s in schema("view")["properties"]["rules"]["oneOf"] if s["type"] == "object"
+    )
+    assert rules_object["propertyNames"] == {"maxLength": MAX_TEXT}
+
+
+# -- JSON text ------------------------------------------------------------------------------
+
+
+def test_json_text_is_read_strictly() -> None:
+    text = json.dumps(M)
+    assert loads(text) == loads(text.encode()) == M
+    bad_texts: list[tuple[str | bytes, str]] = [
+        (text.replace('"seat": ', '"seat": 0, "seat": ', 1), 'the key "seat" appears twice'),
+        ('{"history": [{"seat": 0, "move": "6-6", "move": "5-5"}]}', '"move" appears twice'),
+        ('{"seat": NaN}', "NaN is not JSON"),
+        ('{"seat": ', "not JSON: Expecting value at line 1 column 10"),
+        ("", "is empty"),
+        (b'{"rules": "\xff"}', "not UTF-8"),
+    ]
+    for bad, words in bad_texts:
+        with pytest.raises(ProtocolError) as info:
+            loads(bad)
+        assert info.value.field == "(message)" and words in info.value.message, info.value

@@ -436,8 +436,72 @@ MALFORMED: list[tuple[str, str, str, Any, dict[str, str], int, str, str | None]]
         "unsupported_media_type",
         "header.content-type",
     ),
+    (
+        "a key twice (json.loads would keep the last)",
+        "POST",
+        "/move",
+        json.dumps(VIEW).replace('"seat": 1', '"seat": 0, "seat": 1').encode(),
+        JSON,
+        400,
+        "bad_json",
+        None,
+    ),
+    (
+        "a tile in arabic-indic digits",
+        "POST",
+        "/move?bot=greedy",
+        with_(VIEW, hand=["\u0661-\u0666", *VIEW["hand"][1:]]),
+        JSON,
+        422,
+        "invalid",
+        "hand[0]",
+    ),
+    (
+        "a move in fullwidth digits",
+        "POST",
+        "/move?bot=greedy",
+        with_(VIEW, history=[{"seat": 0, "move": "\uff16-\uff16"}]),
+        JSON,
+        422,
+        "invalid",
+        "history[0].move",
+    ),
+    (
+        "an open end after a space",
+        "POST",
+        "/move?bot=greedy",
+        with_(VIEW, open_ends=[" 6", "6"]),
+        JSON,
+        422,
+        "invalid",
+        "open_ends[0]",
+    ),
+    (
+        "preset null",
+        "POST",
+        "/move?bot=greedy",
+        with_(VIEW, rules={"preset": None}),
+        JSON,
+        422,
+        "invalid",
+        "rules.preset",
+    ),
     ("unknown bot", "POST", "/move?bot=grandmaster", VIEW, JSON, 404, "unknown_bot", "query.bot"),
     ("unknown query", "POST", "/move?level=greedy", VIEW, JSON, 422, "invalid", "query.level"),
+    ("unknown query on /health", "GET", "/health?x=1", None, {}, 422, "invalid", "query.x"),
+    (
+        "unknown query on /bots",
+        "GET",
+        "/bots?level=greedy",
+        None,
+        {},
+        422,
+        "invalid",
+        "query.level",
+    ),
+    ("a trailing slash on /move", "POST", "/move/", VIEW, JSON, 404, "not_found", None),
+    ("a trailing slash on /bots", "GET", "/bots/", None, {}, 404, "not_found", None),
+    ("a trailing slash on /health", "GET", "/health/", None, {}, 404, "not_found", None),
     ("two bots", "POST", "/move?bot=greedy&bot=random", VIEW, JSON, 422, "invalid", "query.bot"),
     ("get /move", "GET", "/move", None, {}, 405, "method_not_allowed", None),
     ("put /move", "PUT", "/move", VIEW, JSON, 405, "method_not_allowed", None),
@@ -529,18 +593,71 @@ def test_oversized_bodies(server: Server) -> None:
     assert_healthy(server)
 
 
-def test_bad_content_length(server: Server) -> None:
+@pytest.mark.parametrize(
+    "length",
+    [b"lots", b"-1", b"+5", b"1, 2", b"\xd9\xa1", b"\xef\xbc\x93", b"9" * 5000],
+    ids=["lots", "-1", "+5", "1, 2", "arabic-indic 1", "fullwidth 3", "5000 digits"],
+)
+def test_bad_content_length(server: Server, length: bytes) -> None:
+    # h11 refuses it before the app sees the request: the answer is still the
+    # documented JSON error, not uvicorn's text/plain one.
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT)
     try:
         sock.sendall(
             b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: lots\r\n\r\n{}"
+            b"Content-Length: " + length + b"\r\n\r\n{}"
         )
-        reply = sock.recv(65536)
-        assert reply.startswith(b"HTTP/1.1 400"), reply[:200]  # h11 refuses it itself
+        reply = b""
+        while chunk := sock.recv(65536):  # the server closes the connection after a 400
+            reply += chunk
     finally:
         sock.close()
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), reply[:300]
+    headers = {
+        k.strip().lower(): v.strip()
+        for k, _, v in (line.partition(b":") for line in head.split(b"\r\n")[1:])
+    }
+    assert headers[b"content-type"] == b"application/json" and headers[b"connection"] == b"close"
+    assert int(headers[b"content-length"]) == len(body)
+    error = json.loads(body)
+    assert error == {
+        "error": "bad_request",
+        "field": "header.content-length",
+        "message": error["message"],
+    }
+    assert "Content-Length" in error["message"], error
     assert_healthy(server)
+
+
+@pytest.mark.parametrize(
+    "length",
+    ["\u0661", "\uff13", "\u00b2", "+5", "1_0", "9" * 5000],
+    ids=["arabic-indic 1", "fullwidth 3", "superscript 2", "+5", "1_0", "5000 digits"],
+)
+def test_read_body_takes_a_content_length_in_the_digits_0_to_9_only(length: str) -> None:
+    """Under another ASGI server than uvicorn's h11 the header reaches the app as it
+    came: "١" passed isdigit and was read as 1, "²" raised a bare ValueError (a 500)."""
+    import asyncio
+
+    from starlette.requests import Request
+
+    from matador_env.serve import RequestFailed, read_body
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/move",
+        "headers": [(b"content-length", length.encode())],
+    }
+    with pytest.raises(RequestFailed) as info:
+        asyncio.run(read_body(Request(scope, receive), 1000))
+    assert (info.value.status, info.value.kind) == (400, "bad_request")
+    assert info.value.field == "header.content-length"
+    assert "digits 0-9" in info.value.message
 
 
 # -- concurrency ----------------------------------------------------------------------

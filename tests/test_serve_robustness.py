@@ -337,7 +337,7 @@ def test_the_http_campaign_runs_every_phase_and_finds_nothing() -> None:
 
 def test_the_campaign_reads_only_the_first_answer_on_a_connection() -> None:
     # Under load, bytes after a mutated chunked body that ended early reach the server
-    # in the same read as the request: they get uvicorn's own 400 after the app's JSON
+    # in the same read as the request: they get a 400 of their own after the app's JSON
     # answer. The first answer alone says what the request got.
     from benchmarks.fuzz_http import json_error_kind
 

@@ -438,6 +438,20 @@ def test_unknown_game(client: Client) -> None:
         assert_error(reply, 404, "unknown_game", "path.id")
 
 
+def test_an_unknown_query_parameter_is_refused_as_on_move(client: Client) -> None:
+    # A misspelt parameter would otherwise be ignored without a word (POST /move
+    # refuses one); the page at / reads its own (?seed=, ?pause=) in the browser.
+    game = first_game(client, "your_turn")
+    for reply, name in (
+        (client.get("/games/options?preset=leiden"), "preset"),
+        (client.post("/games?level=greedy", {}), "level"),
+        (client.get(f"/games/{game['id']}?verbose"), "verbose"),
+        (client.post(f"/games/{game['id']}/move?seat=0", {"move": "draw"}), "seat"),
+    ):
+        assert_error(reply, 422, "invalid", f"query.{name}")
+    assert client.get("/?seed=7&pause=300").status_code == 200
+
+
 def test_moves_that_are_not_allowed(client: Client) -> None:
     game = first_game(client, "your_turn")
     gid = game["id"]

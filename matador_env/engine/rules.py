@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
-from .tiles import Tile, tile_count
+from .tiles import Tile, parse_digits, tile_count
 
 __all__ = ["Rules", "RulesError", "PRESETS"]
 
@@ -262,6 +262,10 @@ _INT_FIELDS = ("set_max", "players", "boneyard_reserve", "target_score")
 _BOOL_FIELDS = ("teams", "matador_as_regular", "matador_only_when_stuck")
 
 
+_MOST_DIGITS = 4300
+"""The longest number the text form reads: int()'s default limit, past which it raises."""
+
+
 def _parse_value(key: str, raw: str) -> Any:
     if key in _BOOL_FIELDS:
         if raw in ("True", "true", "1"):
@@ -269,12 +273,13 @@ def _parse_value(key: str, raw: str) -> Any:
         if raw in ("False", "false", "0"):
             return False
         raise RulesError(key, raw, "true or false")
-    if key in _INT_FIELDS or (key == "hand_size" and raw.isdigit()):
-        try:
-            return int(raw)
-        except ValueError:
-            raise RulesError(key, raw, "an integer") from None
-    return raw
+    if key in _INT_FIELDS or key == "hand_size":
+        number = parse_digits(raw, _MOST_DIGITS)
+        if number is not None:
+            return number
+        if key in _INT_FIELDS:
+            raise RulesError(key, raw, _INT_RANGES[key], "not a number in the digits 0-9")
+    return raw  # hand_size "by_players" or "all"; anything else is refused by _validate
 
 
 _INT_RANGES = {

@@ -43,6 +43,7 @@ __all__ = [
     "SPINNER",
     "tile_count",
     "set_tiles",
+    "parse_digits",
 ]
 
 # End kinds. Strings rather than an Enum: they are compared in the hottest loop of
@@ -73,8 +74,30 @@ def _need_int(value: object, what: str) -> int:
     return value
 
 
-_TILE_RE = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
-_MOVE_RE = re.compile(r"^\s*(\d{1,2})-(\d{1,2})(?:@(\d{1,2})(?:>(\d{1,2})|(x)|(\^)))?\s*$")
+# Digits are [0-9], not \d: Python's \d (and str.isdigit) take the digits of every
+# script ("١", "３"), which int() then reads; the text forms, like the protocol's JSON
+# Schemas (whose ECMA-262 \d is ASCII), are written in 0-9 alone.
+_TILE_RE = re.compile(r"^\s*([0-9]{1,2})\s*-\s*([0-9]{1,2})\s*$")
+_MOVE_RE = re.compile(
+    r"^\s*([0-9]{1,2})-([0-9]{1,2})(?:@([0-9]{1,2})(?:>([0-9]{1,2})|(x)|(\^)))?\s*$"
+)
+_END_RE = re.compile(r"([0-9]{1,2})([*b]?)|([0-9]{1,2})/([0-9]{1,2})|_")
+_END_MARKS = {"": PLAIN, "*": SPINNER, "b": BRANCH}  # the kind of "3", "3*" and "3b"
+_DIGITS_RE = re.compile(r"[0-9]+")
+
+
+def parse_digits(text: str, most: int) -> int | None:
+    """The number ``text`` writes in the ASCII digits 0-9 alone, at most ``most`` of
+    them; None for any other text.
+
+    For the numbers people and programs type (a choice, a rules value, a header):
+    ``str.isdigit`` is also true of other scripts' digits (``"١"``, ``"３"``), which
+    ``int`` reads, and of ``"²"``, which it refuses with a ``ValueError``; ``int``
+    also takes a sign, spaces and underscores, and refuses more than 4,300 digits.
+    """
+    if len(text) > most or not _DIGITS_RE.fullmatch(text):
+        return None
+    return int(text)
 
 
 class Tile(NamedTuple):
@@ -179,23 +202,20 @@ class End(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> End:
-        """The end of its text form; :class:`MoveParseError` for anything else."""
-        t = _need_text(text, "an open end", "3*").strip()
-        try:
-            if t == "_":
-                return cls(BLANK, None, None)
-            if "/" in t:
-                a, b = t.split("/")
-                return cls(CROSS, int(a), int(b))
-            if t.endswith("*"):
-                return cls(SPINNER, int(t[:-1]), None)
-            if t.endswith("b"):
-                return cls(BRANCH, int(t[:-1]), None)
-            return cls(PLAIN, int(t), None)
-        except ValueError:
+        """The end of its text form, exactly (no spaces around it, as in the protocol's
+        schema); :class:`MoveParseError` for anything else."""
+        m = _END_RE.fullmatch(_need_text(text, "an open end", "3*"))
+        if not m:
             raise MoveParseError(
-                f"not an open end: {text!r} (expected '3', '3*', '3b', '2/5' or '_')"
-            ) from None
+                f"not an open end: {text!r} (expected '3', '3*', '3b', '2/5' or '_', "
+                "with the digits 0-9 and no spaces)"
+            )
+        value, mark, low, high = m.groups()
+        if value is not None:
+            return cls(_END_MARKS[mark], int(value), None)
+        if low is not None:
+            return cls(CROSS, int(low), int(high))
+        return cls(BLANK, None, None)
 
 
 _KIND_CONSTANTS = {k: k for k in END_KINDS}
