@@ -34,6 +34,7 @@ from typing import Any
 
 from agents import make_agent
 from matador_env.engine import HandState, Rules
+from matador_env.engine.tiles import parse_digits
 from matador_env.files import atomic_write
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
@@ -66,11 +67,12 @@ def shipped_bot_story(provenance: dict[str, Any]) -> str:
         return words[words.index(name) + 1] if name in words[:-1] else None
 
     decisions = flag("--bc-decisions")
+    count = parse_digits(decisions, 12) if decisions else None
     teacher = flag("--bc-teacher") or "the search agent"
-    if decisions == "0":
+    if count == 0:
         made = "it was trained by PPO alone"
-    elif decisions and decisions.isdigit():
-        made = f"it cloned {int(decisions):,} decisions of {teacher}"
+    elif count is not None:
+        made = f"it cloned {count:,} decisions of {teacher}"
     else:
         made = f"it cloned {teacher}"
     steps = provenance.get("steps")

@@ -76,3 +76,8 @@ def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
     )
     assert "trained by PPO alone" in shipped_bot_story({"command": "--bc-decisions 0", "steps": 9})
     assert shipped_bot_story({}) == "The shipped bot went further: it cloned the search agent."
+    # a count not in the digits 0-9 is no count ("²" once crashed int())
+    for odd in ("²", "١٠٠", "1_000"):
+        assert shipped_bot_story({"command": f"--bc-decisions {odd} --bc-teacher expert"}) == (
+            "The shipped bot went further: it cloned expert."
+        )
