@@ -1,7 +1,7 @@
 """The strength matrix: per configuration, the agents and the shipped bot against the bars.
 
-``python -m benchmarks.strength [--preset NAME ... | --all] [--workers N] [--seed S]
-[--quick] [--fraction F] [--search SPEC] [--out DIR]``
+``python -m benchmarks.strength [--preset NAME [--preset NAME ...] | --all] [--workers N]
+[--seed S] [--quick] [--fraction F] [--search SPEC] [--bots-dir DIR] [--out DIR]``
 ``python -m benchmarks.strength --combine FILE ... [--out DIR]``
 
 ``NAME`` is a configuration of :data:`matador_env.configs.CONFIGURATIONS` (a preset
@@ -9,7 +9,10 @@ with its seats and partnerships, e.g. ``standard_4p``; repeatable; default
 ``standard``); ``--all`` measures every one in the table's order. The run ends
 with one compact matrix, a row per configuration and a column per bar, printed
 and (``--out``) written with every figure to ``strength.md`` and
-``strength.json``. Per configuration:
+``strength.json``, after each configuration: Ctrl-C keeps those measured (an
+unbounded figure, from one deal, is ``null`` there). ``--bots-dir`` measures the
+bots of another folder, as ``python -m train.bots --bots-dir`` writes them. Per
+configuration:
 
 ====================  ======  ======================================================
 pairing (A vs B)      hands   bars
@@ -78,9 +81,10 @@ from typing import Any
 from agents.search import search_spec
 from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
+from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json, atomic_write_text
+from matador_env.files import atomic_write_json, atomic_write_text, folder_arg, make_folder
 from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
 
 __all__ = [
@@ -312,12 +316,14 @@ class Verdict:
         return f"{self.figure()} {'met' if self.met else 'NOT'}{'*' if self.short else ''}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON data; an unbounded figure (one deal: no interval) is
+        null, as in the arena's report, for strict JSON has no Infinity."""
         return {
             "bar": self.bar.describe(),
             "column": self.bar.column,
-            "value": self.value,
+            "value": finite_or_none(self.value),
             "met": self.met,
-            "margin": self.margin,
+            "margin": finite_or_none(self.margin),
             "short": self.short,
         }
 
@@ -785,7 +791,18 @@ def build_parser() -> argparse.ArgumentParser:
         f"{QUICK_FRACTION:g}; above 1, up to {MAX_FRACTION:g}: more than the bars ask, for "
         "narrower intervals)",
     )
-    p.add_argument("--out", type=Path, help="write strength.json and strength.md there")
+    p.add_argument(
+        "--bots-dir",
+        type=Path,
+        help="measure the bots in this folder (one subfolder per configuration, as "
+        "python -m train.bots --bots-dir writes) instead of the shipped ones",
+    )
+    p.add_argument(
+        "--out",
+        type=folder_arg,
+        help="write strength.json and strength.md there (after each configuration, so an "
+        "interrupted run keeps the ones measured)",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return p
 
@@ -793,8 +810,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        parser.error(f"--out {args.out} exists and is not a directory")
+    if args.bots_dir is not None:
+        if not args.bots_dir.is_dir():
+            parser.error(f"--bots-dir: {args.bots_dir} is not a folder")
+        bots_dir = args.bots_dir
+    if args.out is not None:
+        problem = make_folder(args.out)
+        if problem is not None:
+            parser.error(f"--out: {problem}; give a folder")
     if args.combine:
         return _combine(args.combine, args.out)
     names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset or ["standard"]))
@@ -823,38 +846,53 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
         f"worker(s); {fraction:g} times the bars' hands and matches"
     )
     total = time.perf_counter()
-    results = [
-        measure(
-            configuration(name),
-            search=args.search or SEARCH_SPECS[name],
-            seed=args.seed,
-            workers=args.workers,
-            fraction=fraction,
-            bots_dir=bots_dir,
-            progress=args.progress,
-        )
-        for name in names
-    ]
+    results: list[ConfigurationResult] = []
+    written: list[Path] = []
+    for name in names:
+        try:
+            result = measure(
+                configuration(name),
+                search=args.search or SEARCH_SPECS[name],
+                seed=args.seed,
+                workers=args.workers,
+                fraction=fraction,
+                bots_dir=bots_dir,
+                progress=args.progress,
+            )
+        except KeyboardInterrupt:
+            kept = (
+                f"{args.out} holds the {len(results)} measured before it"
+                if written
+                else "nothing written"
+            )
+            print(f"\ninterrupted in {name}; {kept}", file=sys.stderr)
+            return 130
+        results.append(result)
+        if args.out is not None:
+            written = _write_matrix(args.out, results, command, args.seed, fraction)
     print()
     print(matrix(results))
     print()
     print(f"total {time.perf_counter() - total:.0f} s")
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        data = {
-            "command": command,
-            "seed": args.seed,
-            "fraction": fraction,
-            "configurations": [r.to_dict() for r in results],
-        }
-        written = [
-            atomic_write_json(args.out / "strength.json", data),
-            atomic_write_text(
-                args.out / "strength.md", matrix_markdown(results, command, args.seed)
-            ),
-        ]
+    if written:
         print(f"wrote {', '.join(str(w) for w in written)}")
     return 0
+
+
+def _write_matrix(
+    out: Path, results: list[ConfigurationResult], command: str, seed: int, fraction: float
+) -> list[Path]:
+    """strength.json and strength.md of the configurations measured so far."""
+    data = {
+        "command": command,
+        "seed": seed,
+        "fraction": fraction,
+        "configurations": [r.to_dict() for r in results],
+    }
+    return [
+        atomic_write_json(out / "strength.json", data),
+        atomic_write_text(out / "strength.md", matrix_markdown(results, command, seed)),
+    ]
 
 
 if __name__ == "__main__":

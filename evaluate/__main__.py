@@ -43,6 +43,7 @@ from matador_env.configs import (
     seated_rules_flag,
 )
 from matador_env.engine import PRESETS, Rules, RulesError
+from matador_env.files import folder_arg, make_folder
 
 from .arena import (
     AgentRulesError,
@@ -140,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out",
-        type=Path,
+        type=folder_arg,
         default=Path("reports/arena"),
         help="report directory (default: reports/arena)",
     )
@@ -195,8 +196,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
         parser.error(f"--matches must be 0 or more, got {args.matches}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
-    if args.out.exists() and not args.out.is_dir():
-        parser.error(f"--out {args.out} exists and is not a directory")
     specs = [*args.agents, *([args.vs] if args.vs else [])]
     for spec in dict.fromkeys(specs):
         try:
@@ -220,6 +219,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
         if len(args.agents) < 2:
             parser.error("a round robin needs at least two --agents (or give --vs CANDIDATE)")
         pairings = [Pairing(a, b) for i, a in enumerate(args.agents) for b in args.agents[i + 1 :]]
+    # Last, once everything else is known good; before any game, not after them all.
+    problem = make_folder(args.out)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give a folder")
     return args, rules, pairings
 
 
@@ -263,7 +266,24 @@ def main(argv: list[str] | None = None) -> int:
         from tqdm import tqdm
 
         bar = tqdm(total=plan.games(), unit="game", smoothing=0.05, file=sys.stderr)
-    results = run(plan, args.workers, bar.update if bar else None)
+    played = [0]
+
+    def progress(games: int) -> None:
+        played[0] += games
+        if bar is not None:
+            bar.update(games)
+
+    try:
+        results = run(plan, args.workers, progress)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print(
+            f"\ninterrupted after {played[0]} of {plan.games()} games; nothing written "
+            f"(what {args.out} held is as it was)",
+            file=sys.stderr,
+        )
+        return 130
     if bar is not None:
         bar.close()
     elapsed = time.perf_counter() - start
@@ -284,10 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.table())
     written = report.write(args.out, plot=args.plot)
+    records = args.out / "records.jsonl"
     if args.records:
-        written.append(
-            write_records(args.out / "records.jsonl", rules, pairings, results, args.field)
-        )
+        written.append(write_records(records, rules, pairings, results, args.field))
+    else:
+        records.unlink(missing_ok=True)  # an earlier run's, beside this run's report
     print()
     print(f"{len(results)} games in {elapsed:.0f} s; wrote {', '.join(str(w) for w in written)}")
     return 0

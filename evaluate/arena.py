@@ -56,6 +56,7 @@ import hashlib
 import json
 import multiprocessing
 import random
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -561,8 +562,15 @@ def _results(units: list[Work], workers: int) -> Iterator[list[GameResult]]:
             yield run_work(u)
         return
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(processes=min(workers, len(units))) as pool:
+    with ctx.Pool(processes=min(workers, len(units)), initializer=_leave_interrupts) as pool:
+        # An interrupt in this process leaves the with block, which terminates them.
         yield from pool.imap_unordered(run_work, units)
+
+
+def _leave_interrupts() -> None:
+    """A worker's start: Ctrl-C reaches the whole process group, and the caller, not
+    each worker with a traceback of its own, answers it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def write_records(

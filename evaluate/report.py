@@ -172,13 +172,16 @@ class Report:
 
     def write(self, out: Path, plot: bool = True) -> list[Path]:
         """report.json, report.md and (``plot``) report.png in ``out``, each written
-        atomically."""
+        atomically; without ``plot`` an earlier run's report.png is removed, so the
+        folder holds one run's report."""
         written = [
             atomic_write_text(out / "report.json", json.dumps(self.to_dict(), indent=2) + "\n"),
             atomic_write_text(out / "report.md", self.markdown()),
         ]
         if plot:
             written.append(self.plot(out / "report.png"))
+        else:
+            (out / "report.png").unlink(missing_ok=True)  # an earlier run's, not this one's
         return written
 
     def plot(self, path: Path) -> Path:

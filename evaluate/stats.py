@@ -28,7 +28,16 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-__all__ = ["Estimate", "wilson", "mean_ci", "paired", "bradley_terry", "t_quantile", "Z95"]
+__all__ = [
+    "Estimate",
+    "wilson",
+    "mean_ci",
+    "paired",
+    "bradley_terry",
+    "t_quantile",
+    "finite_or_none",
+    "Z95",
+]
 
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the normal distribution."""
@@ -60,9 +69,14 @@ class Estimate:
         """The fields, with an unbounded end (one deal: no interval) as None, so
         that the JSON holds no ``Infinity``, which strict parsers refuse."""
         return {
-            k: None if isinstance(v, float) and math.isinf(v) else v
-            for k, v in asdict(self).items()
+            k: finite_or_none(v) if isinstance(v, float) else v for k, v in asdict(self).items()
         }
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """``value`` for JSON: None for an unbounded or undefined one (an interval's end
+    from one deal), since strict JSON parsers refuse ``Infinity`` and ``NaN``."""
+    return None if value is None or not math.isfinite(value) else value
 
 
 def wilson(k: float, n: int, z: float = Z95) -> Estimate:

@@ -11,6 +11,7 @@ when it resumes.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import tempfile
@@ -18,7 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write", "atomic_write_json", "atomic_write_text"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_json",
+    "atomic_write_text",
+    "folder_problem",
+    "make_folder",
+]
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -51,3 +58,40 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def folder_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be a folder to write into, or None: it, or a folder it would
+    lie in, exists and is not a folder. (For command lines to refuse such an output
+    folder before their work, not after it.)"""
+    out = Path(path)
+    if str(path) == "":
+        return "an empty path is not a folder"
+    for part in (out, *out.parents):
+        if part.exists():
+            if part.is_dir():
+                return None
+            where = "exists" if part == out else f"lies in {part}, which exists"
+            return f"{out} {where} and is not a folder"
+    return None
+
+
+def make_folder(path: str | Path) -> str | None:
+    """Make the folder ``path`` (with its parents) unless it is there; what stopped
+    that, or None."""
+    problem = folder_problem(path)
+    if problem is not None:
+        return problem
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"{path} cannot be made ({e.strerror})"
+    return None
+
+
+def folder_arg(text: str) -> Path:
+    """An argparse ``type`` for an output folder: the path, refusing an empty one (which
+    ``Path`` would read as the current folder)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path is not a folder")
+    return Path(text)

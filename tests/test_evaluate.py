@@ -430,12 +430,72 @@ def test_cli_rejects_bad_seats(argv: list[str], says: str, capsys) -> None:  # t
     assert says in capsys.readouterr().err
 
 
-def test_cli_rejects_an_out_path_that_is_a_file(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    f = tmp_path / "file"
-    f.write_text("x")
-    with pytest.raises(SystemExit):
-        parse_args(["--agents", "greedy", "random", "--out", str(f)])
-    assert "is not a directory" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "out, says",
+    [
+        ("file", "--out: {tmp}/file exists and is not a folder; give a folder"),
+        ("file/sub", "--out: {tmp}/file/sub lies in {tmp}/file, which exists and is not a folder"),
+        ("", "argument --out: an empty path is not a folder"),
+    ],
+)
+def test_cli_rejects_an_out_path_it_cannot_write_before_any_game(  # type: ignore[no-untyped-def]
+    tmp_path: Path, capsys, out: str, says: str
+) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--agents", "greedy", "random", "--out", str(tmp_path / out) if out else ""])
+    assert stop.value.code == 2
+    assert says.format(tmp=tmp_path) in capsys.readouterr().err
+
+
+def test_a_report_folder_holds_one_runs_files(tmp_path: Path) -> None:
+    """A run without --records or the plot removes an earlier run's records.jsonl and
+    report.png, which would otherwise lie beside a report they do not belong to."""
+    from evaluate.__main__ import main
+
+    argv = ["--agents", "greedy", "random", "--hands", "2", "--matches", "0", "--workers", "1"]
+    argv += ["--no-progress", "--out", str(tmp_path)]
+    assert main([*argv, "--records"]) == 0
+    assert (tmp_path / "records.jsonl").is_file() and (tmp_path / "report.png").is_file()
+    assert main([*argv, "--no-plot"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+
+
+def test_ctrl_c_is_one_line_and_keeps_the_earlier_report(tmp_path: Path) -> None:
+    """Ctrl-C reaches the worker processes too; the arena stops them, writes nothing and
+    says how far it got, with no traceback."""
+    import os
+    import signal
+    import time
+
+    (tmp_path / "report.json").write_text('{"earlier": true}\n')
+    argv = ["--agents", "search:samples=32", "expert", "--hands", "6000", "--matches", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evaluate", *argv, "--workers", "2", "--out", str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("reproduce:"):  # printed as the games begin
+                break
+        time.sleep(2)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted after ") and last.endswith(
+        f"of 6000 games; nothing written (what {tmp_path} held is as it was)"
+    )
+    assert (tmp_path / "report.json").read_text() == '{"earlier": true}\n'
 
 
 def test_cli_pairings_and_rules() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from benchmarks.strength import (
     SEARCH_SPECS,
     Bar,
     Bench,
+    Verdict,
     bot_spec,
     build_parser,
     deals_for,
@@ -378,3 +380,53 @@ def test_a_fraction_above_one_plays_more_than_the_bars_ask() -> None:
     assert deals_for(1000, 3, 1.0) == 334
     assert deals_for(1000, 3, 3.0) == 1000
     assert deals_for(200, 3, 3.0) == 200
+
+
+def test_an_unbounded_figure_is_null_in_strength_json() -> None:
+    """One deal gives a points figure no interval: strict JSON has no Infinity."""
+    bar = next(b for bench in BENCHES for b in bench.bars if b.column == "bot~search")
+    data = Verdict(bar, math.inf, True).to_dict()
+    assert data["value"] is None and data["margin"] is None
+    json.loads(json.dumps(data), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
+def test_cli_refuses_an_out_folder_inside_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit) as stop:
+        main(["--out", str(tmp_path / "file" / "out")])
+    assert stop.value.code == 2
+    assert "which exists and is not a folder; give a folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--bots-dir", str(tmp_path / "nowhere")])
+    assert f"--bots-dir: {tmp_path / 'nowhere'} is not a folder" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_keeps_the_configurations_it_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import benchmarks.strength as strength
+
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "standard").symlink_to(BOTS_DIR / "standard")
+    measure = strength.measure
+
+    def stopped_in_the_second(config: Any, **kwargs: Any) -> Any:
+        if config.name != "standard":
+            raise KeyboardInterrupt
+        return measure(config, **kwargs)
+
+    monkeypatch.setattr(strength, "measure", stopped_in_the_second)
+    out = tmp_path / "out"
+    argv = ["--preset", "standard", "--preset", "pagat", "--fraction", "0.002"]
+    argv += ["--search", FAST_SEARCH, "--workers", "1", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--bots-dir", str(bots)]) == 130
+    assert (
+        capsys.readouterr().err.strip()
+        == f"interrupted in pagat; {out} holds the 1 measured before it"
+    )
+    (saved,) = json.loads((out / "strength.json").read_text())["configurations"]
+    assert saved["configuration"] == "standard"
+    assert saved["bot"] == f"policy:{bots / 'standard'}"

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json
+from matador_env.files import atomic_write_json, folder_problem
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import ArgsError, flag_name, given_fields, layer_sizes, parse, rules_from_flags
@@ -359,19 +359,10 @@ def check_args(args: TrainArgs) -> Rules:
             "1, or more together with --bc-dagger-decisions N (the decisions of each round)"
         )
     _check_agent("--bc-opponent", args.bc_opponent, rules)
-    if args.out is not None:
-        _check_out(Path(args.out))
+    problem = None if args.out is None else folder_problem(args.out)
+    if problem is not None:
+        raise ArgsError(f"--out: {problem}; give a folder")
     return rules
-
-
-def _check_out(out: Path) -> None:
-    """``--out`` names a folder, or one that can be made: none of its parts is a file."""
-    for part in (out, *out.parents):
-        if part.exists():
-            if not part.is_dir():
-                what = "exists" if part == out else f"lies in {part}, which exists"
-                raise ArgsError(f"--out: {out} {what} and is not a folder; give a folder")
-            return
 
 
 def _check_agent(flag: str, spec: str, rules: Rules) -> Any:
