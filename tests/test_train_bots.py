@@ -115,6 +115,50 @@ def test_unknown_configuration_is_refused_before_anything_runs(tmp_path: Path) -
     assert not (tmp_path / "runs").exists()
 
 
+def test_folders_and_a_reused_runs_seed_are_checked_before_any_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    for flag in ("--runs", "--matrix-out", "--bots-dir"):
+        with pytest.raises(SystemExit) as stop:
+            _parse(["--only", "standard", flag, str(tmp_path / "file" / "sub")])
+        assert stop.value.code == 2
+        assert f"{flag}: {tmp_path / 'file' / 'sub'} lies in" in capsys.readouterr().err
+    run = tmp_path / "runs" / "standard"
+    run.mkdir(parents=True)
+    (run / "args.json").write_text(json.dumps({"seed": 3}))
+    with pytest.raises(SystemExit):
+        _parse(["--only", "standard", "--runs", str(tmp_path / "runs"), "--seed", "1"])
+    assert "holds a run of seed 3, not 1, and would be reused; give --seed 3" in (
+        capsys.readouterr().err
+    )
+    assert _parse(["--only", "standard", "--runs", str(tmp_path / "runs"), "--seed", "3"])
+
+
+def test_the_matrix_measures_the_bots_installed_where_they_were_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --bots-dir elsewhere, the strength matrix at the end measures those bots."""
+    import train.bots as bots
+
+    calls: list[list[str]] = []
+
+    def call(command: list[str]) -> int:
+        calls.append(command)
+        return 0
+
+    monkeypatch.setattr(bots, "install", lambda config, run, where: where / config.name)
+    monkeypatch.setattr(bots.subprocess, "call", call)
+    runs = tmp_path / "runs"
+    (runs / "pagat").mkdir(parents=True)
+    (runs / "pagat" / "summary.json").write_text("{}")  # a finished run: reused
+    mine = tmp_path / "mine"
+    assert bots.main(["--only", "pagat", "--runs", str(runs), "--bots-dir", str(mine)]) == 0
+    (matrix,) = calls
+    assert matrix[1:3] == ["-m", "benchmarks.strength"]
+    assert matrix[matrix.index("--bots-dir") + 1] == str(mine)
+
+
 def test_only_given_twice_builds_both_configurations() -> None:
     names = [c.name for c in _parse(["--only", "kardinal_hard", "--only", "leiden"]).configs]
     assert names == ["kardinal_hard", "leiden"]

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
-from matador_env.files import atomic_write_text
+from matador_env.files import atomic_write_text, folder_problem
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
 
 from .files import replace_dir
@@ -234,8 +234,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "train_flags",
         nargs="*",
         metavar="-- TRAIN_FLAG",
-        help="flags after -- go to every new python -m train run (e.g. -- --timesteps 100000); "
-        "the shipped bots use none",
+        help="flags after -- go to every new python -m train run (e.g. -- --timesteps 100000, "
+        "with --bots-dir elsewhere to keep the shipped bots); the shipped bots use none",
     )
     args = parser.parse_args(argv)
     try:
@@ -244,7 +244,28 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--only: {e}")
     if args.seed < 0:
         parser.error(f"--seed: {args.seed} is not allowed; allowed: an integer, 0 or more")
+    # Checked before hours of training, not after them.
+    for flag in ("runs", "matrix_out", "bots_dir"):
+        problem = folder_problem(getattr(args, flag))
+        if problem is not None:
+            parser.error(f"--{flag.replace('_', '-')}: {problem}; give a folder")
+    for config in args.configs:
+        seed = _run_seed(Path(args.runs) / config.name)
+        if seed is not None and seed != args.seed:
+            parser.error(
+                f"--seed: {Path(args.runs) / config.name} holds a run of seed {seed}, not "
+                f"{args.seed}, and would be reused; give --seed {seed} or another --runs folder"
+            )
     return args
+
+
+def _run_seed(run_dir: Path) -> int | None:
+    """The seed of the training run in ``run_dir`` (None: no run there that reads)."""
+    try:
+        seed = json.loads((run_dir / "args.json").read_text(encoding="utf-8"))["seed"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = runs / config.name
         head = f"[{i}/{len(args.configs)}] {config.name} ({config.describe()})"
         if (run_dir / "summary.json").is_file():
-            print(f"{head}: trained already in {run_dir}", flush=True)
+            kept = "; its own flags, not those after --" if args.train_flags else ""
+            print(f"{head}: trained already in {run_dir}{kept}", flush=True)
         else:
             command = train_command(config, run_dir, args.seed, args.train_flags)
             print(f"{head}: training, {' '.join(command[1:])}", flush=True)
@@ -276,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             chosen = [a for c in args.configs for a in ("--preset", c.name)]
         command = [sys.executable, "-m", "benchmarks.strength", *chosen]
-        command += ["--out", args.matrix_out]
+        command += ["--bots-dir", args.bots_dir, "--out", args.matrix_out]
         print(f"strength matrix: {' '.join(command[1:])}", flush=True)
         code = subprocess.call(command)
         if code != 0:
