@@ -6,6 +6,7 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import math
 import textwrap
 from typing import Any, NoReturn, TypeVar, get_type_hints
 
@@ -112,6 +113,31 @@ def given_fields(cls: type, argv: list[str] | None = None, prog: str | None = No
 
 class ArgsError(ValueError):
     """A command-line argument that is not allowed; the message names the flag and what is."""
+
+
+def check_number(
+    flag: str, value: Any, low: float, high: float, low_ok: bool, allowed: str
+) -> None:
+    """:class:`ArgsError` unless ``value`` is a finite number from ``low`` (included when
+    ``low_ok``) to ``high``; ``allowed`` says so in words."""
+    ok = (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value >= low if low_ok else value > low)
+        and value <= high
+    )
+    if not ok:
+        raise ArgsError(f"{flag}: {value!r} is not allowed; allowed: {allowed}")
+
+
+def check_exp_name(name: str) -> None:
+    """:class:`ArgsError` unless ``name`` can be the first part of a run folder's name."""
+    if not name or "/" in name or name.startswith("."):
+        raise ArgsError(
+            f"--exp-name: {name!r} is not allowed; allowed: a name for a folder, "
+            "without '/' and not starting with '.'"
+        )
 
 
 def flag_name(name: str) -> str:

@@ -36,11 +36,20 @@ from typing import Any
 import torch
 
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json, atomic_write_text
+from matador_env.files import atomic_write_json, atomic_write_text, folder_problem
 from matador_env.matador_v0 import REWARD_KINDS
 
-from .args import ArgsError, layer_sizes, parse, rules_from_flags
+from .args import (
+    ArgsError,
+    check_exp_name,
+    check_number,
+    flag_name,
+    layer_sizes,
+    parse,
+    rules_from_flags,
+)
 from .export import export_network
+from .run import FLOAT_RANGES
 
 
 @dataclass
@@ -102,6 +111,16 @@ class RllibArgs:
     """Torch threads per process; more than one thrashes on a small machine."""
 
 
+_AS_IN_TRAIN = {
+    "lr": "learning_rate",
+    "gamma": "gamma",
+    "gae_lambda": "gae_lambda",
+    "clip_param": "clip_range",
+    "entropy_coeff": "ent_coef",
+}
+"""Each number of this trainer, and the flag of ``python -m train`` whose range it has."""
+
+
 def resolve_rules(args: RllibArgs) -> Rules:
     """The rules of --preset with --players, --teams and --rules applied."""
     return rules_from_flags(args.preset, args.players, args.teams, args.rules)
@@ -124,6 +143,21 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
         raise ArgsError("--minibatch-size: must not exceed --train-batch-size")
     if args.num_cpus is not None and args.num_cpus < 1:
         raise ArgsError("--num-cpus: must be a positive integer")
+    if args.address is None and args.num_cpus is not None and args.num_env_runners > args.num_cpus:
+        # Each env runner takes a CPU of the local Ray; the rest would wait for ever.
+        raise ArgsError(
+            f"--num-env-runners: {args.num_env_runners} env runners need as many CPUs, and "
+            f"--num-cpus gives the local Ray {args.num_cpus}; allowed: at most {args.num_cpus}"
+        )
+    for name, same_as in _AS_IN_TRAIN.items():
+        check_number(flag_name(name), getattr(args, name), *FLOAT_RANGES[same_as])
+    check_exp_name(args.exp_name)
+    if args.out is not None:
+        problem = folder_problem(args.out)
+        if problem is None and (Path(args.out) / "args.json").exists():
+            problem = f"{args.out} holds a run already"
+        if problem is not None:
+            raise ArgsError(f"--out: {problem}; give another folder")
     return rules, hidden
 
 

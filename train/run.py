@@ -45,7 +45,16 @@ from matador_env.engine import Rules
 from matador_env.files import atomic_write_json, folder_problem
 from matador_env.matador_v0 import REWARD_KINDS
 
-from .args import ArgsError, flag_name, given_fields, layer_sizes, parse, rules_from_flags
+from .args import (
+    ArgsError,
+    check_exp_name,
+    check_number,
+    flag_name,
+    given_fields,
+    layer_sizes,
+    parse,
+    rules_from_flags,
+)
 from .files import FolderBusyError, FolderLock, RunFolderError, replace_dir
 
 
@@ -213,7 +222,7 @@ _INT_AT_LEAST: dict[str, int] = {
     "bc_batch_size": 1,
     "bc_workers": 1,
 }
-_FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
+FLOAT_RANGES: dict[str, tuple[float, float, bool, str]] = {
     # name: (low, high, low included, what is allowed)
     "learning_rate": (0.0, math.inf, False, "a number above 0"),
     "gamma": (0.0, 1.0, False, "a number above 0 and at most 1"),
@@ -302,23 +311,9 @@ def check_args(args: TrainArgs) -> Rules:
                 raise ArgsError(
                     f"{flag}: {value!r} is not allowed; allowed: an integer, {low} or more"
                 )
-        elif f.name in _FLOAT_RANGES:
-            lo, hi, lo_ok, allowed = _FLOAT_RANGES[f.name]
-            ok = (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-                and (value >= lo if lo_ok else value > lo)
-                and value <= hi
-            )
-            if not ok:
-                flag = flag_name(f.name)
-                raise ArgsError(f"{flag}: {value!r} is not allowed; allowed: {allowed}")
-    if not args.exp_name or "/" in args.exp_name or args.exp_name.startswith("."):
-        raise ArgsError(
-            f"--exp-name: {args.exp_name!r} is not allowed; allowed: a name for a folder, "
-            "without '/' and not starting with '.'"
-        )
+        elif f.name in FLOAT_RANGES:
+            check_number(flag_name(f.name), value, *FLOAT_RANGES[f.name])
+    check_exp_name(args.exp_name)
     rollout = args.n_steps * args.n_envs
     if not isinstance(args.batch_size, int) or not 2 <= args.batch_size <= rollout:
         raise ArgsError(
