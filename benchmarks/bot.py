@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import positive_number
 from matador_env.bot import LEVELS, Bot, load_bot
 from matador_env.engine import HandState, Rules, SeatView
 from matador_env.protocol import view_to_json
@@ -280,7 +281,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    parser.add_argument("--seconds", type=positive_number, default=5.0, help="time per measurement")
     parser.add_argument("--clients", type=int, default=8, help="threads of the load test")
     parser.add_argument(
         "--levels",

@@ -12,6 +12,7 @@ import json
 import random
 import time
 
+from benchmarks import positive_number
 from matador_env.engine import PRESETS, HandState, Rules
 
 
@@ -42,7 +43,7 @@ def run(preset: str, seconds: float, seed: int = 0) -> dict[str, float | str | i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per preset")
+    parser.add_argument("--seconds", type=positive_number, default=3.0, help="time per preset")
     parser.add_argument("--preset", nargs="*", default=list(PRESETS), choices=list(PRESETS))
     args = parser.parse_args()
     for name in args.preset:

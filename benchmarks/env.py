@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import positive_int, positive_number
 from matador_env.engine import PRESETS
 
 EnvFactory = Callable[[], Any]
@@ -140,8 +141,12 @@ def factories(preset: str, render: bool = False) -> dict[str, EnvFactory | str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=6.0, help="total time per environment")
-    parser.add_argument("--slices", type=int, default=30, help="round-robin slices per environment")
+    parser.add_argument(
+        "--seconds", type=positive_number, default=6.0, help="total time per environment"
+    )
+    parser.add_argument(
+        "--slices", type=positive_int, default=30, help="round-robin slices per environment"
+    )
     parser.add_argument("--preset", default="standard", choices=list(PRESETS))
     parser.add_argument(
         "--render", action="store_true", help="draw an rgb_array picture after every step"

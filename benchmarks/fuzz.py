@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import positive_number
 from matador_env.bot import BotError, load_bot
 from matador_env.engine import (
     PRESETS,
@@ -803,7 +804,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.fuzz", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--seconds", type=float, default=None, help="total time (default 60)")
+    parser.add_argument(
+        "--seconds", type=positive_number, default=None, help="total time (default 60)"
+    )
     parser.add_argument("--count", type=int, default=None, help="trials per campaign instead")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(

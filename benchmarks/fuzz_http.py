@@ -71,6 +71,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from benchmarks import positive_number
 from benchmarks.bot import ServerProcess
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
@@ -753,7 +754,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.fuzz_http",
         description="Fuzz and load the HTTP bot server on loopback; print the counts.",
     )
-    parser.add_argument("--seconds", type=float, default=60.0, help="about how long (default 60)")
+    parser.add_argument(
+        "--seconds", type=positive_number, default=60.0, help="about how long (default 60)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the inputs (default 0)")
     args = parser.parse_args(argv)
     if args.seconds <= 0:

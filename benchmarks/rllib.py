@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import positive_int
+
 GAMES: dict[str, dict[str, Any]] = {
     "standard": {"preset": "standard"},
     "pagat-4-teams": {"preset": "pagat", "players": 4, "teams": True},
@@ -109,7 +111,7 @@ def sb3_rate(timesteps: int, seed: int) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.rllib", description=__doc__)
     parser.add_argument("--game", choices=sorted(GAMES), default="standard")
-    parser.add_argument("--iterations", type=int, default=2, help="timed RLlib iterations")
+    parser.add_argument("--iterations", type=positive_int, default=2, help="timed RLlib iterations")
     parser.add_argument("--sb3-timesteps", type=int, default=8192, help="python -m train budget")
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray")
     parser.add_argument("--seed", type=int, default=1)

@@ -25,18 +25,22 @@ import json
 import time
 from pathlib import Path
 
+from benchmarks import positive_int
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
+from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
 
 
-def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) -> dict[str, float]:
+def evaluate(
+    policy: str, opponent: str, hands: int, matches: int, seed: int
+) -> dict[str, float | None]:
     rules = Rules.preset("standard")
     plan = RunPlan(rules, [Pairing(f"policy:{policy}", opponent)], hands, matches, seed)
     results = run(plan, workers=2)
-    out: dict[str, float] = {"opponent": opponent}  # type: ignore[dict-item]
+    out: dict[str, float | None] = {"opponent": opponent}  # type: ignore[dict-item]
     for kind, count in (("hand", hands), ("match", matches)):
         games = [r for r in results if r.kind == kind]
         if not games:
@@ -44,24 +48,39 @@ def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) ->
         # The arena report's intervals: over deals, each deal's replays averaged first.
         win, pts = duplicate_figures(games)
         out[f"{kind}_deals"] = count
+        # One deal gives points no interval: null, as in the arena's report.json.
         out[f"{kind}_win_rate"] = round(win.mean, 4)
-        out[f"{kind}_win_rate_ci95"] = round(win.half_width, 4)
-        out[f"{kind}_win_rate_lo95"] = round(win.lo, 4)
+        out[f"{kind}_win_rate_ci95"] = finite_or_none(round(win.half_width, 4))
+        out[f"{kind}_win_rate_lo95"] = finite_or_none(round(win.lo, 4))
         out[f"{kind}_points"] = round(pts.mean, 3)
-        out[f"{kind}_points_ci95"] = round(pts.half_width, 3)
-        out[f"{kind}_points_lo95"] = round(pts.lo, 3)
+        out[f"{kind}_points_ci95"] = finite_or_none(round(pts.half_width, 3))
+        out[f"{kind}_points_lo95"] = finite_or_none(round(pts.lo, 3))
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", help="evaluate this exported policy instead of training")
-    parser.add_argument("--hands", type=int, default=3000, help="duplicate deals vs expert")
+    parser.add_argument(
+        "--hands", type=positive_int, default=3000, help="duplicate deals vs expert"
+    )
     parser.add_argument("--matches", type=int, default=500, help="duplicate matches vs expert")
     parser.add_argument("--seed", type=int, default=20261122, help="evaluation master seed")
     parser.add_argument("--out", default=None, help="run folder of the training")
     args = parser.parse_args()
+    if args.matches < 0:
+        parser.error(f"--matches: {args.matches} is not allowed; allowed: 0 or more")
     policy = args.policy
+    if policy is not None:
+        # Checked before any game: a path with no policy, or one of other rules.
+        from agents import make_agent
+        from evaluate.arena import check_agent
+
+        spec = f"policy:{policy}"
+        try:
+            check_agent(Rules.preset("standard"), spec, make_agent(spec))
+        except ValueError as refused:  # AgentSpecError, AgentRulesError
+            parser.error(f"--policy: {refused}")
     if policy is None:
         from train.run import main as train_main
 
@@ -84,9 +103,10 @@ def main() -> None:
     expert_low = e["hand_points_lo95"]
     random_low = r["hand_points_lo95"]
     verdict = {
-        "matches_vs_expert_at_least_55%": e.get("match_win_rate", 0) >= 0.55,
-        "points_vs_expert_significantly_positive": expert_low > 0,
-        "points_vs_random_at_least_13": random_low >= EXPERT_VS_RANDOM_MIN_POINTS,
+        "matches_vs_expert_at_least_55%": (e.get("match_win_rate") or 0.0) >= 0.55,
+        "points_vs_expert_significantly_positive": expert_low is not None and expert_low > 0,
+        "points_vs_random_at_least_13": random_low is not None
+        and random_low >= EXPERT_VS_RANDOM_MIN_POINTS,
     }
     if minutes is not None:
         verdict["trained_within_20_minutes"] = minutes <= 20.0

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import positive_number
 from matador_env.engine import PRESETS, HandState, Rules
 
 SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
@@ -290,7 +291,7 @@ def _ratio(new: float, old: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--seconds", type=positive_number, default=2.0, help="time per measurement")
     parser.add_argument("--threads", type=int, default=2, help="threads of the parallel row")
     parser.add_argument("--ppo-steps", type=int, default=8192, help="PPO steps per setup")
     parser.add_argument("--search-decisions", type=int, default=30)

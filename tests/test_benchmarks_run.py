@@ -135,3 +135,32 @@ def test_vector_benchmark_measures_make_vec_both_ways() -> None:
         assert row[2] == "sync" and row[4] == "compiled"
         assert float(row[3].replace(",", "")) > 0 and float(row[5].replace(",", "")) > 0
     assert "engine," not in done.stdout  # only the section asked for
+
+
+@pytest.mark.parametrize(
+    "module, args, says",
+    [
+        ("benchmarks.engine", ["--seconds", "0"], "argument --seconds: '0' is not allowed"),
+        ("benchmarks.env", ["--seconds", "nan"], "argument --seconds: 'nan' is not allowed"),
+        ("benchmarks.env", ["--slices", "0"], "argument --slices: '0' is not allowed"),
+        ("benchmarks.vector", ["--seconds", "-1"], "allowed: a number above 0"),
+        ("benchmarks.bot", ["--seconds", "inf"], "argument --seconds: 'inf' is not allowed"),
+        ("benchmarks.fuzz", ["--seconds", "nan"], "argument --seconds: 'nan' is not allowed"),
+        ("benchmarks.fuzz_http", ["--seconds", "nan"], "allowed: a number above 0"),
+        ("benchmarks.rllib", ["--iterations", "0"], "allowed: an integer, 1 or more"),
+        ("benchmarks.training", ["--hands", "0"], "argument --hands: '0' is not allowed"),
+        ("benchmarks.training", ["--policy", "/nowhere"], "--policy: policy spec '/nowhere'"),
+        ("benchmarks.training", ["--policy", "matador_env/bots/pagat"], "plays pagat only"),
+    ],
+)
+def test_a_budget_or_policy_no_run_can_use_is_refused_at_once(
+    module: str, args: list[str], says: str
+) -> None:
+    """Budgets that are 0, negative or not finite were divided by, never reached or
+    crashed with a traceback; a policy that cannot play failed after the start."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert says in done.stderr.strip().splitlines()[-1]
