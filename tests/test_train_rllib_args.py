@@ -23,6 +23,7 @@ from train.rllib import RllibArgs, check_args
         (["--exp-name", "../up"], "--exp-name: '../up' is not allowed; allowed: a name for a"),
         (["--exp-name", ""], "--exp-name: '' is not allowed"),
         (["--num-cpus", "1", "--num-env-runners", "4"], "--num-env-runners: 4 env runners need"),
+        (["--seed", "-5"], "--seed: -5 is not allowed; allowed: an integer, 0 or more"),
     ],
 )
 def test_a_bad_number_or_name_is_refused_before_ray(argv: list[str], says: str) -> None:

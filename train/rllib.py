@@ -132,6 +132,8 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
     hidden = layer_sizes(args.hidden, "--hidden")
     if args.reward not in REWARD_KINDS:
         raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
+    if args.seed < 0:  # numpy's generators, which RLlib seeds, take none below 0
+        raise ArgsError(f"--seed: {args.seed} is not allowed; allowed: an integer, 0 or more")
     for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):
         if getattr(args, flag) < 1:
             raise ArgsError(f"--{flag.replace('_', '-')}: must be a positive integer")
