@@ -477,6 +477,9 @@ def test_ctrl_c_is_one_line_and_keeps_the_earlier_report(tmp_path: Path) -> None
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # As a terminal leaves it: a job started in the background of a shell without
+        # job control (as a CI runner may start this test) inherits SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout is not None
