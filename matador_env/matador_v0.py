@@ -416,13 +416,11 @@ class Game:
         """The episode's hands that have ended, in order."""
         self._infos: list[dict[str, int]] = []
         self.seed = 0
-        self.actions: list[int] = []
-        """Every action applied since :meth:`start`: with ``seed``, the game as data."""
+        """The seed of :meth:`start`: with :attr:`actions`, the game as data."""
         self.start(0)
 
     def start(self, seed: int) -> None:
         self.seed = seed
-        self.actions = []
         if self.episode == "match":
             self.match = MatchState.new(self.rules, seed)
             self.hand = self.match.hand
@@ -451,7 +449,6 @@ class Game:
             "finished_hands": tuple(self.finished_hands),
             "infos": self._infos,
             "seed": self.seed,
-            "actions": tuple(self.actions),
         }
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
@@ -465,10 +462,20 @@ class Game:
         self.finished_hands = list(snapshot.get("finished_hands", ()))
         self._infos = [dict(i) for i in snapshot["infos"]]
         self.seed = snapshot.get("seed", 0)
-        self.actions = list(snapshot.get("actions", ()))
         # The tracker's vectors are views of one buffer, which pickling would split;
         # it is rebuilt from the hand, which holds the whole public history.
         self.tracker.start(self.hand, self.scores)
+
+    @property
+    def actions(self) -> list[int]:
+        """Every action applied since :meth:`start`, read from the hands' histories
+        (kept anyway, so stepping pays nothing for it): with :attr:`seed`, the game
+        as data, which :meth:`replay` plays again."""
+        hands = list(self.finished_hands)
+        if self.hand.outcome is None:  # a finished one is the last of finished_hands
+            hands.append(self.hand)
+        index = self._index
+        return [index[move] for hand in hands for move in hand.moves]
 
     def replay(self, seed: int, actions: Sequence[int]) -> None:
         """Start the game of ``seed`` and apply ``actions``: the game :attr:`seed` and
@@ -507,7 +514,6 @@ class Game:
         else:
             after = before.apply(move)
         self.hand = after
-        self.actions.append(action)
         self.tracker.advance(before, seat, move, after)
         outcome = after.outcome
         if outcome is None:
