@@ -1,10 +1,15 @@
+"""The benchmarks' command lines share the argparse types of their budgets."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
 def positive_number(text: str) -> float:
     """An argparse ``type``: a finite number above 0 (a time budget), else one line
     naming what is allowed (``float`` alone lets ``0``, ``-1``, ``nan`` and ``inf``
     through, which the measurements then divide by or never end on)."""
-    import argparse
-    import math
-
     try:
         value = float(text)
     except ValueError:
@@ -16,8 +21,6 @@ def positive_number(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """An argparse ``type``: an integer, 1 or more, else one line naming what is allowed."""
-    import argparse
-
     try:
         value = int(text)
     except ValueError:

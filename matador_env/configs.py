@@ -124,14 +124,14 @@ def seated_rules(
     if teams is not None:
         overrides["teams"] = teams
     for change in changes:
-        key, _, value = change.partition("=")
-        if key.strip() in overrides:
+        key, _, value = (part.strip() for part in change.partition("="))
+        if key in overrides:
             # Refused rather than one silently winning over the other.
             raise RulesError(
-                key.strip(),
-                value.strip(),
+                key,
+                value,
                 "changes of the other fields",
-                f"{key.strip()} is given on its own as {overrides[key.strip()]!r}; give it once",
+                f"{key} is given on its own as {overrides[key]!r}; give it once",
             )
     if not changes:
         return Rules.preset(preset, **overrides)

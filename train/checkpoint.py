@@ -248,6 +248,17 @@ def set_random_state(rng: Any, data: list[Any]) -> None:
     rng.setstate((version, tuple(internal), gauss))
 
 
+def generator_from_state(state: Any) -> np.random.Generator:
+    """A numpy generator in the state ``bit_generator.state`` gave (a PCG64's, as
+    gymnasium's and ``np.random.default_rng``'s are); ``ValueError`` for anything else."""
+    generator = np.random.Generator(np.random.PCG64())
+    try:
+        generator.bit_generator.state = state
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"not the state of a PCG64 generator ({e})") from None
+    return generator
+
+
 def _rng_state() -> dict[str, Any]:
     import torch
 
@@ -300,6 +311,7 @@ __all__ = [
     "CheckpointError",
     "FORMAT",
     "capture",
+    "generator_from_state",
     "random_state",
     "random_state_ok",
     "read_state",

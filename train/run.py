@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json, folder_problem
+from matador_env.files import atomic_write_json, folder_problem, make_folder
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import (
@@ -480,12 +480,9 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
             lock.release()
     rules = check_args(args)
     run_dir = Path(args.out or Path("runs") / run_name(args))
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ArgsError(
-            f"--out: {run_dir} cannot be made ({e.strerror}); give another folder"
-        ) from None
+    problem = make_folder(run_dir)
+    if problem is not None:
+        raise ArgsError(f"--out: {problem}; give another folder")
     lock = FolderLock(run_dir).acquire()
     try:
         if (run_dir / "args.json").exists():

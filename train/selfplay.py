@@ -35,7 +35,7 @@ from matador_env.engine import Move, SeatView
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import SIDECAR_FILE, OnnxPolicy, load_policy
 
-from .checkpoint import random_state, random_state_ok, set_random_state
+from .checkpoint import generator_from_state, random_state, random_state_ok, set_random_state
 
 DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
@@ -94,6 +94,27 @@ class _Schedule:
             policy = self._snapshots[chosen] = load_policy(chosen)
         return policy
 
+    def _named_snapshot(self, name: str) -> OnnxPolicy | None:
+        """The policy of the opponent ``name`` when it names a snapshot (``snapshot:
+        step_<N>``, as :func:`snapshot_name` writes it), None for any other name;
+        ``ValueError`` when the pool holds no such snapshot."""
+        if not name.startswith(_SNAPSHOT):
+            return None
+        if self.pool_dir is None:
+            raise ValueError(f"opponent {name!r}: this pool has no snapshot folder")
+        folder = self.pool_dir / name.removeprefix(_SNAPSHOT)
+        if not (folder / SIDECAR_FILE).is_file():
+            raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
+        return self._snapshot_policy(folder)
+
+
+_SNAPSHOT = "snapshot:"
+
+
+def snapshot_name(folder: Path) -> str:
+    """The opponent name of the snapshot exported in ``folder``: ``snapshot:step_<N>``."""
+    return f"{_SNAPSHOT}{folder.name}"
+
 
 class OpponentPool(_Schedule):
     """Draws the opponent of each episode; plays as that opponent (``act(view, rng)``)."""
@@ -126,7 +147,7 @@ class OpponentPool(_Schedule):
         """Draw the next episode's opponent; returns its name."""
         chosen = self._draw_snapshot(self._snapshot_dirs(), rng.random, rng.choice)
         if chosen is not None:
-            self.current = f"snapshot:{chosen.name}"
+            self.current = snapshot_name(chosen)
             self._current_agent = self._snapshot_policy(chosen)
             return self.current
         names = list(self.baseline_weights)
@@ -136,13 +157,9 @@ class OpponentPool(_Schedule):
     def play_as(self, name: str) -> None:
         """Play as the opponent ``name`` (a :attr:`current` value) from now on: a resumed
         run goes on against the opponent its episode had drawn."""
-        if name.startswith("snapshot:"):
-            if self.pool_dir is None:
-                raise ValueError(f"opponent {name!r}: this pool has no snapshot folder")
-            folder = self.pool_dir / name.removeprefix("snapshot:")
-            if not (folder / SIDECAR_FILE).is_file():
-                raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
-            self._current_agent = self._snapshot_policy(folder)
+        snapshot = self._named_snapshot(name)
+        if snapshot is not None:
+            self._current_agent = snapshot
         elif name in self.baseline_weights:
             agent = self._baselines.get(name)
             if agent is None:
@@ -204,9 +221,7 @@ class SelfPlayEnv(MatadorSingleEnv):
         self.seat = state["seat"]
         set_random_state(self._rng, state["rng"])
         set_random_state(self._pool_rng, state["pool_rng"])
-        generator = np.random.Generator(np.random.PCG64())
-        generator.bit_generator.state = state["np_random"]
-        self._np_random = generator
+        self._np_random = generator_from_state(state["np_random"])
         self._np_random_seed = state["np_random_seed"]
         self.pool.play_as(state["opponent"])
         obs, _ = self._observe(0)
@@ -322,11 +337,7 @@ class BatchOpponentPool(_Schedule):
         (then nothing changed)."""
         if not isinstance(state, dict) or set(state) != {"rng", "slots"}:
             raise ValueError("not a JSON object with the keys 'rng' and 'slots'")
-        generator = np.random.Generator(np.random.PCG64())
-        try:
-            generator.bit_generator.state = state["rng"]
-        except (ValueError, TypeError, KeyError) as e:
-            raise ValueError(f"'rng' is not a PCG64 state ({e})") from None
+        generator = generator_from_state(state["rng"])
         slots = state["slots"]
         if not isinstance(slots, list) or not all(
             isinstance(row, list)
@@ -338,14 +349,8 @@ class BatchOpponentPool(_Schedule):
             raise ValueError("'slots' is not a list of [slot, episode, opponent] rows")
         policies: dict[int, OnnxPolicy | None] = {}
         for slot, _, name in slots:
-            if name == "random":
-                policies[slot] = None
-            elif name.startswith("snapshot:") and self.pool_dir is not None:
-                folder = self.pool_dir / name.removeprefix("snapshot:")
-                if not (folder / SIDECAR_FILE).is_file():
-                    raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
-                policies[slot] = self._snapshot_policy(folder)
-            else:
+            policies[slot] = self._named_snapshot(name)
+            if policies[slot] is None and name != "random":
                 raise ValueError(f"opponent {name!r}; allowed: random, snapshot:step_<N>")
         self.rng = generator
         self._episode = {slot: episode for slot, episode, _ in slots}
@@ -358,7 +363,7 @@ class BatchOpponentPool(_Schedule):
         )
         if chosen is not None:
             self._policy[slot] = self._snapshot_policy(chosen)
-            self.current[slot] = f"snapshot:{chosen.name}"
+            self.current[slot] = snapshot_name(chosen)
         else:
             self._policy[slot] = None
             self.current[slot] = "random"
