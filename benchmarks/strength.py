@@ -115,6 +115,8 @@ measured with and the bots are compared to): :func:`agents.search.search_spec`, 
 worlds with one hidden hand, 256 with several."""
 
 QUICK_FRACTION = 0.1
+DEFAULT_SEED = 2026
+"""The master seed of the matrix in the bots README."""
 MAX_FRACTION = 100.0
 """The most ``--fraction`` plays: a hundred times the bars' hands is days of play."""
 
@@ -778,8 +780,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure nothing: read strength.json files (from --out, one per seed or part "
         "of one) and print how many seeds meet each bar; --out writes seeds.md",
     )
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
-    p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
+    # None until given, so that --combine can tell a measuring flag it was given.
+    p.add_argument("--workers", type=int, help="processes (default: the CPU count)")
+    p.add_argument("--seed", type=int, help=f"master seed (default {DEFAULT_SEED})")
     p.add_argument("--search", metavar="SPEC", help="the search spec for every configuration")
     p.add_argument(
         "--quick", action="store_true", help=f"{QUICK_FRACTION:g} of the hands (smoke runs)"
@@ -810,22 +813,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.combine:
+        measuring = _measuring_flags(args)
+        if measuring:
+            parser.error(
+                f"--combine measures nothing, so {', '.join(measuring)} would be ignored; "
+                "allowed with --combine: --out"
+            )
+        _make_out(parser, args.out)
+        return _combine(args.combine, args.out)
     if args.bots_dir is not None:
         if not args.bots_dir.is_dir():
             parser.error(f"--bots-dir: {args.bots_dir} is not a folder")
         bots_dir = args.bots_dir
-    if args.out is not None:
-        problem = make_folder(args.out)
-        if problem is not None:
-            parser.error(f"--out: {problem}; give a folder")
-    if args.combine:
-        return _combine(args.combine, args.out)
+    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    seed = DEFAULT_SEED if args.seed is None else args.seed
     names = list(CONFIGURATIONS) if args.all else list(dict.fromkeys(args.preset or ["standard"]))
     for name in names:
         if name not in CONFIGURATIONS:
             parser.error(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
-    if args.workers < 1:
-        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if workers < 1:
+        parser.error(f"--workers must be at least 1, got {workers}")
     if args.quick and args.fraction is not None:
         parser.error("give --quick or --fraction, not both")
     fraction = QUICK_FRACTION if args.quick else 1.0 if args.fraction is None else args.fraction
@@ -838,11 +846,13 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
             make_agent(args.search)
         except ValueError as e:
             parser.error(f"--search {args.search!r}: {e}")
+    # Last of the checks: a refused command line leaves no folder behind.
+    _make_out(parser, args.out)
     command = "python -m benchmarks.strength " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     print(
-        f"Strength matrix: {', '.join(names)}; master seed {args.seed}; {args.workers} "
+        f"Strength matrix: {', '.join(names)}; master seed {seed}; {workers} "
         f"worker(s); {fraction:g} times the bars' hands and matches"
     )
     total = time.perf_counter()
@@ -853,8 +863,8 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
             result = measure(
                 configuration(name),
                 search=args.search or SEARCH_SPECS[name],
-                seed=args.seed,
-                workers=args.workers,
+                seed=seed,
+                workers=workers,
                 fraction=fraction,
                 bots_dir=bots_dir,
                 progress=args.progress,
@@ -869,7 +879,7 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
             return 130
         results.append(result)
         if args.out is not None:
-            written = _write_matrix(args.out, results, command, args.seed, fraction)
+            written = _write_matrix(args.out, results, command, seed, fraction)
     print()
     print(matrix(results))
     print()
@@ -877,6 +887,34 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     if written:
         print(f"wrote {', '.join(str(w) for w in written)}")
     return 0
+
+
+def _measuring_flags(args: argparse.Namespace) -> list[str]:
+    """The flags given that only a measurement reads (which --combine is not)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--workers", args.workers),
+            ("--seed", args.seed),
+            ("--search", args.search),
+            ("--fraction", args.fraction),
+            ("--bots-dir", args.bots_dir),
+        )
+        if value is not None
+    ]
+    if args.quick:
+        given.append("--quick")
+    if not args.progress:
+        given.append("--no-progress")
+    return given
+
+
+def _make_out(parser: argparse.ArgumentParser, out: Path | None) -> None:
+    """Make ``--out`` (when given), or refuse the command line naming why not."""
+    if out is not None:
+        problem = make_folder(out)
+        if problem is not None:
+            parser.error(f"--out: {problem}; give a folder")
 
 
 def _write_matrix(

@@ -403,6 +403,34 @@ def test_cli_refuses_an_out_folder_inside_a_file(
     assert f"--bots-dir: {tmp_path / 'nowhere'} is not a folder" in capsys.readouterr().err
 
 
+def test_a_refused_command_line_leaves_no_out_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    for bad in (["--config", "nope"], ["--fraction", "0"], ["--workers", "0"]):
+        with pytest.raises(SystemExit) as stop:
+            main([*bad, "--out", str(out)])
+        assert stop.value.code == 2
+        assert not out.exists(), bad
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--workers", "0"], ["--seed", "5"], ["--fraction", "nan"], ["--quick"], ["--no-progress"]],
+)
+def test_combine_refuses_the_flags_of_a_measurement(
+    flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--combine", str(tmp_path / "a.json"), *flags, "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert f"--combine measures nothing, so {flags[0]} would be ignored" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_interrupted_run_keeps_the_configurations_it_measured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
