@@ -212,6 +212,12 @@ def random_value(rng: random.Random) -> Any:
     return random_json(rng)
 
 
+def _is_pair(entry: Any) -> bool:
+    """Whether a history entry, perhaps mutated already, is a (seat, move) tuple: an
+    earlier mutation may have put any value there, an empty tuple included."""
+    return isinstance(entry, tuple) and len(entry) == 2
+
+
 def mutate_text(rng: random.Random, text: str) -> str:
     """One small edit: a character changed, inserted or dropped, a cut, a repeat."""
     if not text:
@@ -490,13 +496,13 @@ def trial_public(rng: random.Random, tally: Tally, label: str) -> None:
         elif k == 2 and history:
             i = rng.randrange(len(history))
             entry = history[i]
-            if isinstance(entry, tuple) and isinstance(entry[1], str):
+            if _is_pair(entry) and isinstance(entry[1], str):
                 history[i] = (entry[0], mutate_text(rng, entry[1]))
         elif k == 3 and history:
             i = rng.randrange(len(history))
             history[i] = (
                 (random_value(rng), history[i][1])
-                if rng.random() < 0.5 and isinstance(history[i], tuple)
+                if rng.random() < 0.5 and _is_pair(history[i])
                 else random_value(rng)
             )
         elif k == 4 and isinstance(hand, list) and hand:
