@@ -341,6 +341,19 @@ def test_a_move_with_fields_of_the_wrong_type_gets_its_message() -> None:
         led.apply(Move("fly"))
 
 
+def test_a_tile_outside_the_set_is_named_in_its_text_form() -> None:
+    """Terminal play printed ``Tile(low=9, high=9) is not a tile of the double-6 set``
+    for ``9-9``; a malformed tile still shows its repr, which says what is wrong."""
+    with pytest.raises(IllegalMoveError, match=r": 9-9 is not a tile of the double-6 set"):
+        STATE.apply(Move.parse("9-9"))
+    with pytest.raises(HistoryError, match=r": 9-9 is not a tile of the double-6 set"):
+        public_view(STANDARD, 0, [*HAND[:-1], "9-9"], [], 0)
+    with pytest.raises(ValueError, match=r": 7-8 is not a tile of the double-6 set"):
+        HandState.from_deal(STANDARD, [[Tile(7, 8)], [Tile(1, 1)]])
+    with pytest.raises(HistoryError, match=r"Tile\(low=5, high=2\) is not a tile"):
+        public_view(STANDARD, 0, [*HAND[:-1], Tile(5, 2)], [], 0)
+
+
 def test_a_stream_of_distinct_rules_does_not_grow_the_table_cache() -> None:
     """Rules arrive from the JSON protocol and the HTTP server: one lookup table per
     configuration ever seen would grow for as long as the process lives."""

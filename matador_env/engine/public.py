@@ -38,6 +38,7 @@ from .state import (
     _checked_scores,
     _is_seat,
     _is_tile,
+    _shown_tile,
     _tables,
 )
 from .tiles import DRAW, PASS, Move, MoveParseError, Tile
@@ -72,7 +73,7 @@ def _tile_index(rules: Rules, tile: object, field: str, index: int | None = None
         raise HistoryError(field, str(exc), index) from None
     if not _is_tile(t, rules.set_max):
         raise HistoryError(
-            field, f"{tile!r} is not a tile of the double-{rules.set_max} set", index
+            field, f"{_shown_tile(t)} is not a tile of the double-{rules.set_max} set", index
         )
     return t.index
 

@@ -397,7 +397,9 @@ class HandState:
         def index_of(tile: Tile | str, where: str) -> int:
             tl = Tile.parse(tile) if isinstance(tile, str) else tile
             if not _is_tile(tl, rules.set_max):
-                raise ValueError(f"{where}: {tl!r} is not a tile of the double-{rules.set_max} set")
+                raise ValueError(
+                    f"{where}: {_shown_tile(tl)} is not a tile of the double-{rules.set_max} set"
+                )
             if tl.index in seen:
                 raise ValueError(f"{where}: {tl} is dealt twice (also in {seen[tl.index]})")
             seen[tl.index] = where
@@ -838,7 +840,7 @@ class HandState:
         if move.kind == "play":
             tile = move.tile
             if not _is_tile(tile, self._t.S - 1):
-                return f"{tile!r} is not a tile of the double-{self._t.S - 1} set"
+                return f"{_shown_tile(tile)} is not a tile of the double-{self._t.S - 1} set"
             assert tile is not None
             if not (self._hands[seat] >> tile.index) & 1:
                 return f"seat {seat} does not hold {tile}"
@@ -991,6 +993,16 @@ class HandState:
 
     def __hash__(self) -> int:
         return hash((self._hands, self._ends, self._to_move, self._n_actions))
+
+
+def _shown_tile(value: object) -> str:
+    """A value for an error message: a tile with int halves in order in its text form
+    (``9-9``), anything else as its repr (``Tile(low=5, high=2)`` shows what is wrong)."""
+    if isinstance(value, Tile):
+        lo, hi = value
+        if type(lo) is int and type(hi) is int and 0 <= lo <= hi:
+            return str(value)
+    return repr(value)
 
 
 def _is_tile(value: object, set_max: int) -> TypeGuard[Tile]:
