@@ -7,12 +7,15 @@ from the ``rng`` passed in, so a game replays from its seeds.
 
 from __future__ import annotations
 
+import math
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from matador_env.bot import greedy_move
 from matador_env.engine import Move, Rules, SeatView
+from matador_env.engine.tiles import parse_digits
 
 __all__ = [
     "Agent",
@@ -22,6 +25,9 @@ __all__ = [
     "make_agent",
     "register",
     "known_specs",
+    "spec_bool",
+    "spec_count",
+    "spec_number",
 ]
 
 
@@ -31,6 +37,10 @@ class Agent(ABC):
     name: str = "agent"
     rules: Rules | None = None
     """The only rules the agent plays (a trained policy's), or None for any rules."""
+    spec: str = ""
+    """The canonical spec: the name and every option resolved, defaults included, so
+    two spellings of one player (``search`` and ``search:samples=64``) share it;
+    :func:`make_agent` sets it from the agent's name where its factory does not."""
 
     @abstractmethod
     def act(self, view: SeatView, rng: random.Random) -> Move:
@@ -75,6 +85,55 @@ def register(name: str, factory: _Factory, usage: str) -> None:
 
 def known_specs() -> list[str]:
     return [usage for _, usage in _REGISTRY.values()]
+
+
+_MOST_DIGITS = 4300
+"""The longest number a spec reads: int()'s default limit, past which it raises."""
+
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def spec_count(agent: str, key: str, raw: str, least: int = 1) -> int:
+    """Option ``key=raw`` of ``agent``'s spec as an integer >= ``least``, written in the
+    ASCII digits 0-9 alone; else :class:`AgentSpecError` naming the option, the value
+    and what is allowed."""
+    number = parse_digits(raw, _MOST_DIGITS)
+    if number is None:
+        raise AgentSpecError(
+            f"{agent} option {key}={raw!r}: expected an integer >= {least} in the digits 0-9"
+        )
+    if number < least:
+        raise AgentSpecError(f"{agent} option {key}={number}: must be >= {least}")
+    return number
+
+
+def spec_number(agent: str, key: str, raw: str) -> float:
+    """Option ``key=raw`` of ``agent``'s spec as a finite number (``8``, ``-2.5``,
+    ``1e-3``) in the ASCII digits 0-9; ``nan``, ``inf``, a number too large for a
+    float, and other scripts' digits are refused with :class:`AgentSpecError`."""
+    value = float(raw) if _NUMBER_RE.fullmatch(raw) else math.nan
+    if not math.isfinite(value):
+        raise AgentSpecError(
+            f"{agent} option {key}={raw!r}: expected a number (finite, in the digits 0-9, "
+            "e.g. 8, -2.5 or 1e-3)"
+        )
+    return value
+
+
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+def spec_bool(agent: str, key: str, raw: str) -> bool:
+    """Option ``key=raw`` of ``agent``'s spec as a boolean: true, 1 or yes; false, 0 or
+    no (any case); anything else is refused with :class:`AgentSpecError`."""
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise AgentSpecError(
+        f"{agent} option {key}={raw!r}: expected true or false (also 1 or 0, yes or no)"
+    )
 
 
 def _no_options(name: str, cls: type[Agent]) -> _Factory:
@@ -123,6 +182,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 def make_agent(spec: str) -> Agent:
     """Build an agent from its spec string, e.g. ``random``, ``search:samples=32``.
 
+    Numbers in a spec are written in the ASCII digits 0-9. The agent's ``spec`` is
+    the canonical form of ``spec``: equal for two spellings of one player.
+
     Raises :class:`AgentSpecError` (a ``ValueError``) naming the known specs when the
     agent is unknown or the spec malformed.
     """
@@ -138,4 +200,7 @@ def make_agent(spec: str) -> Agent:
             f"malformed agent spec {spec!r}: {name} takes key=value options "
             f"({usage}); known specs: {', '.join(known_specs())}"
         )
-    return factory(options)
+    agent = factory(options)
+    if not agent.spec:
+        agent.spec = agent.name
+    return agent

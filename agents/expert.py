@@ -53,7 +53,7 @@ from typing import Any
 from matador_env.configs import configuration_of
 from matador_env.engine import Move, Rules, SeatView
 
-from .base import Agent, AgentSpecError, register
+from .base import Agent, AgentSpecError, register, spec_number
 from .knowledge import Knowledge, bits, regular_fit
 
 __all__ = [
@@ -399,11 +399,19 @@ def _build(options: dict[str, str]) -> Agent:
             raise AgentSpecError(
                 f"expert has no option {key!r}; options: weights, {', '.join(FEATURES)}"
             )
-        try:
-            values[key] = float(raw)
-        except ValueError:
-            raise AgentSpecError(f"expert option {key}={raw!r}: expected a number") from None
-    return ExpertAgent(ExpertWeights() if weights == "base" else None, values)
+        values[key] = spec_number("expert", key, raw)
+    agent = ExpertAgent(ExpertWeights() if weights == "base" else None, values)
+    # The canonical spec: the base set is known whole; a fitted set depends on the
+    # rules played, so only the weights set on top of it are named.
+    chosen = (
+        astuple(replace(ExpertWeights(), **values))
+        if weights == "base"
+        else tuple(values.get(f) for f in FEATURES)
+    )
+    agent.spec = f"expert:weights={weights}" + "".join(
+        f",{f}={v + 0.0!r}" for f, v in zip(FEATURES, chosen, strict=True) if v is not None
+    )
+    return agent
 
 
 register("expert", _build, "expert[:weights=fitted|base,<weight>=<number>]")

@@ -5,9 +5,11 @@ The path is a training run's ``best``/``final`` folder, a folder holding
 ``policy.onnx``, or the ``.onnx`` file itself (see :mod:`matador_env.policy`).
 Loading checks the sidecar: a policy trained for other rules or another
 observation encoding is refused with a message that names the difference.
-The agent plays the most likely legal action of the policy (deterministic);
-``runtime=onnxruntime`` keeps onnxruntime for every move instead of the numpy runtime
-of plain MLP networks (:data:`matador_env.policy.RUNTIMES`), e.g. to compare the two.
+The agent plays the most likely legal action of the policy (deterministic), or with
+``sample=true`` draws one from the policy's distribution (``sample`` is true or false,
+also 1 or 0, yes or no; anything else is refused); ``runtime=onnxruntime`` keeps
+onnxruntime for every move instead of the numpy runtime of plain MLP networks
+(:data:`matador_env.policy.RUNTIMES`), e.g. to compare the two.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from matador_env.bot import LEVELS, Bot, BotError, load_bot, load_level
 from matador_env.engine import Move, Rules, SeatView
 from matador_env.policy import RUNTIMES, OnnxPolicy, PolicyError, load_policy
 
-from .base import Agent, AgentSpecError, known_specs, register
+from .base import Agent, AgentSpecError, known_specs, register, spec_bool
 
 
 class PolicyAgent(Agent):
@@ -30,6 +32,9 @@ class PolicyAgent(Agent):
         self.policy: OnnxPolicy = load_policy(path, runtime=runtime)
         self.name = f"policy:{path}" + ("" if runtime == "auto" else f",runtime={runtime}")
         self.rules = self.policy.rules
+        self.spec = (
+            f"policy:{self.policy.path.resolve()},sample={str(sample).lower()},runtime={runtime}"
+        )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         return self.policy.choose(view, rng if self.sample else None)
@@ -37,7 +42,7 @@ class PolicyAgent(Agent):
 
 def _build(options: dict[str, str]) -> Agent:
     path = options.pop("_", None)
-    sample = options.pop("sample", "false").lower() in ("1", "true", "yes")
+    sample = spec_bool("policy", "sample", options.pop("sample", "false"))
     runtime = options.pop("runtime", "auto")  # checked by load_policy, named in its error
     if path is None or options:
         raise AgentSpecError(

@@ -48,7 +48,7 @@ from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
 
-from .base import Agent, AgentSpecError, register
+from .base import Agent, AgentSpecError, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
 from .knowledge import Knowledge, Tables, bits
 
@@ -576,6 +576,10 @@ class SearchAgent(Agent):
         self.name = f"search:samples={samples},playouts={playouts},width={width}"
         if not fast:
             self.name += ",fast=0"
+        self.spec = (
+            f"search:samples={samples},playouts={playouts},width={width},"
+            f"halving={int(bool(halving))},fast={int(bool(fast))}"
+        )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
         moves = view.legal_moves
@@ -738,6 +742,7 @@ _LINES: dict[Rules, LineRollout] = {}
 
 
 _INT_OPTIONS = ("samples", "playouts", "width", "halving", "fast")
+_FLAGS = ("halving", "fast")
 
 
 def _build(options: dict[str, str]) -> Agent:
@@ -748,13 +753,12 @@ def _build(options: dict[str, str]) -> Agent:
                 f"search has no option {key!r}; options: {', '.join(_INT_OPTIONS)} "
                 "(e.g. search:samples=32,playouts=2,width=6)"
             )
-        try:
-            value = int(raw)
-        except ValueError:
-            raise AgentSpecError(f"search option {key}={raw!r}: expected an integer") from None
-        if value < (0 if key in ("halving", "fast") else 1):
-            raise AgentSpecError(f"search option {key}={value}: must be >= 1")
-        values[key] = value
+        if key in _FLAGS:
+            if raw not in ("0", "1"):
+                raise AgentSpecError(f"search option {key}={raw!r}: expected 0 or 1")
+            values[key] = int(raw)
+        else:
+            values[key] = spec_count("search", key, raw)
     return SearchAgent(**values)
 
 

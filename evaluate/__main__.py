@@ -197,6 +197,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     specs = [*args.agents, *([args.vs] if args.vs else [])]
+    canonical: dict[str, str] = {}  # spec as given -> the player it builds (Agent.spec)
     for spec in dict.fromkeys(specs):
         try:
             agent = make_agent(spec)
@@ -208,12 +209,27 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
             check_agent(rules, spec, agent)
         except AgentRulesError as e:
             parser.error(str(e))
-    if len(set(args.agents)) != len(args.agents):
-        dup = next(a for a in args.agents if args.agents.count(a) > 1)
-        parser.error(f"agent {dup!r} is listed twice in --agents")
+        canonical[spec] = agent.spec
+    # Two spellings of one player (``random`` and ``random ``, ``search`` and
+    # ``search:samples=64``) are one agent: compared by the player they build.
+    for i, a in enumerate(args.agents):
+        for b in args.agents[i + 1 :]:
+            if canonical[a] == canonical[b]:
+                if a == b:
+                    parser.error(f"agent {a!r} is listed twice in --agents")
+                parser.error(
+                    f"agents {a!r} and {b!r} in --agents are the same agent "
+                    f"({canonical[a]}); list it once"
+                )
     if args.vs is not None:
-        if args.vs in args.agents:
-            parser.error(f"--vs {args.vs!r} is also in --agents; a candidate cannot play itself")
+        same = next((a for a in args.agents if canonical[a] == canonical[args.vs]), None)
+        if same is not None:
+            also = (
+                "also in --agents"
+                if same == args.vs
+                else f"the same agent as {same!r} in --agents ({canonical[same]})"
+            )
+            parser.error(f"--vs {args.vs!r} is {also}; a candidate cannot play itself")
         pairings = [Pairing(args.vs, b) for b in args.agents]
     else:
         if len(args.agents) < 2:

@@ -18,6 +18,7 @@ from agents import (
     known_specs,
     make_agent,
 )
+from agents.expert import ExpertWeights
 from agents.knowledge import Knowledge, tables
 from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
 
@@ -67,10 +68,28 @@ def test_known_specs_build_their_agents() -> None:
         ("search:=3", "malformed agent spec"),
         ("search:samples=many", "expected an integer"),
         ("search:samples=0", "must be >= 1"),
+        ("search:samples=-3", "samples='-3': expected an integer >= 1 in the digits 0-9"),
+        ("search:samples=１６", "samples='１６': expected an integer >= 1 in the digits 0-9"),
+        ("search:width=+4", "width='+4': expected an integer >= 1 in the digits 0-9"),
+        ("search:playouts=1_0", "playouts='1_0': expected an integer >= 1"),
+        ("search:halving=-1", "search option halving='-1': expected 0 or 1"),
+        ("search:halving=5", "search option halving='5': expected 0 or 1"),
+        ("search:fast=7", "search option fast='7': expected 0 or 1"),
+        ("search:fast=１", "search option fast='１': expected 0 or 1"),
         ("search:depth=2", "search has no option 'depth'"),
         ("random:seed=1", "takes no options"),
         ("expert:matador=lots", "expected a number"),
+        ("expert:partner=nan", "expert option partner='nan': expected a number (finite"),
+        ("expert:partner=inf", "expert option partner='inf': expected a number (finite"),
+        ("expert:partner=-inf", "expert option partner='-inf': expected a number (finite"),
+        ("expert:partner=1e400", "expert option partner='1e400': expected a number (finite"),
+        ("expert:partner=１", "expert option partner='１': expected a number (finite"),
+        ("expert:partner=1_0", "expert option partner='1_0': expected a number (finite"),
         ("expert:courage=1", "expert has no option 'courage'"),
+        (
+            "policy:matador_env/bots/standard,sample=maybe",
+            "policy option sample='maybe': expected true or false",
+        ),
     ],
 )
 def test_bad_specs_are_refused_with_the_known_specs(spec: str, says: str) -> None:
@@ -82,6 +101,57 @@ def test_bad_specs_are_refused_with_the_known_specs(spec: str, says: str) -> Non
     if "unknown" in says or "malformed" in says:
         for known in known_specs():
             assert known in message
+
+
+def test_spec_numbers_in_the_digits_0_to_9_are_read() -> None:
+    expert = make_agent("expert:partner=-2.5,force=1e1,block=.5,follow=+3")
+    weights = expert.weights_for(Rules())  # type: ignore[attr-defined]
+    assert (weights.partner, weights.force, weights.block, weights.follow) == (-2.5, 10, 0.5, 3)
+    agent = make_agent("search:samples=016,halving=0,fast=1")
+    assert isinstance(agent, SearchAgent)
+    assert (agent.samples, agent.halving) == (16, 0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "sample"),
+    [("true", True), ("YES", True), ("1", True), ("false", False), ("No", False), ("0", False)],
+)
+def test_policy_sample_takes_the_booleans(raw: str, sample: bool) -> None:
+    agent = make_agent(f"policy:matador_env/bots/standard,sample={raw}")
+    assert agent.sample is sample  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("random", " random "),
+        ("random", "random:"),
+        ("search", "search:samples=64"),
+        ("search:samples=16", "search:width=6,samples=16,halving=1,fast=1,playouts=1"),
+        ("expert", "expert:weights=fitted"),
+        ("expert:partner=8", "expert:partner=8.0"),
+        ("expert:weights=base", f"expert:weights=base,partner={ExpertWeights().partner}"),
+        ("policy:matador_env/bots/standard", "policy:matador_env/bots/standard/policy.onnx"),
+        ("policy:matador_env/bots/standard", "policy:matador_env/bots/standard,sample=no"),
+    ],
+)
+def test_two_spellings_of_one_player_share_the_canonical_spec(one: str, other: str) -> None:
+    assert make_agent(one).spec == make_agent(other).spec
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("random", "greedy"),
+        ("search", "search:samples=32"),
+        ("search", "search:halving=0"),
+        ("expert", "expert:weights=base"),
+        ("expert", "expert:partner=8"),
+        ("policy:matador_env/bots/standard", "policy:matador_env/bots/standard,sample=true"),
+    ],
+)
+def test_other_players_have_other_canonical_specs(one: str, other: str) -> None:
+    assert make_agent(one).spec != make_agent(other).spec
 
 
 # -- legal play everywhere ------------------------------------------------------------------

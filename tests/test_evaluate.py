@@ -387,6 +387,32 @@ def test_summary_matches_hand_computation() -> None:
         (["--agents", "expert"], "at least two --agents"),
         (["--agents", "expert", "expert"], "listed twice"),
         (["--agents", "expert", "random", "--vs", "expert"], "cannot play itself"),
+        (
+            ["--agents", "random:", "greedy", "--vs", "random"],
+            "--vs 'random' is the same agent as 'random:' in --agents (random); "
+            "a candidate cannot play itself",
+        ),
+        (
+            ["--agents", "search:samples=64", "--vs", "search"],
+            "--vs 'search' is the same agent as 'search:samples=64' in --agents",
+        ),
+        (
+            ["--agents", "random", "random "],
+            "agents 'random' and 'random ' in --agents are the same agent (random)",
+        ),
+        (
+            ["--agents", "search", "search:samples=64,fast=1"],
+            "agents 'search' and 'search:samples=64,fast=1' in --agents are the same agent",
+        ),
+        (["--agents", "search:samples=16", "search:samples=１６"], "in the digits 0-9"),
+        (["--agents", "random", "expert:partner=nan"], "partner='nan': expected a number"),
+        (["--agents", "random", "expert:partner=1e400"], "partner='1e400': expected a number"),
+        (["--agents", "random", "search:halving=-1"], "halving='-1': expected 0 or 1"),
+        (["--agents", "random", "search:halving=5,fast=7"], "halving='5': expected 0 or 1"),
+        (
+            ["--agents", "random", "policy:matador_env/bots/standard,sample=maybe"],
+            "sample='maybe': expected true or false",
+        ),
         (["--hands", "10"], "--agents"),
     ],
 )
@@ -696,3 +722,14 @@ def test_duplicate_lead_is_the_per_deal_difference_of_two_pairings_on_the_same_d
     assert lead.lo < lead.mean < lead.hi
     same = duplicate_lead(first, first)
     assert (same.mean, same.lo, same.hi) == (0.0, 0.0, 0.0)
+
+
+def test_cli_keeps_other_players_of_one_agent_apart(tmp_path: Path) -> None:
+    _, _, pairings = parse_args(
+        ["--agents", "search:samples=16", "search", "--vs", "search:halving=0"]
+        + ["--out", str(tmp_path)]
+    )
+    assert pairings == [
+        Pairing("search:halving=0", "search:samples=16"),
+        Pairing("search:halving=0", "search"),
+    ]
