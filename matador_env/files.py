@@ -95,3 +95,11 @@ def folder_arg(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("an empty path is not a folder")
     return Path(text)
+
+
+def file_arg(text: str) -> Path:
+    """An argparse ``type`` for an output file: the path, refusing an empty one (which
+    ``Path`` would read as the current folder)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path is not a file")
+    return Path(text)

@@ -13,13 +13,15 @@ Options: ``--preset`` (a rules preset, default standard), ``--level`` (a bot lev
 of :mod:`matador_env.bot`: random, greedy, casual, trained; casual and trained
 wherever a trained bot is shipped for the resulting rules, that is for the
 configurations of :mod:`matador_env.configs` listed by ``--list``, with their
-rules unchanged), ``--players`` and ``--teams`` (four players as two
-partnerships), ``--config`` (a configuration by name, e.g. ``standard_4p`` or
-``pagat_teams``, instead of ``--preset``, ``--players`` and ``--teams``), ``--match``
+rules unchanged), ``--players`` and ``--teams`` (two partnerships; four
+players only, so with ``--players 4``), ``--config`` (a configuration by name,
+e.g. ``standard_4p`` or ``pagat_teams``, instead of ``--preset``, ``--players``
+and ``--teams``), ``--match``
 (hands until the match target), ``--target`` (the match target, ``target_score``),
 ``--seat`` (your seat, default 0), ``--seed`` (the same seed replays the same
 deals and bot moves; without it one is picked and printed) and ``--record FILE``
-(each hand's record, written as the hand ends, for ``python -m matador_env.replay``).
+(each hand's record, written as the hand ends, for ``python -m matador_env.replay``;
+a path that cannot be a file, such as one under a file, is refused before the game).
 
 Each time you have a choice the table is drawn: what the others did since your
 last turn (each move told with the ends as they were when it was made), the
@@ -40,13 +42,16 @@ input gets a hint and the same question again. Plain ``print``/``input``,
 standard library only, so it runs in any terminal and can be driven through
 stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tests.
 
-Exit codes: 0 when the game ends or you quit, 2 for bad options (an unknown
-preset, impossible rules, a level that cannot play these rules), 130 on Ctrl-C.
+Exit codes: 0 when the game ends or you quit (or the reader of the output goes
+away, as with ``| head``: the game stops quietly, its record kept), 2 for bad
+options (an unknown preset, impossible rules, a level that cannot play these
+rules, a ``--record`` path that cannot be written), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -72,7 +77,7 @@ from .engine import (
     hand_records,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
-from .files import atomic_write_text
+from .files import atomic_write_text, file_arg, folder_problem
 
 __all__ = [
     "Choice",
@@ -670,9 +675,9 @@ class TerminalGame:
         if len(winners) > 1:
             verdict = "The match is shared." if mine in winners else verdict
         scores = " to ".join(str(t) for t in sorted(totals, reverse=True))
-        return (
-            f"Match over: {names} {'wins' if len(winners) == 1 else 'share'} ({scores}). {verdict}"
-        )
+        # Past tense, which reads right after "You (P0)", "P1" and a team alike.
+        won = "won" if len(winners) == 1 else "shared the win"
+        return f"Match over: {names} {won} ({scores}). {verdict}"
 
 
 def matador_names(rules: Rules) -> str:
@@ -750,14 +755,19 @@ def build_parser() -> argparse.ArgumentParser:
         + " (default trained)",
     )
     parser.add_argument("--players", type=int, help="number of players (default: the preset's)")
-    parser.add_argument("--teams", action="store_true", help="four players as two partnerships")
+    parser.add_argument(
+        "--teams",
+        action="store_true",
+        help="two partnerships of two; four players only, so give --players 4 too "
+        "(--config pagat_teams is such a table)",
+    )
     parser.add_argument("--match", action="store_true", help="play hands to the match target")
     parser.add_argument("--target", type=int, help="the match target (default: the preset's)")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, help="replay the same deals and bot moves")
     parser.add_argument(
         "--record",
-        type=Path,
+        type=file_arg,
         metavar="FILE",
         help="write each hand's record to FILE as it ends (and the hand you leave, as "
         "far as it went), for python -m matador_env.replay",
@@ -834,9 +844,15 @@ def main(
     if not 0 <= args.seat < rules.players:
         err.write(f"{PROG}: error: --seat must be from 0 to {rules.players - 1}\n")
         return 2
-    if args.record is not None and args.record.is_dir():
-        err.write(f"{PROG}: error: --record {args.record} is a directory; give a file\n")
-        return 2
+    if args.record is not None:
+        if args.record.is_dir():
+            err.write(f"{PROG}: error: --record {args.record} is a directory; give a file\n")
+            return 2
+        # Refused now, not after the game it was to keep (the folder is made as it is written).
+        problem = folder_problem(args.record.parent)
+        if problem is not None:
+            err.write(f"{PROG}: error: --record {args.record} cannot be written: {problem}\n")
+            return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
     bots: dict[int, Bot] = {}
     try:
@@ -892,7 +908,8 @@ def main(
         out.write("\nInterrupted. Bye.\n")
         code = 130
     finally:
-        # Whatever ended the game, an error included, the hands played are kept.
+        # Whatever ended the game, an error included (the output's reader gone, too),
+        # the hands played are kept; only then is it told.
         game.save_record()
         if game.recorded:
             out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
@@ -908,4 +925,8 @@ def _isatty(stream: TextIO) -> bool:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit, never read
+        raise SystemExit(0) from None

@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,9 @@ def test_an_illegal_move_says_why_with_the_engine_message() -> None:
     assert code == 0
     assert f"Not allowed: illegal move '{bad}' by seat 0: there is no open end 9" in out
     assert out.count("Your move [") > 2 and "hand 1 over" in out
+    # A tile outside the set is named in its text form, not as a Python repr.
+    _, out, _ = play(args, ["9-9@0>9", "q"])
+    assert "Not allowed: illegal move '9-9@0>9' by seat 0: 9-9 is not a tile of the double-6" in out
 
 
 def test_a_bare_tile_plays_when_it_goes_one_way() -> None:
@@ -217,7 +221,9 @@ def test_quit_between_hands_of_a_match() -> None:
     assert "match hand 2" not in out
 
 
-def test_record_keeps_every_hand_for_replay(tmp_path: Path) -> None:
+def test_record_keeps_every_hand_for_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from matador_env.replay import read_records
 
     path = tmp_path / "game.txt"
@@ -248,10 +254,77 @@ def test_record_keeps_every_hand_for_replay(tmp_path: Path) -> None:
         if leader == 1:
             (record,) = read_records(kept)[1]
             assert len(record.moves) == 1 and record.moves[0].kind == "play"
-    # A record that cannot be written does not stop the game.
-    code, out, _ = play([*args[:-1], str(path / "under_a_file.txt")], ["1"] * 300 + ["q"])
+    # A record that fails as it is written does not stop the game.
+    import matador_env.play as play_module
+
+    def refuse(path: object, text: str) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    with monkeypatch.context() as m:
+        m.setattr(play_module, "atomic_write_text", refuse)
+        code, out, _ = play(args, ["1"] * 300 + ["q"])
     assert code == 0 and "Could not write the record to" in out and "recording stops" in out
     assert "match hand 2" in out and "record is in" not in out
+
+
+@pytest.mark.parametrize("under", ["x.txt", "sub/x.txt"])
+def test_a_record_under_a_file_is_refused_before_the_game(tmp_path: Path, under: str) -> None:
+    a_file = tmp_path / "q"
+    a_file.write_text("")
+    record = a_file / under
+    code, out, err = play(["--level", "greedy", "--seed", "5", "--record", str(record)], ["1"] * 40)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"{PROG}: error: --record {record} cannot be written: "
+        + ("" if under == "x.txt" else f"{record.parent} lies in ")
+        + f"{a_file}{'' if under == 'x.txt' else ', which'} exists and is not a folder\n"
+    )
+    assert a_file.read_text() == ""
+
+
+def test_an_empty_record_path_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--record", ""], stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
+    err = capsys.readouterr().err  # argparse's own message
+    assert exc.value.code == 2 and "argument --record: an empty path is not a file" in err
+
+
+def test_a_reader_gone_stops_the_game_quietly_and_keeps_the_record(tmp_path: Path) -> None:
+    # `... | python -m matador_env.play ... | head -1`: the output closed during the game.
+    record = tmp_path / "game.txt"
+    argv = ["--level", "greedy", "--seed", "5", "--record", str(record)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "matador_env.play", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stdin is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("Matador: ")  # then it waits for a move
+    proc.stdout.close()
+    proc.stdin.write("1\n" * 300)
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and err == ""
+    from matador_env.replay import read_records
+
+    (hand,) = read_records(record)[1]
+    assert hand.moves
+
+
+def test_the_match_result_reads_right_for_you_a_bot_and_a_team() -> None:
+    _, out, _ = play(
+        ["--level", "random", "--match", "--target", "30", "--seed", "3"], ["1"] * 3000
+    )
+    assert re.search(
+        r"\nMatch over: (You \(P0\)|P1) won \(\d+ to \d+\)\. You (win|lose) the match", out
+    )
+    args = ["--players", "4", "--teams", "--level", "greedy", "--match", "--target", "20"]
+    _, out, _ = play([*args, "--seed", "5"], ["1"] * 3000)
+    assert re.search(r"\nMatch over: team P\d\+P\d( \(your team\))? won \(", out), out[-300:]
+    assert " wins (" not in out
 
 
 @pytest.mark.parametrize(
@@ -309,6 +382,15 @@ def test_bad_options_exit_2() -> None:
         assert code == 2 and "give it without --preset, --players or --teams" in err
     code, _, err = play(["--players", "2", "--teams", "--level", "greedy"], [])
     assert code == 2 and "impossible rules" in err and "teams" in err
+    # --teams alone keeps the preset's two players, as in python -m evaluate and train,
+    # and the help says it takes --players 4.
+    code, _, err = play(["--teams", "--level", "greedy"], [])
+    assert code == 2 and "teams=True only with players=4" in err
+    help_text = io.StringIO()
+    with pytest.raises(SystemExit), redirect_stdout(help_text):
+        main(["--help"], stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
+    flat = " ".join(help_text.getvalue().split())
+    assert "--teams two partnerships of two; four players only, so give --players 4 too" in flat
     code, _, err = play(["--seat", "2", "--level", "greedy"], [])
     assert code == 2 and "--seat must be from 0 to 1" in err
 
