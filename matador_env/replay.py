@@ -18,10 +18,16 @@ table after it: the layout (drawn as in terminal play), every seat's tiles (a
 record holds them all, so every hand is open), the boneyard, and at the end the
 result. ``--step`` waits for Enter after each move (``q`` leaves); ``--png DIR``
 also writes each position as a picture (:mod:`matador_env.picture`, every hand
-face up) to ``DIR/hand<i>_<k>.png``, ``k`` counting the moves made.
+face up) to ``DIR/hand<i>_<k>.png``, ``k`` counting the moves made (the folder is
+made, or refused, before the replay starts).
 
-Exit codes: 0 when every hand was replayed (or ``q``), 2 for a file that cannot be
-read or replayed (the message names the file, the hand and what is wrong).
+A ``.jsonl``'s games are its lines that are not blank, numbered from 0 by
+``--game``; a message about one names its line in the file (from 1).
+
+Exit codes: 0 when every hand was replayed (or ``q``), 1 when a picture cannot be
+written, 2 for a file that cannot be read or replayed (the message names the file,
+the hand and what is wrong) or a ``--png`` folder that cannot be made, 130 on
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import TextIO
 from .engine import HandState, parse_hand_record, render_table
 from .engine.render import RECORD_HEADER, HandRecord
 from .engine.state import IllegalMoveError
+from .files import folder_arg, make_folder
 from .picture import draw_frame, write_png
 from .play import draw_layout, narrate
 
@@ -53,16 +60,20 @@ def read_records(path: Path, game: int = 0) -> tuple[str, list[HandRecord]]:
     """A heading for what is replayed, and its hand records: every record of a text
     file, or game ``game``'s of a ``.jsonl`` of ``python -m evaluate --records``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark is no text
     except (OSError, UnicodeDecodeError) as exc:
         raise ReplayError(f"{path}: cannot read it ({exc})") from None
     heading = str(path)
     if path.suffix == ".jsonl":
-        lines = [line for line in text.splitlines() if line.strip()]
+        # The games, each with its line number in the file (blank lines are no game).
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if not lines:
+            raise ReplayError(f"{path}: it holds no games (the file is empty or blank)")
         if not 0 <= game < len(lines):
             raise ReplayError(f"{path}: --game {game} is not a game of it (0 to {len(lines) - 1})")
+        line_no, line = lines[game]
         try:
-            data = json.loads(lines[game])
+            data = json.loads(line)
             texts = list(data["records"])
             seats = ", ".join(f"P{s} {spec}" for s, spec in enumerate(data["seats"]))
             heading = (
@@ -72,10 +83,10 @@ def read_records(path: Path, game: int = 0) -> tuple[str, list[HandRecord]]:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise ReplayError(
-                f"{path}: line {game + 1} is not a game of `python -m evaluate --records` ({exc})"
+                f"{path}: line {line_no} is not a game of `python -m evaluate --records` ({exc})"
             ) from None
         if not all(isinstance(t, str) for t in texts):
-            raise ReplayError(f"{path}: line {game + 1} has records that are not text")
+            raise ReplayError(f"{path}: line {line_no} has records that are not text")
     else:
         texts = _record_texts(text.splitlines())
     if not texts:
@@ -114,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, help="hand records (text) or records.jsonl")
     p.add_argument("--game", type=int, default=0, help="the game of a records.jsonl (from 0)")
     p.add_argument("--step", action="store_true", help="wait for Enter after each move")
-    p.add_argument("--png", type=Path, metavar="DIR", help="also write each position as a PNG")
+    p.add_argument(
+        "--png", type=folder_arg, metavar="DIR", help="also write each position as a PNG"
+    )
     return p
 
 
@@ -134,16 +147,46 @@ def main(
     except ReplayError as exc:
         err.write(f"{PROG}: error: {exc}\n")
         return 2
-    if args.png is not None and args.png.exists() and not args.png.is_dir():
-        err.write(f"{PROG}: error: --png {args.png} exists and is not a directory\n")
-        return 2
+    if args.png is not None:
+        problem = make_folder(args.png)
+        if problem is not None:
+            err.write(f"{PROG}: error: --png: {problem}\n")
+            return 2
+    try:
+        return _replay(args, heading, records, source, out, err)
+    except _PictureError as exc:
+        out.flush()
+        err.write(f"{PROG}: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C, e.g. at --step's question
+        out.write("\n")
+        out.flush()
+        return 130
+
+
+class _PictureError(Exception):
+    """A picture of ``--png`` could not be written; the message says which and why."""
+
+
+def _replay(
+    args: argparse.Namespace,
+    heading: str,
+    records: list[HandRecord],
+    source: TextIO,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     out.write(f"{heading}\n")
 
     def show(state: HandState, i: int, k: int) -> None:
         """The table after move ``k`` of hand ``i`` (0: the deal), and its picture."""
         out.write(render_table(state, layout=draw_layout) + "\n")
         if args.png is not None:
-            write_png(args.png / f"hand{i}_{k:03d}.png", draw_frame(state, reveal=True))
+            path = args.png / f"hand{i}_{k:03d}.png"
+            try:
+                write_png(path, draw_frame(state, reveal=True))
+            except OSError as exc:
+                raise _PictureError(f"--png: cannot write {path} ({exc.strerror or exc})") from None
 
     for i, record in enumerate(records, 1):
         rules = record.rules

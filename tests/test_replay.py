@@ -120,7 +120,10 @@ def test_files_that_are_not_records_are_refused(tmp_path: Path, text: str, says:
     ("change", "says"),
     [
         (("hand 0: 2-2", "hand 0: 0-0"), "hand 1: hand of seat 1: 0-0 is dealt twice"),
-        (("hand 0: 2-2", "hand 0: 9-9"), "hand 1: hand of seat 0: Tile(low=9, high=9) is not a"),
+        (
+            ("hand 0: 2-2", "hand 0: 9-9"),
+            "hand 1: hand of seat 0: 9-9 is not a tile of the double-6 set",
+        ),
         (("leader: 0", "leader: 7"), "hand 1: hand record: leader 7 is not a seat (0 to 1)"),
         (("seed: 1", "seed: x"), "hand 1: hand record: seed and leader must be integers"),
         (("hand 0: 2-2", "hand 0: 2-"), "hand 1: "),
@@ -164,3 +167,83 @@ def test_write_png_round_trips_and_refuses_what_is_not_a_picture(tmp_path: Path)
     assert read_png(write_png(tmp_path / "f.png", np.zeros(FRAME_SHAPE, np.uint8))).shape == (
         FRAME_SHAPE
     )
+
+
+@pytest.mark.parametrize("where", ["file/sub", "file", "missing/../file/x"])
+def test_a_png_folder_that_cannot_be_made_is_refused_before_any_output(
+    tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "file").write_text("")
+    (tmp_path / "missing").mkdir()
+    png = tmp_path / where
+    code, out, err = replay(str(GOLDEN[0]), "--png", str(png))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("python -m matador_env.replay: error: --png: ") and "folder" in err
+
+
+def test_an_empty_png_folder_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        replay(str(GOLDEN[0]), "--png", "")
+    assert exc.value.code == 2
+    assert "argument --png: an empty path is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, which takes no folders")
+def test_a_png_folder_that_cannot_be_created_is_one_line() -> None:
+    code, out, err = replay(str(GOLDEN[0]), "--png", "/proc/nope/x")
+    assert (code, out) == (2, "")
+    assert err == (
+        "python -m matador_env.replay: error: --png: /proc/nope/x cannot be made "
+        "(No such file or directory)\n"
+    )
+
+
+def test_a_picture_that_cannot_be_written_stops_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import matador_env.replay as replay_module
+
+    def full(path: Path, picture: object) -> Path:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(replay_module, "write_png", full)
+    code, out, err = replay(str(GOLDEN[0]), "--png", str(tmp_path / "frames"))
+    assert code == 1 and out.startswith(str(GOLDEN[0]))
+    frame = tmp_path / "frames" / "hand1_000.png"
+    assert err == (
+        f"python -m matador_env.replay: error: --png: cannot write {frame} "
+        "(No space left on device)\n"
+    )
+
+
+def test_jsonl_games_empty_files_line_numbers_and_a_byte_order_mark(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    code, _, err = replay(str(empty))
+    assert code == 2 and "holds no games" in err and "(0 to -1)" not in err
+    # Blank lines are no game, but a message names the line of the file.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('\n\n{"records": 3}\n\n{"records": 4}\n')
+    code, _, err = replay(str(bad), "--game", "1")
+    assert code == 2 and ": line 5 is not a game of `python -m evaluate --records`" in err
+    # A UTF-8 file opened by a byte order mark (as some editors save it) reads as any other.
+    marked = tmp_path / "marked.txt"
+    marked.write_bytes(b"\xef\xbb\xbf" + GOLDEN[0].read_bytes())
+    code, out, err = replay(str(marked))
+    assert code == 0, err
+    assert out.count("result: ") == 3
+
+
+class _Interrupted(io.StringIO):
+    def readline(self, size: int = -1) -> str:  # type: ignore[override]
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_step_question_exits_130_quietly() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = main([str(GOLDEN[0]), "--step"], stdin=_Interrupted(), stdout=out, stderr=err)
+    except KeyboardInterrupt:  # not caught: it would end the test session, not fail one test
+        pytest.fail("Ctrl-C escaped main")
+    assert (code, err.getvalue()) == (130, "")
+    assert out.getvalue().endswith("[Enter: next move, q: quit] \n")
