@@ -357,9 +357,15 @@ def load_bot(
     ``greedy``) play any rules, so they are not tied to these: ``rules`` is only
     read, and a name that is neither a preset nor a configuration (or a value that
     is not rules) raises :class:`BotError` for them as for the others. ``seed``
-    seeds the bot's own random generator.
+    seeds the bot's own random generator. An empty ``level`` is neither a level nor a
+    path (not the current folder): :class:`BotError`.
     """
     target = resolve_rules(rules)
+    if isinstance(level, str) and not level.strip():  # Path("") would be the current folder
+        raise BotError(
+            f"no bot named: give a level ({', '.join(LEVELS)}) or the path of an exported "
+            "policy, not an empty text"
+        )
     if level in ("random", "greedy"):
         return RandomBot(seed) if level == "random" else GreedyBot(seed)
     if level in ("trained", "casual"):
@@ -480,11 +486,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"not shipped (random and greedy only): {', '.join(missing)}")
         return 0
     if args.count < 1:
-        parser.error("--count must be >= 1")
+        ex.error("--count must be >= 1")
     try:
         data = encoding_examples(args.preset, args.count, args.seed, args.level)
     except (BotError, PolicyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{ex.prog}: error: {exc}", file=sys.stderr)
         return 2
     json.dump(data, sys.stdout, indent=1)
     print()

@@ -372,3 +372,21 @@ def test_levels_are_arena_agents() -> None:
     assert agent.act(view, random.Random(1)) == agent.act(view, random.Random(1))
     with pytest.raises(AgentSpecError, match="random, greedy, casual, trained"):
         make_agent("bot:expert")
+
+
+def test_examples_errors_name_the_subcommand_and_refuse_an_empty_level() -> None:
+    run = [sys.executable, "-m", "matador_env.bot", "examples"]
+    prog = "python -m matador_env.bot examples"
+    for argv, says in (
+        (["--count", "0"], f"usage: {prog} [-h]"),  # the subcommand's usage, then its error
+        (["--count", "-1"], f"\n{prog}: error: --count must be >= 1\n"),
+        (["--level", ""], f"{prog}: error: no bot named: give a level (random, greedy,"),
+        (["--level", str(ROOT / "missing.onnx")], f"{prog}: error: no exported policy at "),
+    ):
+        done = subprocess.run([*run, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert "no exported policy at ." not in done.stderr
+    for empty in ("", "  "):
+        with pytest.raises(BotError, match="not an empty text"):
+            load_bot(empty)
