@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--teams",
         action=argparse.BooleanOptionalAction,
-        help="four players as two partnerships (--no-teams: each for himself)",
+        help="two partnerships, seats 0+2 against 1+3 (four players only, so with --players 4 "
+        "unless the preset seats four; --no-teams: each for himself)",
     )
     p.add_argument(
         "--rules",

@@ -69,8 +69,8 @@ class TrainArgs:
     players: int | None = None
     """Players at the table, overriding the preset's."""
     teams: bool | None = None
-    """Partnerships of two (--teams) or every seat for itself (--no-teams), overriding
-    the preset's."""
+    """Partnerships of two (--teams; four players only, so with --players 4 unless the
+    preset seats four) or every seat for itself (--no-teams), overriding the preset's."""
     rules: list[str] = field(default_factory=list, metadata={"metavar": "KEY=VALUE"})
     """KEY=VALUE overrides of the preset's rules (fields of matador_env.engine.Rules,
     e.g. --rules lead_tile=any target_score=150), as python -m evaluate takes them."""
