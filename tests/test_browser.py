@@ -325,3 +325,106 @@ def test_the_level_list_offers_trained_bots_for_four_seats_and_teams(
         page.close()
     finally:
         assert stop_server(srv) == 0, srv.logs()
+
+
+# (the address, the notice's parts or none, the form it leaves); each address but the
+# last has an option the page cannot use, which falls back to its default.
+ADDRESSES = [
+    (
+        "pause=0&players=5",
+        ["players=5 is not offered for standard; allowed: 2, 3, 4; using 2."],
+        {"preset": "standard", "players": "2"},
+    ),
+    (
+        "pause=0&preset=nope",
+        ["preset=nope is not offered; allowed: standard, pagat, ", "; using standard."],
+        {"preset": "standard", "players": "2"},
+    ),
+    (
+        "pause=0&preset=leiden&players=3&level=trained",
+        [
+            "level=trained is not offered for leiden with 3 players; allowed: random, greedy;"
+            " using greedy."
+        ],
+        {"preset": "leiden", "players": "3", "level": "greedy"},
+    ),
+    (
+        "pause=0&level=bogus",
+        ["level=bogus is not offered for standard with 2 players; allowed: random, greedy, "],
+        {"preset": "standard", "players": "2"},
+    ),
+    (
+        "pause=0&seed=abc&preset=leiden",
+        [
+            "seed=abc is not a seed; allowed: a whole number, 0 to 9007199254740991 in the "
+            "digits 0-9; ignored: every deal gets a new random seed."
+        ],
+        {"preset": "leiden", "players": "2"},
+    ),
+    (
+        "pause=fast&seeds=7&level=greedy",
+        [
+            "pause=fast is not a pause; allowed: milliseconds, 0 to 60000 in the digits 0-9;"
+            " using 800.",
+            "seeds is no address option; allowed: pause, seed, preset, players, level; ignored.",
+        ],
+        {"preset": "standard", "players": "2", "level": "greedy"},
+    ),
+    (
+        "pause=0&seed=7&preset=leiden&players=3&level=greedy",
+        [],
+        {"preset": "leiden", "players": "3", "level": "greedy"},
+    ),
+]
+
+
+@pytest.mark.parametrize("query, notes, form", ADDRESSES)
+def test_address_options_the_page_cannot_use_fall_back_with_a_notice(
+    server: str, browser: Any, query: str, notes: list[str], form: dict[str, str]
+) -> None:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    deals: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            deals.append(json.loads(r.post_data))
+            if r.method == "POST" and r.url.endswith("/games")
+            else None
+        ),
+    )
+    page.set_default_timeout(20_000)
+    address = f"{server}/?{query}"
+    page.goto(address)
+    page.wait_for_selector("body[data-ready='1']")
+    notice = page.locator("#notice")
+    if notes:
+        text = notice.inner_text()
+        assert notice.is_visible() and text.startswith("⚠ "), text
+        for part in notes:
+            assert part in text, text
+    else:
+        assert notice.is_hidden()
+    shown = {name: page.input_value(f"#{name}") for name in form}
+    assert shown == form
+    level = page.input_value("#level")
+    assert level in attributes(page, "#level option", "value")  # never a blank menu
+    # Deal deals (no form submit reloading the page), with what the form shows.
+    page.click("#deal")
+    wait_idle(page)
+    assert page.url == address and not page.locator("#event.error").count()
+    game = server_game(server, page.get_attribute("body", "data-game"))
+    settings = game["settings"]
+    assert {"preset": settings["preset"], "players": str(settings["players"])} == {
+        k: form[k] for k in ("preset", "players")
+    }
+    assert settings["level"] == level
+    assert len(deals) == 1 and deals[0]["level"] == level
+    # A seed the page cannot use is not sent (the server picks one); seed=7 is.
+    assert deals[0].get("seed") == (7 if "seed=7" in query else None)
+    if "seed=7" in query:
+        assert settings["seed"] == 7
+    assert not errors, errors
+    page.close()

@@ -5,8 +5,15 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const params = new URLSearchParams(location.search);
+// The address options (docs/browser.md); readAddress checks them, and one the page
+// cannot use falls back to its default, named in the notice under the form.
+const ADDRESS_OPTIONS = ["pause", "seed", "preset", "players", "level"];
+const DIGITS = /^[0-9]+$/;
+const MAX_PAUSE = 60000;
 // Milliseconds between bot moves (?pause=200 plays faster).
-const PAUSE = Math.max(0, Number(params.get("pause") ?? 800)) || 0;
+let PAUSE = 800;
+// The seed of every game dealt from this page (?seed=7), or null: a new one each time.
+let SEED = null;
 
 const $ = (id) => document.getElementById(id);
 let options = null;
@@ -475,15 +482,17 @@ async function deal(event) {
   await act(async () => {
     selected = null;
     $("event").classList.remove("error");
+    if (!options) throw new Error("the game options did not load: reload the page");
     const settings = {
       preset: $("preset").value,
       players: Number($("players").value),
       teams: $("teams").checked,
-      level: $("level").value,
       match: $("match").checked,
     };
+    // No level offered for this table: the server says why.
+    if ($("level").value) settings.level = $("level").value;
     if (settings.match) settings.target = Number($("target").value);
-    if (params.get("seed") !== null) settings.seed = Number(params.get("seed"));
+    if (SEED !== null) settings.seed = SEED;
     const old = game;
     game = await call("POST", "/games", settings);
     if (old) call("DELETE", `/games/${old.id}`).catch(() => {});
@@ -501,8 +510,10 @@ async function nextHand() {
 
 // -- the settings form ---------------------------------------------------------------------
 
+const currentPreset = () => options.presets.find((p) => p.name === $("preset").value);
+
 function levelsFor() {
-  const preset = options.presets.find((p) => p.name === $("preset").value);
+  const preset = currentPreset();
   const players = $("players").value;
   const key = players === "4" && $("teams").checked ? "4t" : players;
   // A trained bot plays its configuration's rules only, its match target included.
@@ -519,7 +530,8 @@ function optionOf(name, title) {
 }
 
 function syncForm(changed) {
-  const preset = options.presets.find((p) => p.name === $("preset").value);
+  if (!options) return;
+  const preset = currentPreset();
   if (changed === "preset") {
     $("players").value = String(preset.default_players);
     $("target").value = String(preset.target);
@@ -530,29 +542,72 @@ function syncForm(changed) {
   const level = $("level").value;
   const levels = levelsFor();
   $("level").replaceChildren(...levels.map((name) => optionOf(name, options.levels[name])));
-  $("level").value = levels.includes(level) ? level : levels[levels.length - 1];
+  $("level").value = levels.includes(level) ? level : levels.length ? levels[levels.length - 1] : "";
   document.querySelectorAll(".sum").forEach((node) => (node.textContent = String(preset.link_sum)));
 }
 
+// The address options, each checked: one the page cannot use falls back to its
+// default, and every such one is named, with what is allowed, in one notice.
+function readAddress() {
+  const notes = [];
+  const shown = (value) => (value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  const refuse = (name, why, allowed, instead) =>
+    notes.push(`${name}=${shown(params.get(name))} ${why}; allowed: ${allowed}; ${instead}.`);
+  for (const name of new Set(params.keys())) {
+    if (!ADDRESS_OPTIONS.includes(name)) {
+      notes.push(`${shown(name)} is no address option; allowed: ${ADDRESS_OPTIONS.join(", ")}; ignored.`);
+    }
+  }
+  const pause = params.get("pause");
+  if (pause !== null) {
+    if (DIGITS.test(pause) && Number(pause) <= MAX_PAUSE) PAUSE = Number(pause);
+    else refuse("pause", "is not a pause", `milliseconds, 0 to ${MAX_PAUSE} in the digits 0-9`, `using ${PAUSE}`);
+  }
+  const seed = params.get("seed");
+  if (seed !== null) {
+    // Number() would read "abc" as NaN (sent as null: a random seed) and round a
+    // seed past 2**53, so a seed is digits only, and at most that.
+    if (DIGITS.test(seed) && Number(seed) <= Number.MAX_SAFE_INTEGER) SEED = Number(seed);
+    else {
+      refuse("seed", "is not a seed", `a whole number, 0 to ${Number.MAX_SAFE_INTEGER} in the digits 0-9`,
+        "ignored: every deal gets a new random seed");
+    }
+  }
+  const preset = params.get("preset");
+  if (preset !== null) {
+    const names = options.presets.map((p) => p.name);
+    if (names.includes(preset)) $("preset").value = preset;
+    else refuse("preset", "is not offered", names.join(", "), `using ${$("preset").value}`);
+  }
+  syncForm("preset");
+  const players = params.get("players");
+  if (players !== null) {
+    const counts = currentPreset().players.map(String);
+    if (counts.includes(players)) $("players").value = players;
+    else refuse("players", `is not offered for ${$("preset").value}`, counts.join(", "), `using ${$("players").value}`);
+  }
+  syncForm("players");
+  const level = params.get("level");
+  if (level !== null) {
+    const levels = levelsFor();
+    if (levels.includes(level)) $("level").value = level;
+    else {
+      refuse("level", `is not offered for ${$("preset").value} with ${$("players").value} players`,
+        levels.join(", ") || "none on this server", `using ${$("level").value || "none"}`);
+    }
+  }
+  $("notice").textContent = notes.length ? `⚠ ${notes.join(" ")}` : "";
+  $("notice").hidden = !notes.length;
+}
+
 async function start() {
-  try {
-    options = await call("GET", "/games/options");
-  } catch (error) {
-    fail(error);
-    return;
-  }
-  $("preset").replaceChildren(...options.presets.map((p) => optionOf(p.name)));
-  for (const name of ["preset", "players", "level"]) {
-    if (params.get(name) !== null) $(name).value = params.get(name);
-  }
-  syncForm(params.get("players") === null ? "preset" : "");
-  if (params.get("level") !== null) $("level").value = params.get("level");
+  // The handlers first: whatever goes wrong below, Deal never submits the form.
+  $("settings").addEventListener("submit", deal);
   $("preset").addEventListener("change", () => syncForm("preset"));
   $("players").addEventListener("change", () => syncForm("players"));
   $("teams").addEventListener("change", () => syncForm("teams"));
   $("match").addEventListener("change", () => syncForm("match"));
   $("target").addEventListener("change", () => syncForm("target"));
-  $("settings").addEventListener("submit", deal);
   $("draw").addEventListener("click", () => send(parseMove("draw")));
   $("pass").addEventListener("click", () => send(parseMove("pass")));
   $("next").addEventListener("click", nextHand);
@@ -563,7 +618,15 @@ async function start() {
       render();
     }
   });
-  document.body.dataset.ready = "1";
+  try {
+    options = await call("GET", "/games/options");
+    $("preset").replaceChildren(...options.presets.map((p) => optionOf(p.name)));
+    readAddress();
+  } catch (error) {
+    fail(error);
+  } finally {
+    document.body.dataset.ready = "1";
+  }
 }
 
 start();
