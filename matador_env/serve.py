@@ -59,7 +59,11 @@ Endpoints
 ``GET /`` and ``/games/...``
     The browser page, on which a person plays against the bot levels, and the small
     JSON game endpoints it uses (deal, the person's move, one bot move); they are
-    :mod:`matador_env.web` and are documented in ``docs/browser.md``.
+    :mod:`matador_env.web` and are documented in ``docs/browser.md``. They offer
+    only the levels of the bots served (``GET /bots``), each for the rules its bot
+    plays: with ``--bots greedy`` the page deals games against ``greedy`` alone, and
+    ``POST /games`` refuses another level (``422 invalid``, ``field`` ``level``).
+    Exported policies (``NAME=PATH``) are served on ``/move`` only.
 
 Errors
 ======
@@ -158,7 +162,10 @@ configuration as described under ``GET /bots``. ``--config NAME`` (or its alias
 configuration only: ``trained`` and ``casual`` are then that configuration's bots
 and refuse other rules (``422 invalid``, ``field`` ``rules``), and exported
 policies are checked against its rules. When ``--bots`` is not given, levels
-with no bot to serve are left out with a note. ``--port 0`` picks a free port.
+with no bot to serve are left out with a note. The browser page and its game
+endpoints use the same bots: they offer only the levels served, each where its
+bot plays (so ``--config leiden`` offers ``trained`` and ``casual`` on ``leiden``
+for two only). ``--port 0`` picks a free port.
 The first line printed is ``serving on http://HOST:PORT``; Ctrl-C (or SIGTERM)
 stops the server after the requests in flight are answered.
 """
@@ -521,8 +528,9 @@ def check_query(request: Request, allowed: Sequence[str] = ()) -> None:
         )
 
 
-def check_content_type(request: Request) -> None:
-    """Refuse with 415 a body that is not declared as UTF-8 JSON."""
+def check_content_type(request: Request, what: str = "the view") -> None:
+    """Refuse with 415 a body that is not declared as UTF-8 JSON; the message asks for
+    ``what`` (the body the endpoint takes)."""
     raw = request.headers.get("content-type")
     media, _, params = (raw or "").partition(";")
     charset = ""
@@ -535,7 +543,7 @@ def check_content_type(request: Request) -> None:
         raise RequestFailed(
             415,
             "unsupported_media_type",
-            f"send the view as JSON with Content-Type: application/json (UTF-8); got {got}",
+            f"send {what} as JSON with Content-Type: application/json (UTF-8); got {got}",
             "header.content-type",
         )
 
@@ -591,9 +599,10 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def parse_json(body: bytes) -> dict[str, Any]:
+def parse_json(body: bytes, what: str = "a view") -> dict[str, Any]:
     """The body as a JSON object, refused with 400 otherwise (read by
-    :func:`matador_env.protocol.loads`: a key twice in one object is refused too)."""
+    :func:`matador_env.protocol.loads`: a key twice in one object is refused too);
+    the message names ``what`` the object is to be (the body the endpoint takes)."""
     try:
         data = loads(body, "the body")
     except ProtocolError as exc:
@@ -602,7 +611,7 @@ def parse_json(body: bytes) -> dict[str, Any]:
         raise RequestFailed(
             400,
             "not_an_object",
-            f"the body must be a JSON object (a view), got a JSON {_json_type(data)}",
+            f"the body must be a JSON object ({what}), got a JSON {_json_type(data)}",
         )
     return data
 
@@ -736,9 +745,10 @@ def create_app(
         Route("/bots", list_bots, methods=["GET"]),
         Route("/move", move, methods=["POST"]),
     ]
-    from .web import web_routes  # the page at / and its game endpoints (web imports serve)
+    from .web import GameSessions, web_routes  # the page and its games (web imports serve)
 
-    routes += web_routes(max_body)
+    # The page offers the levels of the bots served here, each where its bot plays.
+    routes += web_routes(max_body, GameSessions(served=list(bots.values())))
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_error, Exception: _internal},
@@ -880,7 +890,8 @@ def main(argv: list[str] | None = None) -> int:
         "--bots",
         default=None,
         help="comma-separated levels (" + ", ".join(LEVELS) + ") or NAME=PATH of an "
-        "exported policy; the first is the default (default: " + ",".join(DEFAULT_BOTS) + ")",
+        "exported policy; the first is the default (default: " + ",".join(DEFAULT_BOTS) + "); "
+        "the browser page at / offers only the levels served here",
     )
     parser.add_argument(
         "--config",
@@ -888,9 +899,9 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         choices=[*CONFIGURATIONS, *(p for p in PRESETS if p not in CONFIGURATIONS)],
         metavar="NAME",
-        help="serve the trained levels of this configuration (or preset) only "
-        "(default: every configuration a bot is shipped for, each view to the bot of "
-        "its rules); one of " + ", ".join(CONFIGURATIONS),
+        help="serve the trained levels of this configuration (or preset) only, on "
+        "/move and on the browser page (default: every configuration a bot is shipped "
+        "for, each view to the bot of its rules); one of " + ", ".join(CONFIGURATIONS),
     )
     parser.add_argument(
         "--max-body",

@@ -19,7 +19,13 @@ Endpoints
     What can be dealt: ``{"presets": [{"name", "players": [2, 3, 4], "default_players",
     "teams": bool, "target", "link_sum", "levels": {"2": [...], "3": [...], "4": [...],
     "4t": [...]}}], "levels": {NAME: ABOUT}, "max_games", "idle_expiry_s"}``; a
-    level list names the levels that play that seat count (``4t``: four in teams).
+    level list names the levels that play that seat count (``4t``: four in teams)
+    and that the server serves, and ``levels`` the levels it serves at all. A
+    server started with ``--bots`` or ``--config`` (:mod:`matador_env.serve`) offers
+    only the levels of the bots it serves, each where that bot plays: ``--bots
+    greedy`` offers ``greedy`` alone, ``--bots trained:leiden,random`` ``trained`` on
+    ``leiden`` for two and ``random`` everywhere; an exported policy
+    (``NAME=PATH``) is not offered on the page.
 
 ``POST /games``
     Deal a game. Body (every field optional)::
@@ -29,7 +35,10 @@ Endpoints
 
     ``201`` with the game (below). ``match`` plays hands to ``target`` (default: the
     preset's); without it the game is one hand (a hand dealt again by the rules, a
-    tie with ``tie="redeal"`` or no lead, continues with ``next``).
+    tie with ``tie="redeal"`` or no lead, continues with ``next``). ``level``
+    defaults to the strongest level offered for the table; a level the server does
+    not serve for it is refused (``422 invalid``, ``field`` ``level``, naming the
+    levels it has for these rules).
 
 ``GET /games/{id}``
     The game.
@@ -90,7 +99,8 @@ status  ``error``           when
 409     ``finished``        the game is over (``next`` after the last hand)
 413     ``too_large``       the body is over the server's ``--max-body``
 415     ``unsupported_media_type``  a body that is not ``application/json``
-422     ``invalid``         bad settings (``field``: ``preset``, ``level``,
+422     ``invalid``         bad settings (``field``: ``preset``, ``level`` (also a
+                            level the server does not serve for the table),
                             ``players``, ``teams``, ``seat``, ``target``, ``seed``,
                             ``match`` or an unknown field's name), a move that is
                             malformed or not legal now (``field`` ``move``), or a
@@ -116,7 +126,15 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .bot import LEVELS, Bot, BotError, levels_for, load_bot, shipped_configurations
+from .bot import (
+    LEVELS,
+    Bot,
+    BotError,
+    LevelBot,
+    levels_for,
+    load_bot,
+    shipped_configurations,
+)
 from .engine import (
     BLANK,
     BRANCH,
@@ -168,6 +186,13 @@ PAGE_HEADERS = {
     "Cache-Control": "no-cache",
 }
 SETTINGS_FIELDS = ("preset", "players", "teams", "level", "seat", "match", "target", "seed")
+# What POST /games and POST /games/{id}/move take, for their errors about the body:
+# (what to send, what the JSON object is).
+SETTINGS_BODY = (
+    "the game settings",
+    "the game settings, every field optional: " + ", ".join(SETTINGS_FIELDS),
+)
+MOVE_BODY = ("the move", 'the move, e.g. {"move": "2-5@1>5"}')
 
 
 # -- words --------------------------------------------------------------------------------
@@ -231,8 +256,15 @@ def _invalid(field_name: str, message: str) -> RequestFailed:
     return RequestFailed(422, "invalid", message, field_name)
 
 
-def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
-    """Settings of a new game from a request body, each field checked."""
+def read_settings(
+    data: dict[str, Any],
+    levels: Callable[[Rules], list[str]] = levels_for,
+    served: Sequence[str] | None = None,
+) -> tuple[GameSettings, Rules]:
+    """Settings of a new game from a request body, each field checked. ``levels``
+    gives the levels offered for a table's rules, weakest first (default: every level
+    that plays them); ``served`` names the bots of a server that serves a chosen set
+    (``--bots``, ``--config``), for the message refusing a level it does not serve."""
     unknown = sorted(set(data) - set(SETTINGS_FIELDS))
     if unknown:
         raise _invalid(unknown[0], f"unknown field; the fields are {', '.join(SETTINGS_FIELDS)}")
@@ -267,18 +299,28 @@ def read_settings(data: dict[str, Any]) -> tuple[GameSettings, Rules]:
         rules = rules.replace(target_score=target)
     except RulesError as exc:
         raise _invalid(exc.field, str(exc)) from None
-    level = data.get("level", "trained" if "trained" in levels_for(rules) else "greedy")
+    offered = levels(rules)
+    teamed = " in teams" if teams else ""
+    table = f"{preset} with {players} players{teamed}"
+    table += f" to {target}" if target != base.target_score else ""
+    serves = f"this server serves only {', '.join(served)} (its --bots, --config)" if served else ""
+    if "level" not in data:
+        if not offered:
+            raise _invalid("level", f"no bot on this server plays {table}: {serves}")
+        level = offered[-1]  # the strongest
+    else:
+        level = data["level"]
     if not isinstance(level, str) or level not in LEVELS:
         raise _invalid("level", f"no level {level!r}; the levels are {', '.join(LEVELS)}")
-    if level not in levels_for(rules):
-        teamed = " in teams" if teams else ""
-        to = f" to {target}" if target != base.target_score else ""
+    if level not in offered:
+        here = f"levels for these rules: {', '.join(offered) or 'none on this server'}"
+        if level in levels_for(rules):
+            raise _invalid("level", f"level {level!r} is not served here: {serves}; {here}")
         raise _invalid(
             "level",
-            f"level {level!r} does not play {preset} with {players} players{teamed}{to}"
+            f"level {level!r} does not play {table}"
             ": a trained bot plays only the exact rules of its configuration (shipped: "
-            f"{', '.join(c.name for c in shipped_configurations()) or 'none'}); "
-            f"levels for these rules: {', '.join(levels_for(rules))}",
+            f"{', '.join(c.name for c in shipped_configurations()) or 'none'}); {here}",
         )
     seat = integer("seat", 0, 0, players - 1)
     seed = integer("seed", random.SystemRandom().randrange(1 << 31), 0, (1 << 63) - 1)
@@ -469,11 +511,17 @@ class WebGame:
 @dataclass
 class GameSessions:
     """The live games: at most ``max_games``, each dropped after ``idle_expiry_s``
-    seconds unused. ``clock`` is injectable for tests."""
+    seconds unused. ``clock`` is injectable for tests.
+
+    ``served`` is the server's bots (``create_app``'s, from ``--bots`` and
+    ``--config``): games are then offered and dealt with those bots' levels only,
+    each where its bot plays, and played by those bots. None: every level, wherever
+    it plays (:func:`matador_env.bot.levels_for`), with bots loaded as needed."""
 
     max_games: int = MAX_GAMES
     idle_expiry_s: float = IDLE_EXPIRY_S
     clock: Callable[[], float] = time.monotonic
+    served: Sequence[Bot] | None = None
     _games: dict[str, WebGame] = field(default_factory=dict)
     _bots: dict[tuple[str, Rules | None], Bot] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -488,7 +536,31 @@ class GameSessions:
         for game_id in [g.id for g in self._games.values() if now - g.touched > self.idle_expiry_s]:
             del self._games[game_id]
 
+    def _served_bot(self, level: str, rules: Rules) -> Bot | None:
+        """The served bot of ``level`` that plays ``rules``, if any."""
+        for bot in self.served or ():
+            if getattr(bot, "level", None) != level:
+                continue  # another level, or an exported policy (not offered here)
+            if isinstance(bot, LevelBot):
+                found = bot.bots.get(rules)
+                if found is not None:
+                    return found
+            elif bot.rules is None or bot.rules == rules:
+                return bot
+        return None
+
+    def levels(self, rules: Rules) -> list[str]:
+        """The levels a game on ``rules`` may have here, weakest first."""
+        if self.served is None:
+            return levels_for(rules)
+        return [level for level in LEVELS if self._served_bot(level, rules) is not None]
+
     def _bot(self, level: str, rules: Rules) -> Bot:
+        if self.served is not None:
+            served = self._served_bot(level, rules)
+            if served is None:  # read_settings refused it already
+                raise BotError(f"no {level} bot served for these rules")
+            return served
         # Bots are shared between threads and games; each game draws on its own rng.
         # Heuristic levels play any rules, so one of each serves every game (and odd
         # targets cannot grow the cache); trained levels exist for a few configurations.
@@ -499,7 +571,10 @@ class GameSessions:
         return bot
 
     def create(self, data: dict[str, Any]) -> WebGame:
-        settings, rules = read_settings(data)
+        served = None
+        if self.served is not None:  # the names of its level bots, for a refusal
+            served = [b.name for b in self.served if getattr(b, "level", None) in LEVELS]
+        settings, rules = read_settings(data, self.levels, served)
         with self._lock:
             self._expire()
             if len(self._games) >= self.max_games:
@@ -544,8 +619,8 @@ class GameSessions:
             base = Rules.preset(name)
             levels: dict[str, list[str]] = {}
             for players in (2, 3, 4):
-                levels[str(players)] = levels_for(Rules.preset(name, players=players))
-            levels["4t"] = levels_for(Rules.preset(name, players=4, teams=True))
+                levels[str(players)] = self.levels(Rules.preset(name, players=players))
+            levels["4t"] = self.levels(Rules.preset(name, players=4, teams=True))
             presets.append(
                 {
                     "name": name,
@@ -557,9 +632,10 @@ class GameSessions:
                     "levels": levels,
                 }
             )
+        kinds = LEVELS if self.served is None else {getattr(b, "level", None) for b in self.served}
         return {
             "presets": presets,
-            "levels": dict(LEVELS),
+            "levels": {name: about for name, about in LEVELS.items() if name in kinds},
             "max_games": self.max_games,
             "idle_expiry_s": self.idle_expiry_s,
         }
@@ -587,12 +663,12 @@ def web_routes(
             return RequestFailed(404, "not_found", f"no file /web/{name}", "path.name").response()
         return serve_file(name)
 
-    async def body_of(request: Request, empty_ok: bool) -> dict[str, Any]:
+    async def body_of(request: Request, what: tuple[str, str], empty_ok: bool) -> dict[str, Any]:
         raw = await read_body(request, max_body)
         if empty_ok and not raw.strip():
             return {}
-        check_content_type(request)
-        return parse_json(raw)
+        check_content_type(request, what[0])
+        return parse_json(raw, what[1])
 
     def answer(handler: Callable[[Request], Any], status: int = 200) -> Callable[..., Any]:
         async def endpoint(request: Request) -> Response:
@@ -616,7 +692,7 @@ def web_routes(
         return games.options()
 
     async def create(request: Request) -> dict[str, Any]:
-        data = await body_of(request, empty_ok=True)
+        data = await body_of(request, SETTINGS_BODY, empty_ok=True)
         game = await run_in_threadpool(games.create, data)
         return await run_in_threadpool(locked, game, game.to_json)
 
@@ -626,7 +702,7 @@ def web_routes(
 
     async def move(request: Request) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
-        chosen = move_from_json(await body_of(request, empty_ok=False))
+        chosen = move_from_json(await body_of(request, MOVE_BODY, empty_ok=False))
 
         def step() -> dict[str, Any]:
             return {"event": game.person_move(chosen), "game": game.to_json()}

@@ -830,3 +830,15 @@ def test_one_configuration_only() -> None:
         load_bots(["mine=matador_env/bots/standard"], "standard_3p")
     with pytest.raises(BotError, match="listed twice"):
         load_bots(["trained", "trained:standard"])
+
+
+def test_help_says_the_browser_page_serves_the_same_bots(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from matador_env.serve import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the browser page at / offers only the levels served here" in text
+    assert "only, on /move and on the browser page" in text

@@ -427,6 +427,34 @@ def test_bad_bodies(client: Client) -> None:
     assert_error(client.post("/games", content=b"{nope", headers=json_type), 400, "bad_json", None)
 
 
+def test_errors_about_the_body_name_what_the_endpoint_takes(client: Client) -> None:
+    # The game endpoints take the game settings or a move, not a view as POST /move does.
+    game = first_game(client, "your_turn")
+    path = f"/games/{game['id']}/move"
+    json_type = {"Content-Type": "application/json"}
+    text = {"Content-Type": "text/plain"}
+    for target, takes in (("/games", "the game settings"), (path, "the move")):
+        for reply, status, kind, field in (
+            (client.post(target, content=b"[]", headers=json_type), 400, "not_an_object", None),
+            (
+                client.post(target, content=b"{}", headers=text),
+                415,
+                "unsupported_media_type",
+                "header.content-type",
+            ),
+        ):
+            assert_error(reply, status, kind, field)
+            message = reply.json()["message"]
+            assert takes in message and "view" not in message, message
+    settings = client.post("/games", content=b"[]", headers=json_type).json()["message"]
+    assert "preset, players, teams, level" in settings
+    assert (
+        '{"move": "2-5@1>5"}'
+        in client.post(path, content=b"[]", headers=json_type).json()["message"]
+    )
+    assert "send the move as JSON" in client.post(path, content=b"").json()["message"]
+
+
 def test_unknown_game(client: Client) -> None:
     for reply in (
         client.get("/games/no-such-game"),
@@ -490,6 +518,67 @@ def test_a_finished_game_takes_no_more_moves(client: Client) -> None:
     gid = game["id"]
     assert_error(client.post(f"/games/{gid}/bot"), 409, "finished", None)
     assert_error(client.post(f"/games/{gid}/move", {"move": "draw"}), 409, "finished", None)
+
+
+# -- the bots the server serves ----------------------------------------------------------
+
+
+def test_a_server_with_chosen_bots_offers_and_deals_only_those() -> None:
+    """serve --bots greedy serves greedy alone: the page's options and POST /games too."""
+    from matador_env.serve import load_bots
+
+    client = Client(create_app(load_bots(["greedy"])))
+    options = client.get("/games/options").json()
+    assert list(options["levels"]) == ["greedy"]
+    for preset in options["presets"]:
+        assert preset["levels"] == {key: ["greedy"] for key in SEATS}, preset["name"]
+    for level in ("trained", "casual", "random"):
+        reply = client.post("/games", {"level": level})
+        assert_error(reply, 422, "invalid", "level")
+        message = reply.json()["message"]
+        assert "not served here" in message and "serves only greedy" in message, message
+        assert message.endswith("levels for these rules: greedy"), message
+    game = deal(client, seed=4)
+    assert game["settings"]["level"] == "greedy"  # the strongest served
+    if game["status"] == "bot_turn":
+        assert client.post(f"/games/{game['id']}/bot").status_code == 200
+
+
+def test_a_server_of_one_configuration_offers_its_trained_bot_there_only() -> None:
+    """serve --config standard --bots trained,random: trained on standard for two only."""
+    from matador_env.serve import load_bots
+
+    client = Client(create_app(load_bots(["trained", "random"], "standard")))
+    options = client.get("/games/options").json()
+    assert list(options["levels"]) == ["random", "trained"]
+    levels = {p["name"]: p["levels"] for p in options["presets"]}
+    assert levels["standard"] == {
+        "2": ["random", "trained"],
+        "3": ["random"],
+        "4": ["random"],
+        "4t": ["random"],
+    }
+    assert levels["leiden"]["2"] == ["random"]
+    assert deal(client, seed=1)["settings"]["level"] == "trained"
+    assert deal(client, preset="leiden", seed=1)["settings"]["level"] == "random"
+    for body in ({"preset": "leiden", "level": "trained"}, {"players": 3, "level": "trained"}):
+        reply = client.post("/games", body)
+        assert_error(reply, 422, "invalid", "level")
+        assert reply.json()["message"].endswith("levels for these rules: random")
+    assert_error(client.post("/games", {"level": "greedy"}), 422, "invalid", "level")
+
+
+def test_a_server_with_no_bot_for_a_table_says_so() -> None:
+    from matador_env.serve import load_bots
+
+    client = Client(create_app(load_bots(["trained:standard"])))
+    levels = {p["name"]: p["levels"] for p in client.get("/games/options").json()["presets"]}
+    assert levels["pagat"] == {key: [] for key in SEATS}
+    reply = client.post("/games", {"preset": "pagat"})
+    assert_error(reply, 422, "invalid", "level")
+    assert "no bot on this server plays pagat with 2 players" in reply.json()["message"]
+    assert "serves only trained:standard" in reply.json()["message"]
+    assert deal(client, seed=2)["settings"]["level"] == "trained"
 
 
 # -- sessions -----------------------------------------------------------------------------
