@@ -451,7 +451,9 @@ class WebGame:
             verdict = "You win the match!" if len(winners) == 1 else "The match is shared."
         else:
             verdict = "You lose the match."
-        return f"Match over ({scores}): {names} {'win' if len(winners) > 1 else 'wins'}. {verdict}"
+        # Past tense, which reads right after "You", "P1" and a team alike.
+        won = "shared the win" if len(winners) > 1 else "won"
+        return f"Match over ({scores}): {names} {won}. {verdict}"
 
     # -- steps
 

@@ -315,6 +315,11 @@ def test_a_match_to_a_low_target_runs_hand_after_hand(client: Client) -> None:
     assert game["status"] == "finished"
     assert max(game["totals"]) >= 15
     assert game["result"] and game["result"].startswith("Match over")
+    # Past tense reads right after "You" and "P1" alike (it read "You wins").
+    assert re.fullmatch(
+        r"Match over \(\d+ to \d+\): (You|P1) won\. You (win|lose) the match[.!]",
+        game["result"],
+    ), game["result"]
     assert len(hands) >= 1
     assert_error(client.post(f"/games/{game['id']}/next"), 409, "finished", None)
 
