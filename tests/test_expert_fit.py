@@ -38,7 +38,9 @@ def test_the_shipped_file_names_configurations_and_every_weight() -> None:
         assert name in CONFIGURATIONS
         assert set(entry["weights"]) == set(FEATURES)
         # Kept exactly where the fitted set beat the base set in its confirming run.
-        assert entry["kept"] == (entry["confirm"]["points_per_hand"]["lo"] > 0)
+        # (An unbounded lower end, from one confirming deal, is written as null.)
+        lo = entry["confirm"]["points_per_hand"]["lo"]
+        assert entry["kept"] == (lo is not None and lo > 0)
         assert (name in fitted) == entry["kept"]
 
 
@@ -169,10 +171,94 @@ def test_bad_arguments_are_refused_before_any_work(
     out = tmp_path / "w.json"
     for argv, says in (
         (["--only", "nope"], "unknown configuration 'nope'"),
-        (["--positions", "0"], "--positions must be at least 1"),
-        (["--keep", "1.5"], "--keep must be in (0, 1]"),
+        (["--positions", "0"], "--positions must be at least 1, got 0"),
+        (["--workers", "-2"], "--workers must be at least 1, got -2"),
+        (["--keep", "1.5"], "--keep must be in (0, 1], got 1.5"),
+        (["--keep", "inf"], "--keep must be in (0, 1], got inf"),
+        (["--keep", "nan"], "--keep must be in (0, 1], got nan"),
+        (["--ridge", "-1"], "--ridge must be a finite number >= 0, got -1.0"),
+        (["--ridge", "inf"], "--ridge must be a finite number >= 0, got inf"),
+        (["--ridge", "nan"], "--ridge must be a finite number >= 0, got nan"),
     ):
         with pytest.raises(SystemExit) as info:
             main([*argv, "--out", str(out)])
         assert info.value.code == 2 and says in capsys.readouterr().err
     assert not out.exists()
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one error line of a command line refused (exit 2) before any work."""
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--no-progress"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_a_bad_out_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("work started")
+
+    monkeypatch.setattr("train.expert_fit.label_positions", no_work)
+    monkeypatch.setattr("train.expert_fit.fit_weights", no_work)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    assert f"--out {folder} is a folder" in _refused(["--out", str(folder)], capsys)
+    assert "an empty path is not a file" in _refused(["--out="], capsys)
+    # A path under a file cannot be written.
+    afile = tmp_path / "f"
+    afile.write_text("x")
+    sub = afile / "sub"
+    line = _refused(["--out", str(sub)], capsys)
+    assert f"--out {sub}" in line and f"{afile} exists and is not a folder" in line
+    # An existing file of the wrong shape (or not JSON) is refused and left as it was.
+    for content, says in (
+        ('{"configurations": ["ab"]}', 'no "configurations" object'),
+        ('["ab"]', 'no "configurations" object'),
+        ('{"configurations": {"leiden": "ab"}}', "'leiden' is not an object"),
+        ('{"configurations": {"leiden": {"kept": 1, "weights": {}}}}', "'leiden' is not"),
+        ('{"configurations": {"leiden": {"kept": true, "weights": {"nerve": 1}}}}', "unknown"),
+        ("not json", "not a fitted-weights file"),
+    ):
+        bad = tmp_path / "bad.json"
+        bad.write_text(content)
+        line = _refused(["--only", "leiden", "--out", str(bad)], capsys)
+        assert str(bad) in line and says in line
+        assert bad.read_text() == content
+
+
+def test_an_unreadable_out_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _write(tmp_path / "w.json", {})
+
+    def unreadable(self: Path, *_: object, **__: object) -> str:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", unreadable)
+    line = _refused(["--out", str(out)], capsys)
+    assert f"{out} cannot be read (Permission denied)" in line
+
+
+def test_one_confirming_deal_writes_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "weights.json"
+    tiny = ["--positions", "12", "--samples", "4", "--confirm-hands", "1", "--workers", "1"]
+    assert main(["--only", "leiden", *tiny, "--out", str(out), "--no-progress"]) == 0
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not strict JSON: {constant}")
+
+    entry = json.loads(out.read_text(), parse_constant=refuse)["configurations"]["leiden"]
+    figures = entry["confirm"]["points_per_hand"]
+    assert figures["lo"] is None and figures["hi"] is None and entry["kept"] is False
+    assert "[-inf, +inf] over" in capsys.readouterr().out  # printed from the floats
+    # The file so written is read back, by the expert and by another run.
+    assert fitted_weights(out) == {}
+    assert main(["--only", "standard", *tiny, "--out", str(out), "--no-progress"]) == 0
+    assert set(json.loads(out.read_text())["configurations"]) == {"leiden", "standard"}

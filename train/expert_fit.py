@@ -44,12 +44,20 @@ from typing import Any
 
 import numpy as np
 
-from agents.expert import FEATURES, FITTED_WEIGHTS_PATH, ExpertAgent, ExpertWeights
+from agents.expert import (
+    FEATURES,
+    FITTED_WEIGHTS_PATH,
+    ExpertAgent,
+    ExpertWeights,
+    ExpertWeightsError,
+    fitted_weights,
+)
 from agents.search import SearchAgent
 from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, seat_patterns
+from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
-from matador_env.files import atomic_write_json
+from matador_env.files import atomic_write_json, file_arg, folder_problem
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 
@@ -174,7 +182,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=file_arg,
         default=FITTED_WEIGHTS_PATH,
         help="the weights file",
     )
@@ -186,29 +194,64 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         parser.error(str(e))
     for flag in ("positions", "samples", "width", "confirm_hands", "workers"):
         if getattr(args, flag) < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
-    if not 0 < args.keep <= 1:
-        parser.error("--keep must be in (0, 1]")
-    if not args.ridge >= 0:
-        parser.error("--ridge must be >= 0")
+            parser.error(
+                f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}"
+            )
+    if not 0 < args.keep <= 1:  # also refuses nan (inf is above 1)
+        parser.error(f"--keep must be in (0, 1], got {args.keep}")
+    if not (math.isfinite(args.ridge) and args.ridge >= 0):
+        parser.error(f"--ridge must be a finite number >= 0, got {args.ridge}")
+    # The output is checked before any work, not at the write after it.
+    if args.out.is_dir():
+        parser.error(f"--out {args.out} is a folder, not a file")
+    problem = folder_problem(args.out.parent)
+    if problem is not None:
+        parser.error(f"--out {args.out}: {problem}")
+    try:
+        args.entries = _existing(args.out)
+    except ValueError as e:
+        parser.error(f"--out {e}")
     return args
 
 
 def _existing(path: Path) -> dict[str, Any]:
-    """The configurations already in the weights file (kept by ``--only`` runs)."""
+    """The configurations already in the weights file (kept by ``--only`` runs); a
+    ValueError (naming ``path``) for a file that cannot be read or is no weights file."""
     if not path.exists():
         return {}
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8"))["configurations"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise SystemExit(
-            f"{path}: not a fitted-weights file ({e}); move it away to rebuild"
-        ) from None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"{path} cannot be read ({e.strerror})") from None
+    except ValueError as e:
+        raise ValueError(f"{path}: not a fitted-weights file ({e}); move it away") from None
+    entries = data.get("configurations") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise ValueError(
+            f'{path}: not a fitted-weights file (no "configurations" object); move it away'
+        )
+    for name, entry in entries.items():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("kept"), bool)
+            and isinstance(entry.get("weights"), dict)
+        ):
+            raise ValueError(
+                f"{path}: not a fitted-weights file ({name!r} is not an object with "
+                '"kept" true or false and a "weights" object); move it away'
+            )
+    try:
+        # The kept sets' weights, as the expert reads them; uncached, since the file is
+        # rewritten at the end of this run and the cache would keep this reading.
+        fitted_weights.__wrapped__(path)
+    except ExpertWeightsError as e:
+        raise ValueError(str(e)) from None
+    return dict(entries)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    entries = _existing(args.out)
+    entries: dict[str, Any] = args.entries
     base = ExpertWeights()
     units = [
         (
@@ -272,10 +315,10 @@ def main(argv: list[str] | None = None) -> int:
                 "against": BASE_SPEC,
                 "hands": plan.games(),
                 "seed": args.confirm_seed,
+                # An unbounded end (one deal: no interval) is written as null.
                 "points_per_hand": {
-                    "mean": round(points.mean, 3),
-                    "lo": round(points.lo, 3),
-                    "hi": round(points.hi, 3),
+                    k: finite_or_none(round(v, 3))
+                    for k, v in (("mean", points.mean), ("lo", points.lo), ("hi", points.hi))
                 },
             },
         }
