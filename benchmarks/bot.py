@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import positive_number
+from benchmarks import positive_int, positive_number
 from matador_env.bot import LEVELS, Bot, load_bot
 from matador_env.engine import HandState, Rules, SeatView
 from matador_env.protocol import view_to_json
@@ -96,7 +96,7 @@ def in_process(
     i = 0
     start = clock()
     deadline = start + seconds
-    while clock() < deadline:
+    while i == 0 or clock() < deadline:  # at least one view: the figures need a sample
         k = i % len(views)
         t0 = clock()
         bot.choose(views[k])
@@ -206,7 +206,7 @@ def http_single(
         samples: list[float] = []
         start = clock()
         deadline = start + seconds
-        while clock() < deadline:
+        while not samples or clock() < deadline:  # at least one move
             t0 = clock()
             post(conn, path, bodies[len(samples) % len(bodies)])
             samples.append(clock() - t0)
@@ -240,7 +240,7 @@ def http_concurrent(
         try:
             post(conn, path, bodies[k % len(bodies)])  # connect before the clock starts
             ready.wait()
-            while not stop.is_set():
+            while not mine or not stop.is_set():  # at least one move per client
                 k += 1
                 t0 = clock()
                 post(conn, path, bodies[k % len(bodies)])
@@ -282,7 +282,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=positive_number, default=5.0, help="time per measurement")
-    parser.add_argument("--clients", type=int, default=8, help="threads of the load test")
+    parser.add_argument("--clients", type=positive_int, default=8, help="threads of the load test")
     parser.add_argument(
         "--levels",
         nargs="+",
@@ -297,10 +297,10 @@ def main() -> None:
         choices=list(LEVELS),
         help="levels measured over HTTP (default: trained greedy)",
     )
-    parser.add_argument("--views", type=int, default=2000, help="distinct views (default 2000)")
+    parser.add_argument(
+        "--views", type=positive_int, default=2000, help="distinct views (default 2000)"
+    )
     args = parser.parse_args()
-    if args.seconds <= 0 or args.clients < 1 or args.views < 1:
-        parser.error("--seconds, --clients and --views must be positive")
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(

@@ -53,7 +53,7 @@ class Runner:
         self.elapsed = 0.0
 
     def run(self, seconds: float) -> None:
-        """Play whole games for about ``seconds``."""
+        """Play whole games for about ``seconds``, at least one (the rates divide by it)."""
         env = self.env
         integers = self.rng.integers
         flatnonzero = np.flatnonzero
@@ -61,7 +61,7 @@ class Runner:
         steps = games = 0
         start = time.perf_counter()
         deadline = start + seconds
-        while time.perf_counter() < deadline:
+        while games == 0 or time.perf_counter() < deadline:
             env.reset()
             for _agent in env.agent_iter():
                 obs, _, terminated, truncated, info = env.last()

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import positive_number
+from benchmarks import positive_int, positive_number
 from matador_env.engine import PRESETS, HandState, Rules
 
 SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
@@ -96,7 +96,7 @@ def batch_engine(preset: str, seconds: float, threads: int) -> float:
     seed = 0
     start = time.perf_counter()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while seed == 0 or time.perf_counter() < deadline:  # at least one chunk
         _, played = random_hands(rules, range(seed, seed + chunk), rng_seed=seed, threads=threads)
         actions += played
         seed += chunk
@@ -111,7 +111,7 @@ def raw_env_steps(preset: str, seconds: float) -> float:
     steps = 0
     start = time.perf_counter()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while steps == 0 or time.perf_counter() < deadline:  # at least one game
         env.reset(seed=int(rng.integers(1 << 30)))
         while not any(env.terminations.values()):
             mask = env.observe(env.agent_selection)["action_mask"]
@@ -133,7 +133,7 @@ def vector_env_steps(preset: str, seconds: float, slots: int = 256) -> float:
     steps = 0
     start = time.perf_counter()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while steps == 0 or time.perf_counter() < deadline:  # at least one step
         _kernels.random_choices(masks, rows, state, actions)
         obs, masks, *_ = env.step(actions)
         steps += slots
@@ -164,7 +164,7 @@ def make_vec_steps(config: str, opponents: str, mode: str | None, seconds: float
     steps = 0
     start = time.perf_counter()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while steps == 0 or time.perf_counter() < deadline:  # at least one step
         masks = infos["action_mask"]
         actions = (rng.random(masks.shape) * masks).argmax(axis=1)
         *_, infos = envs.step(actions)
@@ -292,15 +292,20 @@ def _ratio(new: float, old: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=positive_number, default=2.0, help="time per measurement")
-    parser.add_argument("--threads", type=int, default=2, help="threads of the parallel row")
-    parser.add_argument("--ppo-steps", type=int, default=8192, help="PPO steps per setup")
-    parser.add_argument("--search-decisions", type=int, default=30)
+    parser.add_argument(
+        "--threads", type=positive_int, default=2, help="threads of the parallel row"
+    )
+    parser.add_argument("--ppo-steps", type=positive_int, default=8192, help="PPO steps per setup")
+    parser.add_argument(
+        "--search-decisions", type=positive_int, default=30, help="search decisions per setup"
+    )
     parser.add_argument("--quick", action="store_true", help="a quarter of the time")
     parser.add_argument(
         "--section",
         choices=SECTIONS,
-        action="append",
-        help="measure only this section (repeatable; default: all)",
+        nargs="+",
+        action="extend",
+        help="measure only these sections (several names, repeatable; default: all)",
     )
     args = parser.parse_args()
     sections = set(args.section or SECTIONS)

@@ -98,11 +98,10 @@ def test_bot_benchmark_measures_in_process_and_over_http() -> None:
     assert rows[3]["moves"] > 0 and rows[3]["errors"] == 0
 
 
-def test_training_benchmark_evaluates_a_given_policy(tmp_path: Path) -> None:
+def test_training_benchmark_evaluates_a_given_policy() -> None:
     rows = run(
         "benchmarks.training",
         *("--policy", "matador_env/bots/standard", "--hands", "20", "--matches", "2"),
-        *("--out", str(tmp_path / "run")),
     )
     against = {r["opponent"]: r for r in rows if "opponent" in r}
     assert set(against) == {"expert", "random"}
@@ -137,6 +136,48 @@ def test_vector_benchmark_measures_make_vec_both_ways() -> None:
     assert "engine," not in done.stdout  # only the section asked for
 
 
+def test_a_tiny_budget_still_measures_one_unit_of_work() -> None:
+    """A budget spent before the first hand, game or move gave a ZeroDivisionError
+    (engine, env) or an IndexError (bot): every timed loop now does one at least."""
+    tiny = ("--seconds", "1e-9")
+    (engine,) = run("benchmarks.engine", *tiny, "--preset", "standard")
+    assert engine["hands"] == 1 and engine["mean_actions_per_hand"] > 1
+    played = [r for r in run("benchmarks.env", *tiny, "--slices", "1") if "agent_steps" in r]
+    assert played and all(r["games"] == 1 and r["agent_steps"] > 0 for r in played)
+    rows = run(
+        "benchmarks.bot",
+        *tiny,
+        *("--views", "1", "--clients", "2", "--levels", "random", "--http-levels", "random"),
+    )
+    assert [r["bench"] for r in rows] == ["machine", "in_process", "http_single", "http_concurrent"]
+    assert rows[1]["views"] >= 1 and rows[1]["choose_median_ms"] > 0
+    assert rows[2]["moves"] >= 1 and rows[2]["moves_per_s"] > 0
+    assert rows[3]["moves"] >= 2 and rows[3]["errors"] == 0  # one move per client at least
+
+
+def test_vector_benchmark_takes_several_sections_with_a_tiny_budget() -> None:
+    """``--section engine env`` (as its docstring writes it) was refused, and its
+    engine rows divided by zero hands at a tiny budget; repeating the flag still adds."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.vector", "--seconds", "1e-9", "--threads", "1"]
+        + ["--section", "engine", "env", "--section", "env"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert sum(line.startswith("engine,") for line in lines) == 1
+    assert sum(line.startswith("env,") for line in lines) == 1
+    rows = [line.split() for line in lines if " python " in line or " raw_env " in line]
+    from matador_env.engine import PRESETS
+
+    assert len(rows) == len(PRESETS) + 2  # each preset's engine row; standard's, leiden's env
+    for row in rows:
+        assert float(row[2].replace(",", "")) > 0
+
+
 @pytest.mark.parametrize(
     "module, args, says",
     [
@@ -145,6 +186,12 @@ def test_vector_benchmark_measures_make_vec_both_ways() -> None:
         ("benchmarks.env", ["--slices", "0"], "argument --slices: '0' is not allowed"),
         ("benchmarks.vector", ["--seconds", "-1"], "allowed: a number above 0"),
         ("benchmarks.bot", ["--seconds", "inf"], "argument --seconds: 'inf' is not allowed"),
+        ("benchmarks.bot", ["--clients", "0"], "argument --clients: '0' is not allowed"),
+        ("benchmarks.bot", ["--views", "-3"], "argument --views: '-3' is not allowed"),
+        ("benchmarks.engine", ["--preset"], "argument --preset: expected at least one"),
+        ("benchmarks.vector", ["--threads", "0"], "argument --threads: '0' is not allowed"),
+        ("benchmarks.vector", ["--ppo-steps", "-1"], "argument --ppo-steps: '-1' is not"),
+        ("benchmarks.vector", ["--search-decisions", "-5"], "--search-decisions: '-5' is not"),
         ("benchmarks.fuzz", ["--seconds", "nan"], "argument --seconds: 'nan' is not allowed"),
         ("benchmarks.fuzz_http", ["--seconds", "nan"], "allowed: a number above 0"),
         ("benchmarks.rllib", ["--iterations", "0"], "allowed: an integer, 1 or more"),
