@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 
 def positive_number(text: str) -> float:
@@ -19,12 +20,23 @@ def positive_number(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
-    """An argparse ``type``: an integer, 1 or more, else one line naming what is allowed."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: an integer, 1 or more")
-    return value
+def int_at_least(minimum: int, why: str = "") -> Callable[[str], int]:
+    """An argparse ``type``: an integer, ``minimum`` or more, else one line naming what
+    is allowed (and ``why``, appended to it)."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not allowed; allowed: an integer, {minimum} or more{why}"
+            )
+        return value
+
+    return convert
+
+
+positive_int = int_at_least(1)
+"""An argparse ``type``: an integer, 1 or more (a count)."""

@@ -40,6 +40,10 @@ Every input is *accepted*, *refused* with a documented error, or a *finding*: an
 undocumented exception, or a broken invariant. The table gives the counts and the
 first findings of each campaign with the trial that reproduces them
 (``--seed S --campaign C --trial N``). The exit status is 1 when anything was found.
+
+The budget is ``--seconds`` (the total, shared evenly by the campaigns; 60 by
+default) or ``--count`` trials per campaign instead (then ``http`` runs 5 s), not
+both. Every campaign tries at least one input, however short its share of the time.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import positive_number
+from benchmarks import positive_int, positive_number
 from matador_env.bot import BotError, load_bot
 from matador_env.engine import (
     PRESETS,
@@ -687,9 +691,13 @@ HTTP = "http"
 
 
 def _budget(seconds: float | None, count: int | None) -> Iterator[int]:
+    """Trial numbers until ``count`` of them or ``seconds``, whichever ends first, but at
+    least one: a campaign that tried nothing would report that it found nothing."""
     deadline = time.monotonic() + seconds if seconds is not None else None
     i = 0
-    while (count is None or i < count) and (deadline is None or time.monotonic() < deadline):
+    while (count is None or i < count) and (
+        deadline is None or i == 0 or time.monotonic() < deadline
+    ):
         yield i
         i += 1
 
@@ -702,7 +710,8 @@ def run_campaign(
     progress: bool = False,
     trials: list[int] | None = None,
 ) -> Tally:
-    """One campaign for ``seconds`` or ``count`` trials (``trials``: exactly those).
+    """One campaign for ``seconds`` or ``count`` trials, at least one (``trials``:
+    exactly those).
 
     Trial ``i`` draws everything from ``random.Random(f"{seed}/{name}/{i}")``, so
     a finding is reproduced by its seed, campaign and trial number alone.
@@ -810,10 +819,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.fuzz", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument(
+    limit = parser.add_mutually_exclusive_group()
+    limit.add_argument(
         "--seconds", type=positive_number, default=None, help="total time (default 60)"
     )
-    parser.add_argument("--count", type=int, default=None, help="trials per campaign instead")
+    limit.add_argument(
+        "--count", type=positive_int, default=None, help="trials per campaign instead"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
@@ -821,10 +833,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trial", type=int, nargs="+", help="rerun exactly these trials")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    if args.count is not None and args.count < 1:
-        parser.error("--count must be >= 1")
-    if args.seconds is not None and args.seconds <= 0:
-        parser.error("--seconds must be > 0")
     if args.seconds is None and args.count is None:
         args.seconds = 60.0
     share = args.seconds / len(args.campaign) if args.seconds is not None else None

@@ -15,8 +15,10 @@ prints, on this machine, in one run:
   one learner move; the opponents' moves (the baselines, mostly the expert search
   agent) happen inside the environment step and are not counted.
 
-Ray runs locally on ``--num-cpus`` CPUs (default 2), without its dashboard, and is
-shut down at the end. Figures vary with the machine's load: compare them within one
+Ray runs locally on ``--num-cpus`` CPUs (default 2, and at least 2: each of the two
+env runners takes one), without its dashboard, and is shut down at the end. A bad
+argument ends the command with one line naming it and what is allowed (exit status
+2), before Ray starts. Figures vary with the machine's load: compare them within one
 run.
 """
 
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import positive_int
+from benchmarks import int_at_least, positive_int
 
 GAMES: dict[str, dict[str, Any]] = {
     "standard": {"preset": "standard"},
@@ -38,18 +40,30 @@ GAMES: dict[str, dict[str, Any]] = {
 }
 
 
-def rllib_rate(game: str, runners: int, iterations: int, seed: int) -> dict[str, float]:
-    """Env-steps/s of whole RLlib training iterations with ``runners`` env runners."""
-    from train.rllib import RllibArgs, build_config, check_args, iteration_summary
+RUNNERS = (1, 2)
+"""The env runners of the measured RLlib configurations."""
+
+
+def rllib_args(game: str, runners: int, seed: int, num_cpus: int | None = None) -> Any:
+    """The ``train.rllib.RllibArgs`` of a measured configuration."""
+    from train.rllib import RllibArgs
 
     spec = GAMES[game]
-    args = RllibArgs(
+    return RllibArgs(
         preset=spec["preset"],
         players=spec.get("players"),
         teams=spec.get("teams"),
         num_env_runners=runners,
         seed=seed,
+        num_cpus=num_cpus,
     )
+
+
+def rllib_rate(game: str, runners: int, iterations: int, seed: int) -> dict[str, float]:
+    """Env-steps/s of whole RLlib training iterations with ``runners`` env runners."""
+    from train.rllib import build_config, check_args, iteration_summary
+
+    args = rllib_args(game, runners, seed)
     rules, hidden = check_args(args)
     algo = build_config(args, rules, hidden).build_algo()
     try:
@@ -112,10 +126,28 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.rllib", description=__doc__)
     parser.add_argument("--game", choices=sorted(GAMES), default="standard")
     parser.add_argument("--iterations", type=positive_int, default=2, help="timed RLlib iterations")
-    parser.add_argument("--sb3-timesteps", type=int, default=8192, help="python -m train budget")
-    parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--sb3-timesteps", type=positive_int, default=8192, help="python -m train budget"
+    )
+    parser.add_argument(
+        "--num-cpus",
+        type=int_at_least(max(RUNNERS), f" (an env runner takes one; {max(RUNNERS)} run at once)"),
+        default=2,
+        help="CPUs of the local Ray",
+    )
+    # As python -m train.rllib checks it: numpy's generators, which RLlib seeds, take
+    # none below 0.
+    parser.add_argument("--seed", type=int_at_least(0), default=1)
     args = parser.parse_args(argv)
+    from train.args import ArgsError
+    from train.rllib import check_args
+
+    for runners in RUNNERS:
+        # python -m train.rllib's own checks of each configuration, before Ray starts.
+        try:
+            check_args(rllib_args(args.game, runners, args.seed, args.num_cpus))
+        except ArgsError as refused:
+            parser.error(str(refused))
 
     import ray
     import torch
@@ -132,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     register_env()
     rows: list[tuple[str, dict[str, float], str]] = []
     try:
-        for runners in (1, 2):
+        for runners in RUNNERS:
             figures = rllib_rate(args.game, runners, args.iterations, args.seed)
             rows.append((f"RLlib PPO, {runners} env runner(s)", figures, "env-steps/s"))
             print(f"  done: {rows[-1][0]}", flush=True)

@@ -1,16 +1,21 @@
 """Training strength: the default recipe, then the result against the baselines.
 
-``python -m benchmarks.training [--hands 3000] [--matches 500] [--out runs/NAME]
-[--policy runs/NAME/best]`` trains with the documented default recipe
+``python -m benchmarks.training [--hands 3000] [--matches 500] [--out runs/NAME |
+--policy runs/NAME/best]`` trains with the documented default recipe
 (``python -m train`` with its defaults, stopped by its step budget, which fits in
-the time budget on two cores), then evaluates the best policy with duplicate deals:
+the time budget on two cores) into ``--out`` (default ``runs/benchmark__{unix time}``),
+then evaluates the best policy with duplicate deals:
 
 - against ``expert``: hand win rate and points per hand over ``--hands`` deals,
   match win rate to the target over ``--matches`` match seeds, each with a 95%
   interval over deals;
-- against ``random``: the same over fewer deals.
+- against ``random``: the same over ``max(200, hands // 5)`` deals (a fifth of
+  ``--hands``, but never under 200, which the interval of the bar below needs: so
+  more deals than against expert when ``--hands`` is under 200) and ``matches // 5``
+  match seeds (a fifth of ``--matches``, rounded down: none when it is under 5).
 
-With ``--policy`` it skips training and evaluates that policy. The bar of the
+With ``--policy`` it skips training and evaluates that policy (``--out``, the folder
+of a training, is then refused). The bar of the
 issue: at least 55% of matches and a positive points differential against
 expert, significant at 95%; a wide margin against random, taken as the bar that
 ``expert`` itself must clear against random in ``benchmarks.strength`` (+13 points
@@ -30,6 +35,7 @@ from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
+from matador_env.files import folder_arg, folder_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
 
@@ -58,18 +64,35 @@ def evaluate(
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--policy", help="evaluate this exported policy instead of training")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.training", description=__doc__.splitlines()[0]
+    )
+    # Either a policy to evaluate or the folder of a training, not both.
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--policy", help="evaluate this exported policy instead of training")
     parser.add_argument(
         "--hands", type=positive_int, default=3000, help="duplicate deals vs expert"
     )
     parser.add_argument("--matches", type=int, default=500, help="duplicate matches vs expert")
     parser.add_argument("--seed", type=int, default=20261122, help="evaluation master seed")
-    parser.add_argument("--out", default=None, help="run folder of the training")
-    args = parser.parse_args()
+    given.add_argument(
+        "--out",
+        type=folder_arg,
+        default=None,
+        help="run folder of the training (default runs/benchmark__{unix time})",
+    )
+    args = parser.parse_args(argv)
     if args.matches < 0:
         parser.error(f"--matches: {args.matches} is not allowed; allowed: 0 or more")
+    if args.out is not None:
+        # Checked before the training, under this command's name (python -m train checks
+        # it too, but only after the training is set up, and names itself).
+        problem = folder_problem(args.out)
+        if problem is None and (args.out / "args.json").exists():
+            problem = f"{args.out} already holds a run"
+        if problem is not None:
+            parser.error(f"--out: {problem}; give another folder")
     policy = args.policy
     if policy is not None:
         # Checked before any game: a path with no policy, or one of other rules.
@@ -84,7 +107,7 @@ def main() -> None:
     if policy is None:
         from train.run import main as train_main
 
-        out = args.out or f"runs/benchmark__{int(time.time())}"
+        out = str(args.out) if args.out is not None else f"runs/benchmark__{int(time.time())}"
         start = time.time()
         run_dir = train_main([*DEFAULT_RECIPE, "--out", out, "--no-progress"])
         minutes = (time.time() - start) / 60
