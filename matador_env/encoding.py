@@ -124,6 +124,7 @@ from .engine import (
     Tile,
     set_tiles,
 )
+from .values import as_integer
 
 __all__ = [
     "ENCODING_VERSION",
@@ -331,18 +332,32 @@ class Encoding:
             ) from None
 
     def decode_action(self, action: int) -> Move:
-        """The move of ``action`` (an integer from 0 to ``num_actions - 1``)."""
+        """The move of ``action``: an integer from 0 to ``num_actions - 1`` (an ``int``,
+        a numpy integer or a 0-d integer array; anything else, bools included, raises
+        ``TypeError``)."""
+        if type(action) is not int:
+            action = as_integer(action)
         if not 0 <= action < self.num_actions:
             raise ValueError(f"action {action!r} is out of range 0-{self.num_actions - 1}")
         return self.moves[action]
 
-    def action_mask(self, moves: Iterable[Move]) -> np.ndarray:
-        """``int8`` mask over the actions: 1 for each move in ``moves``."""
+    def action_mask(self, moves: Iterable[Move | str]) -> np.ndarray:
+        """``int8`` mask over the actions: 1 for each move in ``moves`` (each a
+        :class:`Move` or its text form, as :meth:`encode_action` takes them; a move with
+        no action raises ``ValueError``, anything else ``TypeError``, naming it)."""
         # A bytearray is the cheapest buffer to fill from Python; numpy wraps it as is.
         mask = bytearray(self.num_actions)
         index = self.index
         for m in moves:
-            mask[index[m]] = 1
+            try:
+                mask[index[m]] = 1  # type: ignore[index]  # the engine's moves: one lookup
+            except (KeyError, TypeError):  # text, a move with no action, or no move
+                if not isinstance(m, (Move, str)):
+                    raise TypeError(
+                        f"moves entry {m!r} ({type(m).__name__}) is not allowed; "
+                        "allowed: a Move or its text form"
+                    ) from None
+                mask[self.encode_action(m)] = 1
         return np.frombuffer(mask, np.int8)
 
     def describe_action(self, action: int) -> str:
@@ -752,26 +767,40 @@ class ObservationTracker:
 _ENCODINGS: dict[Rules, Encoding] = {}
 
 
-def encoding_for(rules: Rules) -> Encoding:
-    """The (cached) :class:`Encoding` of a rules configuration."""
-    enc = _ENCODINGS.get(rules)
+def encoding_for(rules: Rules | str) -> Encoding:
+    """The (cached) :class:`Encoding` of a rules configuration: a :class:`Rules` or a
+    preset's name (an unknown name raises ``RulesError`` listing the presets, anything
+    else ``TypeError``)."""
+    try:
+        enc = _ENCODINGS.get(rules)  # type: ignore[arg-type]
+    except TypeError:  # unhashable: refused below
+        enc = None
     if enc is None:
+        if isinstance(rules, str):
+            return encoding_for(Rules.preset(rules))
+        if not isinstance(rules, Rules):
+            raise TypeError(
+                f"rules={rules!r} ({type(rules).__name__}) is not allowed; allowed: a "
+                "matador_env.engine.Rules or a preset's name"
+            )
         enc = _ENCODINGS[rules] = Encoding(rules)
     return enc
 
 
-def encode_action(rules: Rules, move: Move | str) -> int:
-    """The action of ``move`` under ``rules``."""
+def encode_action(rules: Rules | str, move: Move | str) -> int:
+    """The action of ``move`` under ``rules`` (a :class:`Rules` or a preset's name)."""
     return encoding_for(rules).encode_action(move)
 
 
-def decode_action(rules: Rules, action: int) -> Move:
-    """The move of ``action`` under ``rules``."""
+def decode_action(rules: Rules | str, action: int) -> Move:
+    """The move of ``action`` (an integer, see :meth:`Encoding.decode_action`) under
+    ``rules`` (a :class:`Rules` or a preset's name)."""
     return encoding_for(rules).decode_action(action)
 
 
-def action_mask(rules: Rules, moves: Iterable[Move]) -> np.ndarray:
-    """``int8`` mask over the actions of ``rules`` marking ``moves``."""
+def action_mask(rules: Rules | str, moves: Iterable[Move | str]) -> np.ndarray:
+    """``int8`` mask over the actions of ``rules`` (a :class:`Rules` or a preset's name)
+    marking ``moves`` (:class:`Move` objects or their text forms)."""
     return encoding_for(rules).action_mask(moves)
 
 

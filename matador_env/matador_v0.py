@@ -45,14 +45,15 @@ until the match is won by the rules' `match_end` at `target_score`).
 
 `reward`: `"score"`, `"win"` or `"normalised"` (see Rewards).
 
-`match_bonus`: the match winner's terminal bonus with `episode="match"` (default:
-`target_score` for `"score"`, 1 for `"win"` and `"normalised"`).
+`match_bonus`: the match winner's terminal bonus with `episode="match"`, a finite
+number (default: `target_score` for `"score"`, 1 for `"win"` and `"normalised"`).
 
 `max_hands`: the safety bound of `episode="match"`: once this many hands (redeals
 included) have been played without the match ending, the episode ends with
 `truncations` True for every agent (the last hand's rewards arrive, no match bonus).
 Matches to 100 points take a few to a few dozen hands; the bound is there for rule
-combinations whose matches run far longer. Ignored with `episode="hand"`.
+combinations whose matches run far longer. Ignored with `episode="hand"`. An integer
+>= 1 (numpy integers too; not a bool).
 
 `render_mode`: `None`, `"ansi"` (`render()` returns the table as text), `"human"`
 (the text printed after every move) or `"rgb_array"` (`render()` returns the table
@@ -125,7 +126,11 @@ termination and truncation both True for every seat, and the observations and in
 left as they were (that seat's mask still shows its legal moves; only the dead steps
 remain). An action outside the action space fails PettingZoo's
 `AssertOutOfBoundsWrapper` (`AssertionError`). `raw_env()` raises `IllegalMoveError`
-and leaves the game as it was.
+and leaves the game as it was; it takes an action as an `int`, a numpy integer or a
+0-d integer array, and raises `TypeError` for anything else (a bool included), and
+`RuntimeError` for a step once every agent is done, or before the first `reset()`
+(there `env()` keeps PettingZoo's `OrderEnforcingWrapper` behaviour: a warning after
+the game, an `AssertionError` before `reset()`).
 
 ### Action Space
 
@@ -168,8 +173,10 @@ side, -bonus to each other seat).
 
 `reset(seed=s)` deals `HandState.deal(rules, s)` (or `MatchState.new(rules, s)`
 with `episode="match"`) and seeds the stream from which unseeded resets draw their
-seeds, so a seeded run replays exactly. `copy.deepcopy` and `pickle` of an
-environment give the same game at the same point, which continues identically.
+seeds, so a seeded run replays exactly. A seed is None or an integer (a numpy integer
+is read as its `int`; a bool or anything else raises `TypeError`). `copy.deepcopy` and
+`pickle` of an environment give the same game at the same point, which continues
+identically.
 
 ### Infos
 
@@ -230,6 +237,7 @@ from .engine import (
     set_tiles,
 )
 from .picture import draw_frame
+from .values import INTEGER_KINDS, as_integer, finite_real, integer_value
 
 __all__ = [
     "env",
@@ -388,11 +396,19 @@ class Game:
     ) -> None:
         if episode not in EPISODE_KINDS:
             raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
-        reward = _REWARD_ALIASES.get(reward, reward)
+        if isinstance(reward, str):
+            reward = _REWARD_ALIASES.get(reward, reward)
         if reward not in REWARD_KINDS:
             raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
-        if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
-            raise ValueError(f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1")
+        hands = integer_value(max_hands)
+        if hands is None or hands < 1:
+            raise ValueError(
+                f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1 "
+                "(an int or a numpy integer, not a bool)"
+            )
+        max_hands = hands
+        if match_bonus is not None:
+            match_bonus = finite_real("match_bonus", match_bonus)
         self.rules = rules
         self.enc = encoding_for(rules)
         self.episode = episode
@@ -734,10 +750,11 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Deal a new game. ``options`` is accepted and unused."""
+        """Deal a new game. ``seed``: None or an integer (see Seeding in the module
+        docstring). ``options`` is accepted and unused."""
         if seed is not None:
-            self._stream = random.Random(seed)
-            game_seed = int(seed)
+            game_seed = as_integer(seed, "seed", f"None or {INTEGER_KINDS}")
+            self._stream = random.Random(game_seed)
         else:
             if self._stream is None:
                 self._stream = random.Random()  # seeded from the OS
@@ -779,12 +796,21 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         return self.game.hand_records()
 
     def step(self, action: int | None) -> None:
+        """Apply ``action`` (an integer, see the module docstring) for the agent to
+        move; None for a finished agent's dead step."""
+        if not self.agents:
+            raise RuntimeError(
+                "step() with no agent left: the game is over (every agent is done) or "
+                "was never dealt; call reset() to deal a new game"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None:
-            raise ValueError(f"{agent} is to move: None is an action only for a finished seat")
+        if type(action) is not int:
+            if action is None:
+                raise ValueError(f"{agent} is to move: None is an action only for a finished seat")
+            action = as_integer(action)
         game = self.game
         seat_rewards = game.apply(action)
         self._cumulative_rewards[agent] = 0.0

@@ -28,7 +28,7 @@ project's ONNX + sidecar format.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,8 +114,18 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]
         return self.vf(batch[Columns.OBS]["observation"]).squeeze(-1)
 
 
-def make_env(config: dict[str, Any] | None = None) -> PettingZooEnv:
-    """The RLlib environment: :func:`matador_env.env` with ``config`` as its keywords."""
+def make_env(config: Mapping[str, Any] | None = None) -> PettingZooEnv:
+    """The RLlib environment: :func:`matador_env.env` with ``config`` as its keywords.
+
+    ``config`` is a mapping (Ray passes its ``env_config``, an ``EnvContext``) or None;
+    anything else, a preset's name included, raises ``TypeError``: write
+    ``{"preset": "pagat"}``.
+    """
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            f"config={config!r} ({type(config).__name__}) is not allowed; allowed: None or "
+            'a mapping of matador_env.env keywords, e.g. {"preset": "pagat", "players": 4}'
+        )
     return PettingZooEnv(env(**dict(config or {})))
 
 

@@ -132,6 +132,19 @@ def ray_session() -> Iterator[None]:
         ray.shutdown()
 
 
+def test_make_env_takes_a_mapping_of_env_keywords_only() -> None:
+    from ray.rllib.env.env_context import EnvContext
+
+    from matador_env.rllib import make_env
+
+    for bad in ("pagat", [("preset", "pagat")], 3):
+        with pytest.raises(TypeError, match=r"config=.*allowed: None or a mapping"):
+            make_env(bad)  # type: ignore[arg-type]
+    rllib_env = make_env(EnvContext({"preset": "pagat", "players": 3}, worker_index=0))
+    assert rllib_env.env.unwrapped.rules == Rules.preset("pagat", players=3)
+    assert make_env().env.unwrapped.rules == Rules.preset("standard")
+
+
 def tiny_args(game: str, runners: int, **more: Any) -> Any:
     from train.rllib import RllibArgs
 

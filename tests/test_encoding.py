@@ -40,6 +40,7 @@ from matador_env.engine import (
     HandState,
     Move,
     Rules,
+    RulesError,
     SeatView,
     Tile,
     parse_hand_record,
@@ -547,3 +548,48 @@ def test_signature_is_checked() -> None:
         enc.check_signature({**saved, "encoding_version": ENCODING_VERSION + 1})
     with pytest.raises(ValueError, match="num_actions"):
         encoding_for(Rules()).check_signature(saved)
+
+
+# -- input handling -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [1.5, "5", True, np.bool_(True), np.array([5]), 5.0])
+def test_decode_action_takes_integers_only(bad: object) -> None:
+    rules = Rules()
+    with pytest.raises(TypeError, match=r"action=.*\(.*\) is not allowed.*integer"):
+        decode_action(rules, bad)  # type: ignore[arg-type]
+
+
+def test_decode_action_takes_numpy_integers() -> None:
+    rules = Rules()
+    move = decode_action(rules, 5)
+    assert decode_action(rules, np.int64(5)) == move
+    assert decode_action(rules, np.array(5, np.uint8)) == move
+    with pytest.raises(ValueError, match="out of range"):
+        decode_action(rules, np.int64(-1))
+
+
+def test_action_mask_takes_what_encode_action_takes() -> None:
+    rules = Rules()
+    moves = ["3-3", Move.parse("0-1"), "draw"]
+    mask = action_mask(rules, moves)
+    assert set(np.flatnonzero(mask)) == {encode_action(rules, m) for m in moves}
+    assert np.array_equal(action_mask(rules, iter(moves)), mask)  # any iterable
+    with pytest.raises(ValueError, match=r"move '6-6@5>6' has no action"):
+        action_mask(rules, ["3-3", "6-6@5>6"])
+    with pytest.raises(ValueError, match="zz"):
+        action_mask(rules, ["zz"])
+    for bad in (3, [1], None):
+        with pytest.raises(TypeError, match=r"moves entry .* is not allowed.*Move"):
+            action_mask(rules, ["3-3", bad])  # type: ignore[list-item]
+
+
+def test_encoding_for_takes_rules_or_a_preset_name() -> None:
+    assert encoding_for("standard") is encoding_for(Rules.preset("standard"))
+    assert encoding_for("pagat").rules == Rules.preset("pagat")
+    assert decode_action("standard", 5) == decode_action(Rules(), 5)
+    with pytest.raises(RulesError, match="preset"):
+        encoding_for("nonsense")
+    for bad in (3, ["standard"], None, {"players": 2}):
+        with pytest.raises(TypeError, match=r"rules=.*allowed.*Rules or a preset's name"):
+            encoding_for(bad)  # type: ignore[arg-type]

@@ -324,6 +324,86 @@ def test_raw_env_refuses_illegal_actions() -> None:
         raw_env(reward="points")
 
 
+def _first_legal(e: Any) -> int:
+    return int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0])
+
+
+@pytest.mark.parametrize("bad", [1.5, "3", True, np.bool_(True), np.array([3]), 3.0])
+def test_raw_env_actions_must_be_integers(bad: object) -> None:
+    e = raw_env(preset="standard")
+    e.reset(seed=0)
+    hand = e.game.hand
+    with pytest.raises(TypeError, match=r"action=.*\(.*\) is not allowed.*integer"):
+        e.step(bad)
+    assert e.game.hand == hand  # nothing applied
+
+
+def test_raw_env_takes_numpy_integer_actions() -> None:
+    plain, numpy_ = raw_env(preset="standard"), raw_env(preset="standard")
+    plain.reset(seed=5)
+    numpy_.reset(seed=5)
+    for k in range(6):
+        action = _first_legal(plain)
+        plain.step(action)
+        numpy_.step(np.int64(action) if k % 2 else np.array(action, np.int32))
+    assert plain.game.hand == numpy_.game.hand
+
+
+def test_a_step_once_every_agent_is_done_says_reset() -> None:
+    e = raw_env(preset="standard")
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        e.step(0)  # never dealt
+    e.reset(seed=1)
+    while e.agents:  # the game, then every agent's dead step (action None)
+        done = e.terminations[e.agent_selection] or e.truncations[e.agent_selection]
+        e.step(None if done else _first_legal(e))
+    for action in (None, 0):
+        with pytest.raises(RuntimeError, match=r"game is over.*reset\(\)"):
+            e.step(action)
+    e.reset(seed=1)  # and a new game plays
+    e.step(_first_legal(e))
+    # The wrapped env keeps PettingZoo's way: OrderEnforcingWrapper warns.
+    w = env(preset="standard")
+    w.reset(seed=1)
+    for _agent in w.agent_iter():
+        _, _, term, trunc, _ = w.last()
+        w.step(None if term or trunc else int(w.last()[0]["action_mask"].nonzero()[0][0]))
+    w.step(None)
+
+
+@pytest.mark.parametrize("bad", [1.5, "7", True, np.bool_(False), [7], 7.0])
+def test_reset_refuses_seeds_that_are_not_integers(bad: object) -> None:
+    e = raw_env(preset="standard")
+    with pytest.raises(TypeError, match="seed="):
+        e.reset(seed=bad)
+
+
+def test_reset_takes_numpy_integer_seeds() -> None:
+    rules = Rules.preset("standard")
+    a, b = raw_env(rules=rules), raw_env(rules=rules)
+    a.reset(seed=7)
+    b.reset(seed=np.int64(7))
+    assert b.game.hand == a.game.hand == HandState.deal(rules, 7)
+    assert type(b.game.seed) is int
+    a.reset()
+    b.reset()  # the unseeded stream follows the same seed
+    assert a.game.hand == b.game.hand
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "5", True])
+def test_match_bonus_must_be_a_finite_number(bad: object) -> None:
+    with pytest.raises(ValueError, match="match_bonus=.*finite"):
+        raw_env(episode="match", match_bonus=bad)
+    assert raw_env(episode="match", match_bonus=np.float32(2.5)).game.match_bonus == 2.5
+    assert raw_env(episode="match", match_bonus=-3).game.match_bonus == -3.0
+
+
+@pytest.mark.parametrize("bad", [["score"], {"score": 1}, None, 1])
+def test_reward_must_be_one_of_the_kinds(bad: object) -> None:
+    with pytest.raises(ValueError, match=r"reward=.*allowed.*'score', 'win', 'normalised'"):
+        raw_env(reward=bad)
+
+
 def test_render_ansi_shows_layout_sizes_and_the_acting_hand() -> None:
     e = env(preset="standard", render_mode="ansi")
     e.reset(seed=4)

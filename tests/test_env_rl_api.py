@@ -433,9 +433,12 @@ def test_the_bound_is_documented_and_checked() -> None:
     doc = importlib.import_module("matador_env.matador_v0").__doc__ or ""
     assert "`max_hands`" in doc and "truncations" in doc and "### Infos" in doc
     assert raw_env(episode="match").game.max_hands == DEFAULT_MAX_HANDS
-    for bad in (0, -1, 2.5, True, "10"):
+    for bad in (0, -1, 2.5, True, "10", np.bool_(True), np.int64(0)):
         with pytest.raises(ValueError, match="max_hands"):
             raw_env(episode="match", max_hands=bad)
+    for good in (np.int64(5), np.uint8(5)):
+        max_hands = raw_env(episode="match", max_hands=good).game.max_hands
+        assert max_hands == 5 and type(max_hands) is int
 
 
 # -- hand records ---------------------------------------------------------------------------
