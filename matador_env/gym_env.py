@@ -38,12 +38,27 @@ other seat in playing order from the learner (seat + 1, seat + 2, ...). A spec i
 - a callable taking the seat's observation dict (``{"observation": ...,
   "action_mask": ...}``) and returning an action.
 
-An unknown spec raises ``ValueError`` (a string) or ``TypeError`` (anything else)
-naming what is allowed. An opponent that returns an illegal move raises
-``ValueError``: that is a bug in the opponent, not a move of the learner.
+A list of specs may be any sequence but a string (a list, a tuple, a numpy array of
+names). An unknown spec raises ``ValueError`` (a string) or ``TypeError`` (anything
+else) naming what is allowed.
 
-An illegal action by the learner ends the episode with ``illegal_reward`` (default
--1) and ``info["illegal_action"] = 1``; ``check_env`` samples such actions.
+An opponent that raises, or returns an illegal move (``ValueError``) or something
+that is not an action (``TypeError``; an action is an integer, as for the learner):
+the exception propagates and the env is as before the step, the learner's action
+not applied either; that is a bug in the opponent, not a move of the learner, and
+once it is fixed the same ``step`` can be taken again. A ``reset`` that raises leaves
+no episode: call ``reset`` again.
+
+Actions
+=======
+
+``step`` takes a Python ``int``, a numpy integer scalar (what ``action_space.sample()``
+and the vector envs give) or a 0-d integer array; anything else (a float, a string,
+a bool, ``None``, a list or a 1-element array) raises ``TypeError``. An integer that
+is not a legal action (an illegal move, or one out of the action range) ends the
+episode with ``illegal_reward`` (default -1, a finite number) and
+``info["illegal_action"] = 1``; ``check_env`` samples such actions. ``step`` before
+the first ``reset``, or after the episode ended, raises ``RuntimeError``.
 
 Infos
 =====
@@ -83,6 +98,7 @@ from .matador_v0 import (
     check_render_mode,
     resolve_rules,
 )
+from .values import INTEGER_KINDS, as_integer, finite_real, integer_value
 
 __all__ = ["MatadorSingleEnv", "OpponentSpec"]
 
@@ -94,7 +110,7 @@ _RANDOM = "random"
 _MAX_EMPTY_DEALS = 1000
 _ARGUMENTS = (*ENV_ARGUMENTS, "opponents", "seat", "illegal_reward")
 # What the environment holds between steps, beyond its arguments and the game.
-_LIVE_FIELDS = ("seat", "_rng", "_mask", "_over", "_np_random", "_np_random_seed")
+_LIVE_FIELDS = ("seat", "_rng", "_mask", "_over", "_started", "_np_random", "_np_random_seed")
 
 
 class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
@@ -150,21 +166,33 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             )
         self.rules = resolve_rules(rules, preset, rule_overrides, _ARGUMENTS)
         n = self.rules.players
-        if seat is not None and not (isinstance(seat, int) and 0 <= seat < n):
-            raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
+        if seat is not None:
+            seat_index = integer_value(seat)
+            if seat_index is None or not 0 <= seat_index < n:
+                raise ValueError(
+                    f"seat must be None or a seat from 0 to {n - 1} (an int), got {seat!r}"
+                )
+            seat = seat_index
         check_render_mode(render_mode)
         self.game = Game(self.rules, episode, reward, match_bonus, max_hands)
         self.encoding = enc = self.game.enc
         self.render_mode = render_mode
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = finite_real("illegal_reward", illegal_reward)
         self.fixed_seat = seat
         self.seat = seat if seat is not None else 0
         self._opponents = _opponent_list(opponents, n - 1, self.rules)
+        # A failed step puts the game back as it was; the opponents' random stream too
+        # where an opponent that can raise (not "random") might have drawn from it
+        # first: its state costs more to keep than the rest of the step.
+        consume = any(o is _RANDOM or isinstance(o, _Agent) for o in self._opponents)
+        fallible = any(o is not _RANDOM for o in self._opponents)
+        self._keep_rng = consume and fallible
         self.observation_space = spaces.Box(0.0, 1.0, (enc.obs_size,), np.float32)
         self.action_space = spaces.Discrete(enc.num_actions)
         self._mask = np.zeros(enc.num_actions, np.int8)
         self._rng = random.Random(0)
         self._over = True
+        self._started = False  # whether reset() has made an episode
 
     # -- gymnasium API ------------------------------------------------------------------
 
@@ -172,7 +200,11 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``."""
+        if isinstance(seed, np.integer):
+            seed = int(seed)  # gymnasium takes only a Python int
         super().reset(seed=seed)
+        self._over = True  # until the new episode is ready: a reset that raises leaves none
+        self._started = False
         stream = self.np_random
         n = self.rules.players
         game_seed = seed
@@ -194,26 +226,45 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
                 "these rules leave the learner no decision"
             )
         self._over = False
+        self._started = True
         return self._observe(0)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The learner's action, then the opponents' moves until it is the learner's
+        turn again or the episode ends. An opponent that raises or returns an illegal
+        move: the exception propagates and the env is as before the step."""
         if self._over:
+            if not self._started:
+                raise RuntimeError("step() before reset(): call reset() first")
             raise RuntimeError("step() after the episode ended: call reset() first")
+        if type(action) is not int:
+            action = as_integer(action)
         game = self.game
-        action = int(action)
         if not (0 <= action < self.encoding.num_actions and self._mask[action]):
             self._over = True
             obs, info = self._observe(1)
             info["action_mask"][:] = 0
             self._mask = info["action_mask"].copy()
             return obs, self.illegal_reward, True, False, info
-        rewards = game.apply(action)
-        reward = 0.0
-        if rewards is not None:
-            reward += rewards[self.seat]
-        reward += self._play_opponents()
-        self._over = game.done
-        obs, info = self._observe(0)
+        # A step is all or nothing: what it changes is put back if anything raises.
+        snapshot = game.snapshot()
+        rng_state = self._rng.getstate() if self._keep_rng else None
+        mask = self._mask
+        try:
+            rewards = game.apply(action)
+            reward = 0.0
+            if rewards is not None:
+                reward += rewards[self.seat]
+            reward += self._play_opponents()
+            self._over = game.done
+            obs, info = self._observe(0)
+        except BaseException:
+            game.restore(snapshot)
+            if rng_state is not None:
+                self._rng.setstate(rng_state)
+            self._mask = mask
+            self._over = False
+            raise
         truncated = game.truncated
         return obs, float(reward), self._over and not truncated, truncated, info
 
@@ -292,7 +343,13 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
                 )
             return self.encoding.index[move]
         obs = game.observe(mover)
-        action = int(policy(obs))
+        returned = policy(obs)
+        action = returned if type(returned) is int else integer_value(returned)
+        if action is None:
+            raise TypeError(
+                f"opponent {policy!r} at seat {mover} returned {returned!r} "
+                f"({type(returned).__name__}), not an action: {INTEGER_KINDS}"
+            )
         if not (0 <= action < self.encoding.num_actions and obs["action_mask"][action]):
             raise ValueError(
                 f"opponent {policy!r} at seat {mover} chose action {action}, which is not "
@@ -343,7 +400,9 @@ def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
 
 
 def _opponent_list(opponents: Any, count: int, rules: Rules) -> list[Any]:
-    if isinstance(opponents, (list, tuple)):
+    if isinstance(opponents, np.ndarray):
+        opponents = opponents.tolist()  # its items as Python values; 0-d: one spec
+    if isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes)):
         if len(opponents) != count:
             raise ValueError(
                 f"opponents: expected one spec or a list of {count} (one per other seat), "

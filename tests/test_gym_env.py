@@ -326,3 +326,205 @@ def test_pickle_round_trip() -> None:
     assert clone.rules == env.rules and clone.fixed_seat == 1
     total, _ = run_episode(clone, 4, random.Random(4))
     assert total in (-1.0, 0.0, 1.0)
+
+
+# -- bad input: actions, opponents' answers, arguments ----------------------------------------
+
+
+class FlakyCallable:
+    """A callable opponent playing the lowest legal action, or, while ``fault`` is set,
+    raising (``"raise"``) or returning ``fault`` itself."""
+
+    def __init__(self, fault: object = None) -> None:
+        self.fault = fault
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> object:
+        if self.fault == "raise":
+            raise RuntimeError("opponent crashed")
+        if self.fault is not None:
+            return self.fault
+        return int(np.flatnonzero(obs["action_mask"])[0])
+
+
+class FlakyAgent(GreedyAgent):
+    """The greedy agent, drawing from the rng first; raises while ``broken``."""
+
+    def __init__(self) -> None:
+        self.broken = False
+
+    def act(self, view: SeatView, rng: random.Random) -> Move:
+        rng.random()
+        if self.broken:
+            raise RuntimeError("agent crashed")
+        return super().act(view, rng)
+
+
+def _assert_as_before(env: MatadorSingleEnv, obs: np.ndarray, mask: np.ndarray, seat: int) -> None:
+    assert env.game.to_move == seat and not env.game.done
+    assert np.array_equal(env.action_masks(), mask)
+    assert np.array_equal(env.game.observe(seat)["observation"], obs)
+
+
+@pytest.mark.parametrize(
+    ("fault", "error", "match"),
+    [
+        ("raise", RuntimeError, "opponent crashed"),
+        (10_000, ValueError, "at seat 1 chose action 10000, which is not legal"),
+        ("x", TypeError, "at seat 1 returned 'x'"),
+    ],
+)
+def test_an_opponent_that_fails_leaves_the_env_as_before_the_step(
+    fault: object, error: type[Exception], match: str
+) -> None:
+    opponent = FlakyCallable()
+    env = MatadorSingleEnv(preset="standard", seat=0, opponents=opponent)
+    env.reset(seed=3)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # a move of each seat first
+    obs, mask = env.game.observe(0)["observation"], env.action_masks()
+    records = env.hand_records()
+    twin = pickle.loads(pickle.dumps(env))  # never fails
+    action = int(np.flatnonzero(mask)[0])  # a play: a draw would leave the learner to move
+    opponent.fault = fault
+    for _ in range(2):  # the learner's move is undone too: it fails the same way again
+        with pytest.raises(error, match=match):
+            env.step(action)
+        _assert_as_before(env, obs, mask, 0)
+        assert env.hand_records() == records
+    opponent.fault = None  # fixed: the same step goes on as if nothing had happened
+    one, two = env.step(action), twin.step(action)
+    assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
+    assert env.hand_records() == twin.hand_records()
+
+
+def test_a_failed_step_puts_the_opponents_random_stream_back() -> None:
+    # Seat 1 ("random") and the agent draw from the stream before the agent raises.
+    agent = FlakyAgent()
+    env = MatadorSingleEnv(rules=Rules(players=3), seat=0, opponents=["random", agent])
+    env.reset(seed=5)
+    obs, mask = env.game.observe(0)["observation"], env.action_masks()
+    twin = pickle.loads(pickle.dumps(env))
+    action = int(np.flatnonzero(mask)[0])
+    agent.broken = True
+    with pytest.raises(RuntimeError, match="agent crashed"):
+        env.step(action)
+    _assert_as_before(env, obs, mask, 0)
+    agent.broken = False
+    rng = random.Random(1)
+    for _ in range(3):
+        one, two = env.step(action), twin.step(action)
+        assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
+        if one[2]:
+            break
+        action = int(np.flatnonzero(env.action_masks())[rng.randrange(2) - 1])
+    assert env.hand_records() == twin.hand_records()
+
+
+def test_a_reset_that_fails_leaves_no_episode() -> None:
+    probe = MatadorSingleEnv(preset="standard", seat=1)
+    seed = next(s for s in range(100) if probe.reset(seed=s) and probe.game.hand.moves)
+    opponent = FlakyCallable("raise")  # seat 0, which leads the hand of ``seed``
+    env = MatadorSingleEnv(preset="standard", seat=1, opponents=opponent)
+    with pytest.raises(RuntimeError, match="opponent crashed"):
+        env.reset(seed=seed)
+    with pytest.raises(RuntimeError, match=r"before reset\(\)"):
+        env.step(0)
+    opponent.fault = None
+    env.reset(seed=seed)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    opponent.fault = "raise"
+    with pytest.raises(RuntimeError, match="opponent crashed"):
+        env.reset(seed=seed)  # an episode under way is gone too
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_step_takes_integer_actions_only() -> None:
+    env = MatadorSingleEnv(preset="standard", seat=0)
+    env.reset(seed=0)
+    mask = env.action_masks()
+    legal = int(np.flatnonzero(mask)[0])
+    bad = [float(legal), legal + 0.7, str(legal), np.float32(legal), True, np.bool_(True)]
+    bad += [None, [legal], np.array([legal]), np.array(float(legal)), "abc"]
+    for action in bad:
+        with pytest.raises(TypeError, match=r"action=.* is not allowed; allowed: an integer"):
+            env.step(action)  # type: ignore[arg-type]
+        assert np.array_equal(env.action_masks(), mask)  # nothing was played
+    twins = [pickle.loads(pickle.dumps(env)) for _ in range(3)]
+    results = [env.step(legal)] + [
+        twin.step(a)  # type: ignore[arg-type]
+        for twin, a in zip(twins, [np.int64(legal), np.uint8(legal), np.array(legal)], strict=True)
+    ]
+    assert all(np.array_equal(r[0], results[0][0]) and r[1:4] == results[0][1:4] for r in results)
+    # Integers that are no action are illegal actions, as before.
+    for action in (-1, env.action_space.n, np.int64(10_000)):
+        env = MatadorSingleEnv(preset="standard", seat=0, illegal_reward=-4)
+        env.reset(seed=0)
+        _, reward, terminated, _, info = env.step(action)  # type: ignore[arg-type]
+        assert (reward, terminated, info["illegal_action"]) == (-4.0, True, 1)
+
+
+def test_step_before_reset_says_to_reset() -> None:
+    env = MatadorSingleEnv(preset="standard")
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\): call reset\(\) first"):
+        env.step(0)
+
+
+@pytest.mark.parametrize("returned", ["x", None, 1.7, "LEGAL_ARRAY", "LEGAL_FLOAT", True])
+def test_an_opponent_must_return_an_integer(returned: object) -> None:
+    def opponent(obs: dict[str, np.ndarray]) -> object:
+        legal = int(np.flatnonzero(obs["action_mask"])[0])
+        if returned == "LEGAL_ARRAY":
+            return np.array([legal])
+        if returned == "LEGAL_FLOAT":
+            return float(legal)
+        return returned
+
+    env = MatadorSingleEnv(preset="standard", seat=0, opponents=opponent)
+    env.reset(seed=1)
+    obs, mask = env.game.observe(0)["observation"], env.action_masks()
+    with pytest.raises(TypeError, match=r"opponent .* at seat 1 returned .*, not an action"):
+        env.step(int(np.flatnonzero(mask)[0]))
+    _assert_as_before(env, obs, mask, 0)
+
+
+def test_an_opponent_may_return_a_numpy_integer() -> None:
+    env = MatadorSingleEnv(
+        preset="standard",
+        seat=0,
+        opponents=lambda obs: np.flatnonzero(obs["action_mask"])[0],  # np.int64
+    )
+    run_episode(env, 2, random.Random(2))
+
+
+def test_opponents_as_a_numpy_array() -> None:
+    env = MatadorSingleEnv(rules=Rules(players=3), opponents=np.array(["random", "random"]))
+    run_episode(env, 3, random.Random(3))
+    run_episode(MatadorSingleEnv(opponents=np.array("random")), 3, random.Random(3))
+    with pytest.raises(ValueError, match="one per other seat"):
+        MatadorSingleEnv(rules=Rules(players=3), opponents=np.array(["random"]))
+    with pytest.raises(ValueError, match="unknown bot"):
+        MatadorSingleEnv(opponents=np.array(["nobody"]))
+
+
+def test_illegal_reward_is_a_finite_real_number() -> None:
+    for value in (float("nan"), float("inf"), -np.inf):
+        with pytest.raises(ValueError, match="illegal_reward=.* allowed: a finite real number"):
+            MatadorSingleEnv(illegal_reward=value)
+    for value in ("-5", None, "x", True, [1.0]):
+        with pytest.raises(ValueError, match="illegal_reward=.* allowed: a finite real number"):
+            MatadorSingleEnv(illegal_reward=value)  # type: ignore[arg-type]
+    for value in (-5, -2.5, np.float32(-2.5), np.int64(-5)):
+        reward = MatadorSingleEnv(illegal_reward=value).illegal_reward
+        assert type(reward) is float and reward == float(value)
+
+
+def test_seat_and_seed_take_numpy_integers_not_bools() -> None:
+    for seat in (True, np.bool_(True), 1.0, "1"):
+        with pytest.raises(ValueError, match="seat must be None or a seat"):
+            MatadorSingleEnv(preset="standard", seat=seat)  # type: ignore[arg-type]
+    env = MatadorSingleEnv(preset="standard", seat=np.int64(1))  # type: ignore[arg-type]
+    obs, info = env.reset(seed=np.int64(5))  # type: ignore[arg-type]
+    assert type(info["seat"]) is int and info["seat"] == 1 and env.fixed_seat == 1
+    twin_obs, twin_info = MatadorSingleEnv(preset="standard", seat=1).reset(seed=5)
+    assert np.array_equal(obs, twin_obs) and info.keys() == twin_info.keys()
+    assert all(np.array_equal(info[k], twin_info[k]) for k in info)
