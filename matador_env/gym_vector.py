@@ -37,13 +37,15 @@ Seeds
 =====
 
 ``reset(seed=s)`` seeds slot ``i`` with ``s + i`` (a list: one seed per slot; None:
-fresh entropy), and each slot draws its later episodes' deals and, with ``seat=None``,
-its learner seats from that seed's stream exactly as a single env reset with the same
-seed does. So slot ``i`` deals the same hands, and seats the learner in the same
-seats, as env ``i`` of ``gymnasium.make_vec(..., vectorization_mode="sync")`` (with the
-same auto-reset mode) reset with the same seed; with deterministic opponents
-(``"trained"`` or an exported policy's path) every observation, reward and info is
-the same (``tests/test_gym_vector.py`` checks it).
+fresh entropy; an entry that is neither an int nor None is refused with a
+``ValueError`` naming its index), and each slot draws its later episodes' deals and,
+with ``seat=None``, its learner seats from that seed's stream exactly as a single env
+reset with the same seed does. So slot ``i`` deals the same hands, and seats the
+learner in the same seats, as env ``i`` of
+``gymnasium.make_vec(..., vectorization_mode="sync")`` (with the same auto-reset
+mode) reset with the same seed; with deterministic opponents (``"trained"`` or an
+exported policy's path) every observation, reward and info is the same
+(``tests/test_gym_vector.py`` checks it).
 ``"random"`` and ``"casual"`` opponents draw their moves from one stream per slot,
 restarted from the slot's seed at every seeded reset (fresh entropy before the
 first): they replay, and a slot's do not depend on the other slots' seeds or
@@ -55,7 +57,9 @@ What the compiled env does not do
 Opponents are one spec for every other seat: ``"random"``, ``"trained"``, ``"casual"``,
 an exported policy's path, or a callable, which is called as a batched policy
 ``callable(obs, masks) -> actions`` (see :mod:`matador_env.vector`), not with the
-single env's observation dict. Bots that play from a seat's view (``"greedy"``, agent
+single env's observation dict; if it raises (or returns a wrong shape or an illegal
+action) in a step or reset, every slot and its seed stream are left as they were
+before that call. Bots that play from a seat's view (``"greedy"``, agent
 objects), a list of specs and ``render_mode`` are refused with a ``ValueError`` naming
 ``vectorization_mode="sync"``, which takes them all. Nor does it keep hand records
 (``MatadorSingleEnv.hand_records``): the batch engine holds positions, not the moves
@@ -76,6 +80,7 @@ from gymnasium.vector.utils import batch_space
 
 from .engine import Rules
 from .matador_v0 import DEFAULT_MAX_HANDS, INFO_KEYS, UnsupportedRenderMode, resolve_rules
+from .values import integer_value
 
 __all__ = ["MatadorVectorEnv"]
 
@@ -88,7 +93,9 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
     Arguments as :class:`~matador_env.gym_env.MatadorSingleEnv` (``rules`` or
     ``preset``, ``opponents``, ``seat``, ``episode``, ``reward``, ``match_bonus``,
     ``illegal_reward``, ``max_hands`` and any ``Rules`` field as a keyword), within
-    what the compiled engine plays (the module docstring).
+    what the compiled engine plays (the module docstring). ``num_envs`` and ``seat``
+    take Python or numpy integers (not bools); ``illegal_reward`` and ``match_bonus``
+    finite numbers.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -109,18 +116,22 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **rule_overrides: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        count = integer_value(num_envs)
+        if count is None or count < 1:
             raise ValueError(f"num_envs={num_envs!r} is not allowed; allowed: an integer >= 1")
+        num_envs = count
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         try:
-            autoreset_mode = AutoresetMode(autoreset_mode)
+            mode: AutoresetMode | None = AutoresetMode(autoreset_mode)
         except ValueError:
-            autoreset_mode = None  # type: ignore[assignment]
-        if autoreset_mode not in modes:
+            mode = None
+        if mode not in modes:
             raise ValueError(
                 f"autoreset_mode={autoreset_mode!r} is not allowed; allowed: "
                 + ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in modes)
             )
+        assert mode is not None
+        autoreset_mode = mode
         if "max_episode_steps" in rule_overrides:
             # gymnasium.make_vec passes it to vector entry points (sync wraps in TimeLimit).
             raise ValueError(
@@ -142,10 +153,13 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             ) from None
         rules = resolve_rules(rules, preset, rule_overrides)
         n = rules.players
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n
-        ):
-            raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
+        if illegal_reward is None:  # the batch's "raise instead", which the single env lacks
+            raise ValueError("illegal_reward=None is not allowed; allowed: a finite number")
+        if seat is not None:
+            fixed = integer_value(seat)
+            if fixed is None or not 0 <= fixed < n:
+                raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
+            seat = fixed
         self.rules = rules
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode
@@ -164,7 +178,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 max_hands=max_hands,
                 learner=seat,
                 opponents=opponents,
-                illegal_reward=float(illegal_reward),
+                illegal_reward=illegal_reward,
                 # The single env's seeding: each slot draws its episodes from its own stream.
                 episode_starts=self._episode_starts,
             )
@@ -173,12 +187,17 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 f"{exc}; or pass {_SYNC} to gymnasium.make_vec, whose single envs play "
                 "bots that move from a seat's view, agents and one spec per seat"
             ) from None
+        # A callable opponents can raise in the middle of a step or reset: then this env
+        # saves what they change, its slots' seed streams with the batch's, and puts it
+        # back (the batch would save its own only: this env's episode starts never raise).
+        self._guarded = self.venv._user_opponents
+        self.venv._guarded = False
         # Until a seeded reset, the opponents' streams start from fresh entropy, as the
         # deals do.
         self.venv.seed_opponents(
             [int(x) for x in np.random.SeedSequence().generate_state(num_envs, np.uint64)]
         )
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = float(self.venv.illegal_reward)  # type: ignore[arg-type]
         self.num_envs = num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.venv.obs_size,), np.float32)
         self.single_action_space = spaces.Discrete(self.venv.num_actions)
@@ -200,6 +219,16 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         """Start every slot's episode. ``seed``: an int (slot ``i`` gets ``seed + i``), a
         list with one seed or None per slot, or None."""
         seeds = self._slot_seeds(seed)
+        if not self._guarded:
+            return self._reset(seeds)
+        saved = self._save()
+        try:
+            return self._reset(seeds)
+        except BaseException:
+            self._restore(saved)
+            raise
+
+    def _reset(self, seeds: list[int | None]) -> tuple[np.ndarray, dict[str, Any]]:
         for b, s in enumerate(seeds):
             if s is not None:
                 self._streams[b] = seeding.np_random(s)[0]
@@ -220,7 +249,16 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("step() before reset(); allowed: reset() first")
         seats_before = self.venv.learner.copy()
         skip = self._resetting.copy() if self._resetting.any() else None
-        obs, _, seats, rewards, terminated, truncated, vinfos = self.venv.step(actions, skip)
+        if not self._guarded:
+            result = self.venv.step(actions, skip)
+        else:
+            saved = self._save()
+            try:
+                result = self.venv.step(actions, skip)
+            except BaseException:
+                self._restore(saved)
+                raise
+        obs, _, seats, rewards, terminated, truncated, vinfos = result
         infos = self._infos(seats)
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         if next_step:
@@ -264,18 +302,42 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
 
     # -- internals ------------------------------------------------------------------------
 
+    def _save(self) -> tuple[Any, ...]:
+        """Copies of what a step or reset changes: the batch's slots, this env's."""
+        streams = [None if s is None else s.bit_generator.state for s in self._streams]
+        started = (self._started, self._resetting.copy())
+        return self.venv._save(), streams, list(self._first_seeds), started
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        venv, streams, first_seeds, (started, resetting) = saved
+        self.venv._restore(venv)
+        for b, state in enumerate(streams):
+            stream = self._streams[b]
+            if state is None:
+                self._streams[b] = None
+            elif stream is not None:
+                stream.bit_generator.state = state
+        self._first_seeds = first_seeds
+        self._started = started
+        self._resetting[...] = resetting
+
     def _slot_seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
         B = self.num_envs
+        allowed = f"allowed: None, an int, or a list of {B} ints or Nones (one per slot)"
         if seed is None:
             return [None] * B
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return [int(seed) + i for i in range(B)]
-        if isinstance(seed, (list, tuple)) and len(seed) == B:
-            return [None if s is None else int(s) for s in seed]
-        raise ValueError(
-            f"seed={seed!r} is not allowed; allowed: None, an int, or a list of {B} ints "
-            "or Nones (one per slot)"
-        )
+        first = integer_value(seed)
+        if first is not None:
+            return [first + i for i in range(B)]
+        if not (isinstance(seed, (list, tuple)) and len(seed) == B):
+            raise ValueError(f"seed={seed!r} is not allowed; {allowed}")
+        seeds: list[int | None] = []
+        for i, s in enumerate(seed):
+            value = None if s is None else integer_value(s)
+            if s is not None and value is None:
+                raise ValueError(f"seed[{i}]={s!r} is not allowed (seed={seed!r}); {allowed}")
+            seeds.append(value)
+        return seeds
 
     def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int]]:
         """Each slot's next game seed and learner seat, drawn as ``MatadorSingleEnv.reset``

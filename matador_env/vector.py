@@ -15,7 +15,9 @@ Two modes
 ``VectorEnv(..., mode="self_play")``: every decision is returned. Each slot has one
 seat to move; ``reset``/``step`` return that seat's observation and mask and the
 seats (``seats``), ``step`` takes one action per slot and returns the rewards of
-every seat, shape ``(num_envs, players)``.
+every seat, shape ``(num_envs, players)``. The arguments of learner mode below
+(``learner``, ``opponents``, ``opponent_slots``, ``illegal_reward``) are refused
+here with a ``ValueError`` naming them, not ignored.
 
 ``VectorEnv(..., mode="learner")``: one learner seat per slot (``learner=None``: a
 random seat each episode, drawn from the slot's seed; or a fixed seat). The other
@@ -58,7 +60,8 @@ for the seat that made the final move (learner mode: for the learner), and
 ``INFO_KEYS``, in that order); the dict is empty on a step where no episode ended.
 :meth:`VectorEnv.results` gives the same infos of the episodes under way. Slot ``i``'s
 ``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs``, where ``seeds`` is
-given to :meth:`VectorEnv.reset` (default: ``seed + i``), so every slot replays and
+given to :meth:`VectorEnv.reset` (an int ``s``: ``s + i``; default: ``seed + i``, with
+the constructor's ``seed``, an int, or None for fresh entropy), so every slot replays and
 differs from the others; ``episode_starts`` replaces that rule (it seeds each
 episode, and picks its learner seat, as it is dealt). The random opponents
 (``"random"``, ``"casual"``) draw from one stream per slot, slot ``i``'s started from
@@ -70,6 +73,12 @@ from it with the same games (training's checkpoints save it).
 
 Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
 raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
+Integer arguments take Python or numpy integers (not bools); ``match_bonus`` and
+``illegal_reward`` finite numbers. A callable ``opponents`` (or ``episode_starts``)
+that raises, or returns a wrong shape or an illegal action, in the middle of
+:meth:`VectorEnv.step` or :meth:`VectorEnv.reset` leaves every slot as it was before
+that call too: with such callables each call first saves what it changes (the built-in
+opponents never raise, and pay nothing for it). The callable's own state is its own.
 """
 
 from __future__ import annotations
@@ -84,6 +93,7 @@ from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
 from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, INFO_KEYS, REWARD_KINDS, resolve_rules
+from .values import finite_real, integer_value
 
 __all__ = [
     "VectorEnv",
@@ -101,6 +111,12 @@ BatchPolicy = Callable[..., Any]
 EpisodeStarts = Callable[[np.ndarray], tuple[list[int], list[int]]]
 """``starts(slots) -> (game_seeds, learner_seats)``: how the episodes that begin now in
 ``slots`` are seeded, one game seed and one learner seat per slot (learner mode)."""
+
+StepResult = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]
+]
+"""What :meth:`VectorEnv.step` returns: ``(obs, masks, seats, rewards, terminated,
+truncated, infos)``."""
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
@@ -175,7 +191,7 @@ class VectorEnv:
         opponent_slots: bool = False,
         illegal_reward: float | None = None,
         episode_starts: EpisodeStarts | None = None,
-        seed: int = 0,
+        seed: int | None = 0,
         **rule_overrides: Any,
     ) -> None:
         rules = resolve_rules(rules, preset, rule_overrides)
@@ -186,30 +202,64 @@ class VectorEnv:
         reward = "normalised" if reward == "normalized" else reward  # as raw_env accepts
         if reward not in REWARD_KINDS:
             raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
-        if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
+        hands = integer_value(max_hands)
+        if hands is None or hands < 1:
             raise ValueError(f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1")
+        max_hands = hands
         n = rules.players
-        if learner is not None and (
-            isinstance(learner, bool) or not isinstance(learner, int) or not 0 <= learner < n
+        # The learner-mode arguments are refused in self-play mode rather than ignored.
+        random_opponents = isinstance(opponents, str) and opponents == "random"
+        for name, value, unused in (
+            ("learner", learner, learner is None),
+            ("opponents", opponents, random_opponents),
+            ("opponent_slots", opponent_slots, not opponent_slots),
+            ("illegal_reward", illegal_reward, illegal_reward is None),
         ):
-            raise ValueError(f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}")
-        if isinstance(opponents, str) and opponents != "random":
+            if mode != "learner" and not unused:
+                raise ValueError(
+                    f"{name}={value!r} with mode={mode!r} is not allowed: only mode='learner' "
+                    f"uses {name}; allowed: mode='learner', or leave {name} out"
+                )
+        if learner is not None:
+            seat = integer_value(learner)
+            if seat is None or not 0 <= seat < n:
+                raise ValueError(
+                    f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}"
+                )
+            learner = seat
+        if opponent_slots not in (False, True):
+            raise ValueError(f"opponent_slots={opponent_slots!r} is not allowed; allowed: a bool")
+        if opponent_slots and random_opponents:
+            raise ValueError(
+                "opponent_slots=True with opponents='random' is not allowed: only a callable "
+                "opponents uses opponent_slots; allowed: a callable (obs, masks, slots, "
+                "episodes) -> actions, or opponent_slots=False"
+            )
+        if isinstance(opponents, str) and not random_opponents:
             if opponent_slots:
                 raise ValueError(
                     f"opponents={opponents!r} with opponent_slots=True is not allowed; "
                     "allowed: a callable (obs, masks, slots, episodes) -> actions"
                 )
             opponents = _named_opponents(opponents, rules)
-        if illegal_reward is not None and mode != "learner":
-            raise ValueError(
-                f"illegal_reward={illegal_reward!r} with mode={mode!r} is not allowed; "
-                "allowed: None, or a number with mode='learner'"
-            )
-        if opponents != "random" and not callable(opponents):
+        if not random_opponents and not callable(opponents):
             raise UnplayableOpponents(
                 f"opponents={opponents!r} is not allowed; allowed: 'random', 'trained', "
                 "'casual', an exported policy's path or a callable (obs, masks) -> actions"
             )
+        if illegal_reward is not None:
+            illegal_reward = finite_real("illegal_reward", illegal_reward)
+        if match_bonus is not None:
+            match_bonus = finite_real("match_bonus", match_bonus)
+        if seed is None:
+            # Fresh entropy, as a single env reset with seed=None (below 2**63, as it draws).
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+        elif integer_value(seed) is None:
+            raise ValueError(
+                f"seed={seed!r} is not allowed; allowed: an int (slot i is seeded seed + i) "
+                "or None (fresh entropy)"
+            )
+        seed = int(seed)
         self.eng = BatchEngine(rules, num_envs)
         self.rules = rules
         self.enc = self.eng.enc
@@ -223,9 +273,13 @@ class VectorEnv:
         self.max_hands = max_hands
         self.fixed_learner = learner
         self.opponents = opponents
-        self.opponent_slots = opponent_slots
+        self.opponent_slots = bool(opponent_slots)
         self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
         self._custom_starts = episode_starts
+        # Only callables the user gave can raise in the middle of a step: then steps and
+        # resets save what they change first, and put it back if one raises.
+        self._user_opponents = callable(opponents) and not isinstance(opponents, _BotOpponents)
+        self._guarded = self._user_opponents or episode_starts is not None
         self.obs_size = self.enc.obs_size
         self.num_actions = self.enc.num_actions
         self.encoding_version = ENCODING_VERSION
@@ -255,18 +309,40 @@ class VectorEnv:
     # -- public API -------------------------------------------------------------------------
 
     def reset(
-        self, seeds: Sequence[int] | None = None
+        self, seeds: int | Sequence[int] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start every slot's first episode; ``(obs, masks, seats)`` of the seats to move
-        (learner mode: the learners)."""
+        (learner mode: the learners). ``seeds``: an int ``s`` (slot ``i`` is seeded
+        ``s + i``), a list of one int per slot, or None (the seeds of the last reset
+        with seeds, at first the constructor's ``seed + i``)."""
+        B = self.num_envs
+        base_seeds = None
         if seeds is not None:
-            seeds = list(seeds)
-            if len(seeds) != self.num_envs:
+            first = integer_value(seeds)
+            if first is not None:
+                base_seeds = [first + i for i in range(B)]
+            elif isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, np.ndarray)):
                 raise BatchError(
-                    f"seeds: expected {self.num_envs} (one per slot), got {len(seeds)}"
+                    f"seeds={seeds!r} is not allowed; allowed: None, an int (slot i is seeded "
+                    f"seeds + i) or a list of {B} ints (one per slot)"
                 )
-            seed_keys(seeds)
-            self._base_seeds = [int(s) for s in seeds]
+            else:
+                base_seeds = list(seeds)
+                if len(base_seeds) != B:
+                    raise BatchError(f"seeds: expected {B} (one per slot), got {len(base_seeds)}")
+            seed_keys(base_seeds)
+        if not self._guarded:
+            return self._reset(base_seeds)
+        saved = self._save()
+        try:
+            return self._reset(base_seeds)
+        except BaseException:
+            self._restore(saved)
+            raise
+
+    def _reset(self, base_seeds: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if base_seeds is not None:
+            self._base_seeds = [int(s) for s in base_seeds]
         self._episodes[:] = 0
         self._start(self._all)
         self._started = True
@@ -278,15 +354,7 @@ class VectorEnv:
 
     def step(
         self, actions: np.ndarray | Sequence[int], skip: np.ndarray | None = None
-    ) -> tuple[
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        np.ndarray,
-        dict[str, np.ndarray],
-    ]:
+    ) -> StepResult:
         """Apply one action per slot.
 
         Returns ``(obs, masks, seats, rewards, terminated, truncated, infos)``. In
@@ -311,6 +379,19 @@ class VectorEnv:
             if skip is not None:
                 illegal &= ~skip
             acts[illegal] = -1
+        if not self._guarded:
+            return self._step(acts, seats, illegal)
+        saved = self._save()
+        try:
+            return self._step(acts, seats, illegal)
+        except BaseException:
+            self._restore(saved)
+            raise
+
+    def _step(self, acts: np.ndarray, seats: np.ndarray, illegal: np.ndarray | None) -> StepResult:
+        """:meth:`step` once its input is checked (``acts``: -1 where nothing is played)."""
+        eng = self.eng
+        B = self.num_envs
         ended = eng.step(acts)
         n = self.rules.players
         seat_rewards = np.zeros((B, n), np.float32)
@@ -421,6 +502,32 @@ class VectorEnv:
         return self._observe_all()
 
     # -- internals --------------------------------------------------------------------------
+
+    def _save(self) -> tuple[Any, ...]:
+        """Copies of everything a step or reset changes, for :meth:`_restore`."""
+        eng = self.eng
+        return (
+            {name: getattr(eng, name).copy() for name in eng._STATE_ARRAYS},
+            list(eng.hand_seeds),
+            list(eng.match_seeds),
+            [getattr(self, name).copy() for name in self._STATE_ARRAYS],
+            list(self._base_seeds),
+            self._masks.copy(),
+            self._obs.copy(),
+            self._started,
+        )
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        """Every slot as it was at :meth:`_save`."""
+        engine, hand_seeds, match_seeds, arrays, base_seeds, masks, obs, started = saved
+        # The engine's own set_state: it also forgets the masks it computed since.
+        self.eng.set_state({**engine, "hand_seeds": hand_seeds, "match_seeds": match_seeds})
+        for name, value in zip(self._STATE_ARRAYS, arrays, strict=True):
+            getattr(self, name)[...] = value
+        self._base_seeds = base_seeds
+        self._masks[...] = masks
+        self._obs[...] = obs
+        self._started = started
 
     def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int] | None]:
         """The game seed of each slot's next episode, and in learner mode its learner

@@ -294,3 +294,70 @@ def test_make_vec_without_numba_says_how_to_get_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert "matador-env[batch]" in done.stdout and "vectorization_mode='sync'" in done.stdout
+
+
+def test_arguments_are_checked_and_named() -> None:
+    # The value given is named, not what it was turned into.
+    for mode in ("same", 3):
+        with pytest.raises(ValueError, match=f"autoreset_mode={mode!r} is not allowed"):
+            MatadorVectorEnv(2, autoreset_mode=mode)  # type: ignore[arg-type]
+    # numpy integers are integers; bools are not.
+    env = gymnasium.make_vec(matador_env.GYM_ID, num_envs=np.int64(2), seat=np.int64(1))
+    assert env.num_envs == 2 and type(env.num_envs) is int
+    _, infos = env.reset(seed=np.int64(3))
+    assert infos["seat"].tolist() == [1, 1]
+    with pytest.raises(ValueError, match="got True"):
+        MatadorVectorEnv(2, seat=True)  # type: ignore[arg-type]
+    for name in ("illegal_reward", "match_bonus"):
+        for value in (float("nan"), float("inf")):
+            with pytest.raises(
+                ValueError, match=f"{name}={value!r} is not allowed; allowed: a fin"
+            ):
+                gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, **{name: value})
+    with pytest.raises(ValueError, match="illegal_reward=None is not allowed"):
+        MatadorVectorEnv(2, illegal_reward=None)  # type: ignore[arg-type]
+
+
+def test_a_seed_list_takes_ints_and_nones_only() -> None:
+    env = MatadorVectorEnv(2)
+    obs, _ = env.reset(seed=[np.int64(1), 2])
+    np.testing.assert_array_equal(obs, env.reset(seed=[1, 2])[0])
+    for seed, index in (([1.5, 2], 0), ([1, "2"], 1), ([1, True], 1)):
+        with pytest.raises(ValueError, match=rf"seed\[{index}\]=.* is not allowed"):
+            env.reset(seed=seed)  # type: ignore[arg-type]
+
+
+def test_opponents_that_fail_mid_step_leave_every_slot_as_it_was() -> None:
+    class Opponents:
+        fail = False
+
+        def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            if self.fail:
+                raise RuntimeError("the opponents' network failed")
+            return masks.argmax(axis=1)
+
+    opponents = Opponents()
+    env = MatadorVectorEnv(3, preset="standard", players=3, opponents=opponents)
+    twin = MatadorVectorEnv(3, preset="standard", players=3, opponents=Opponents())
+    env.reset(seed=4)
+    twin.reset(seed=4)
+    rng = np.random.default_rng(0)
+    failed = 0
+    for t in range(150):
+        masks = env.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        opponents.fail = t % 2 == 0
+        try:
+            env.step(actions)
+        except RuntimeError:
+            failed += 1
+            np.testing.assert_array_equal(env.action_masks(), masks)
+            opponents.fail = False
+        else:
+            twin.step(actions)
+            continue
+        a, b = env.step(actions), twin.step(actions)
+        for got, want in zip(a[:4], b[:4], strict=True):
+            np.testing.assert_array_equal(got, want)
+        assert a[4].keys() == b[4].keys()
+    assert failed > 50

@@ -4,6 +4,7 @@ learner mode, auto-reset, seeds, bad input, and MaskablePPO training on it."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -298,3 +299,155 @@ def test_a_saved_state_that_does_not_fit_is_refused_and_changes_nothing() -> Non
         env.set_state(fits)
     again, *_ = env._observe_all()
     np.testing.assert_array_equal(again, before)
+
+
+class _FailingOpponents:
+    """Plays the lowest legal action, or fails as told: ``"raise"``, ``"shape"`` (one
+    action too many) or ``"illegal"`` (an illegal action in the first row)."""
+
+    def __init__(self) -> None:
+        self.fail: str | None = None
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.fail == "raise":
+            raise RuntimeError("the opponents' network failed")
+        actions = masks.argmax(axis=1)
+        if self.fail == "shape":
+            return np.append(actions, 0)
+        if self.fail == "illegal":
+            actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
+        return actions
+
+
+@pytest.mark.parametrize("learner", [0, None])
+def test_opponents_that_fail_mid_step_leave_every_slot_as_it_was(learner: int | None) -> None:
+    # The learner's actions are applied before the opponents are asked: a failure then
+    # puts them back, so the slot's learner is still to move with its own mask (not the
+    # opponent's seat with the opponent's mask), and the env plays on as a twin that
+    # never failed.
+    opponents = _FailingOpponents()
+    env = VectorEnv(4, preset="standard", players=3, mode="learner", learner=learner, seed=7,
+                    opponents=opponents, episode="match", target_score=30)  # fmt: skip
+    twin = VectorEnv(4, preset="standard", players=3, mode="learner", learner=learner, seed=7,
+                     opponents=_FailingOpponents(), episode="match", target_score=30)  # fmt: skip
+    obs, masks, seats = env.reset()
+    twin.reset()
+    rng = np.random.default_rng(0)
+    failed = 0
+    for t in range(120):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        saved = env.get_state()
+        opponents.fail = ("raise", "shape", "illegal")[t % 3]
+        try:
+            env.step(actions)
+        except (RuntimeError, BatchError):
+            failed += 1
+            assert env.get_state() == saved
+            assert (env.eng.to_move == env.learner).all()
+            np.testing.assert_array_equal(env.action_masks(), masks)
+            again = env._observe_all()
+            for got, want in zip(again, (obs, masks, seats), strict=True):
+                np.testing.assert_array_equal(got, want)
+        else:  # no opponent was to move: a step like any other
+            twin.step(actions)
+            obs, masks, seats = env._observe_all()
+            continue
+        opponents.fail = None
+        a, b = env.step(actions), twin.step(actions)
+        for got, want in zip(a[:6], b[:6], strict=True):
+            np.testing.assert_array_equal(got, want)
+        obs, masks, seats = a[:3]
+    assert failed > 100
+
+
+def test_opponents_that_fail_in_reset_leave_the_env_as_it_was() -> None:
+    opponents = _FailingOpponents()
+    env = VectorEnv(3, preset="standard", mode="learner", learner=1, opponents=opponents)
+    opponents.fail = "raise"
+    with pytest.raises(RuntimeError):
+        env.reset()
+    with pytest.raises(BatchError, match=r"step\(\) before reset\(\)"):
+        env.step([0, 0, 0])  # still never reset
+    opponents.fail = None
+    obs, masks, seats = env.reset()
+    saved = env.get_state()
+    opponents.fail = "illegal"
+    with pytest.raises(BatchError, match="an opponent chose an illegal action"):
+        env.reset([10, 11, 12])
+    assert env.get_state() == saved
+    np.testing.assert_array_equal(env.action_masks(), masks)
+
+
+def test_seeds_are_ints_or_none() -> None:
+    # None: fresh entropy, as a single env reset with seed=None.
+    a, b = (VectorEnv(2, preset="standard", seed=None) for _ in range(2))
+    assert a._base_seeds != b._base_seeds and a._base_seeds[1] == a._base_seeds[0] + 1
+    assert a.reset()[0].shape == (2, a.obs_size)
+    numpy_seed = VectorEnv(2, preset="standard", seed=np.int64(4))
+    np.testing.assert_array_equal(
+        numpy_seed.reset()[0], VectorEnv(2, preset="standard", seed=4).reset()[0]
+    )
+    for seed in (1.5, "3", True, [1, 2]):
+        with pytest.raises(
+            ValueError, match=re.escape(f"seed={seed!r} is not allowed; allowed: an int")
+        ):
+            VectorEnv(2, preset="standard", seed=seed)  # type: ignore[arg-type]
+    # reset(s) with an int seeds slot i with s + i, as MatadorVectorEnv.reset(seed=s).
+    env = VectorEnv(2, preset="standard")
+    for seeds in (5, np.int64(5)):
+        np.testing.assert_array_equal(env.reset(seeds)[0], env.reset([5, 6])[0])
+        assert env._base_seeds == [5, 6]
+    for seeds in (1.5, "ab", True):
+        with pytest.raises(
+            BatchError, match=re.escape(f"seeds={seeds!r} is not allowed; allowed: None, an int")
+        ):
+            env.reset(seeds)  # type: ignore[arg-type]
+    with pytest.raises(BatchError, match="seed of slot 0: 1.5 is not an int"):
+        env.reset([1.5, 2])  # type: ignore[list-item]
+    assert env._base_seeds == [5, 6]
+
+
+def test_rewards_must_be_finite_numbers() -> None:
+    for name in ("illegal_reward", "match_bonus"):
+        for value in (float("nan"), float("inf"), -np.inf, "1", True):
+            with pytest.raises(
+                ValueError, match=f"{name}={value!r} is not allowed; allowed: a finite"
+            ):
+                VectorEnv(2, preset="standard", mode="learner", **{name: value})
+    env = VectorEnv(
+        2, preset="standard", mode="learner", illegal_reward=np.float32(-2), match_bonus=np.int64(3)
+    )
+    assert env.illegal_reward == -2.0 and env.match_bonus == 3.0
+
+
+def test_arguments_of_learner_mode_are_refused_in_self_play_mode() -> None:
+    def lowest(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1)
+
+    for name, value in (
+        ("learner", 1),
+        ("opponents", lowest),
+        ("opponents", "trained"),
+        ("opponent_slots", True),
+    ):
+        with pytest.raises(
+            ValueError,
+            match=f"{name}=.* with mode='self_play' is not allowed: only mode='learner' uses",
+        ):
+            VectorEnv(2, preset="standard", mode="self_play", **{name: value})
+    VectorEnv(2, preset="standard", mode="self_play", opponents="random", opponent_slots=False)
+    with pytest.raises(
+        ValueError, match="opponent_slots=True with opponents='random' is not allowed"
+    ):
+        VectorEnv(2, preset="standard", mode="learner", opponent_slots=True)
+
+
+def test_integer_arguments_take_numpy_integers_not_bools() -> None:
+    env = VectorEnv(np.int64(2), preset="standard", mode="learner", learner=np.int64(1),
+                    max_hands=np.int64(5), episode="match")  # fmt: skip
+    assert env.fixed_learner == 1 and type(env.fixed_learner) is int
+    assert env.max_hands == 5 and type(env.max_hands) is int
+    assert (env.reset()[2] == 1).all()
+    for name, value in (("learner", True), ("max_hands", True), ("learner", 1.0), ("max_hands", 0)):
+        with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed"):
+            VectorEnv(2, preset="standard", mode="learner", **{name: value})
