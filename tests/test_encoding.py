@@ -564,14 +564,14 @@ def test_decode_action_takes_numpy_integers() -> None:
     rules = Rules()
     move = decode_action(rules, 5)
     assert decode_action(rules, np.int64(5)) == move
-    assert decode_action(rules, np.array(5, np.uint8)) == move
+    assert decode_action(rules, np.array(5, np.uint8)) == move  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="out of range"):
         decode_action(rules, np.int64(-1))
 
 
 def test_action_mask_takes_what_encode_action_takes() -> None:
     rules = Rules()
-    moves = ["3-3", Move.parse("0-1"), "draw"]
+    moves: list[Move | str] = ["3-3", Move.parse("0-1"), "draw"]
     mask = action_mask(rules, moves)
     assert set(np.flatnonzero(mask)) == {encode_action(rules, m) for m in moves}
     assert np.array_equal(action_mask(rules, iter(moves)), mask)  # any iterable

@@ -510,9 +510,10 @@ def test_illegal_reward_is_a_finite_real_number() -> None:
     for value in (float("nan"), float("inf"), -np.inf):
         with pytest.raises(ValueError, match="illegal_reward=.* allowed: a finite real number"):
             MatadorSingleEnv(illegal_reward=value)
-    for value in ("-5", None, "x", True, [1.0]):
+    bad: list[object] = ["-5", None, "x", True, [1.0]]
+    for wrong in bad:
         with pytest.raises(ValueError, match="illegal_reward=.* allowed: a finite real number"):
-            MatadorSingleEnv(illegal_reward=value)  # type: ignore[arg-type]
+            MatadorSingleEnv(illegal_reward=wrong)  # type: ignore[arg-type]
     for value in (-5, -2.5, np.float32(-2.5), np.int64(-5)):
         reward = MatadorSingleEnv(illegal_reward=value).illegal_reward
         assert type(reward) is float and reward == float(value)

@@ -313,7 +313,7 @@ def test_arguments_are_checked_and_named() -> None:
             with pytest.raises(
                 ValueError, match=f"{name}={value!r} is not allowed; allowed: a fin"
             ):
-                gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, **{name: value})
+                gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, **{name: value})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="illegal_reward=None is not allowed"):
         MatadorVectorEnv(2, illegal_reward=None)  # type: ignore[arg-type]
 

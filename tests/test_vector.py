@@ -413,7 +413,7 @@ def test_rewards_must_be_finite_numbers() -> None:
             with pytest.raises(
                 ValueError, match=f"{name}={value!r} is not allowed; allowed: a finite"
             ):
-                VectorEnv(2, preset="standard", mode="learner", **{name: value})
+                VectorEnv(2, preset="standard", mode="learner", **{name: value})  # type: ignore[arg-type]
     env = VectorEnv(
         2, preset="standard", mode="learner", illegal_reward=np.float32(-2), match_bonus=np.int64(3)
     )
@@ -434,7 +434,7 @@ def test_arguments_of_learner_mode_are_refused_in_self_play_mode() -> None:
             ValueError,
             match=f"{name}=.* with mode='self_play' is not allowed: only mode='learner' uses",
         ):
-            VectorEnv(2, preset="standard", mode="self_play", **{name: value})
+            VectorEnv(2, preset="standard", mode="self_play", **{name: value})  # type: ignore[arg-type]
     VectorEnv(2, preset="standard", mode="self_play", opponents="random", opponent_slots=False)
     with pytest.raises(
         ValueError, match="opponent_slots=True with opponents='random' is not allowed"
@@ -450,4 +450,4 @@ def test_integer_arguments_take_numpy_integers_not_bools() -> None:
     assert (env.reset()[2] == 1).all()
     for name, value in (("learner", True), ("max_hands", True), ("learner", 1.0), ("max_hands", 0)):
         with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed"):
-            VectorEnv(2, preset="standard", mode="learner", **{name: value})
+            VectorEnv(2, preset="standard", mode="learner", **{name: value})  # type: ignore[arg-type]
