@@ -52,6 +52,23 @@ def test_an_env_goes_on_from_its_live_state(preset: str, players: int) -> None:
             assert other.pool.current == saved.pool.current
 
 
+def test_an_env_restored_at_an_episode_end_says_so_to_a_step() -> None:
+    """A checkpoint between an episode's end and the next reset: the restored env,
+    never reset itself, says the episode ended (not that reset() was never called)."""
+    rules = Rules.preset("standard")
+    saved = _env(rules, 1)
+    rng = random.Random(0)
+    while not any(saved.step(_legal(saved, rng))[2:4]):
+        pass
+    fresh = SelfPlayEnv(
+        pool=OpponentPool(None, baseline_weights={"expert": 1.0, "greedy": 1.0, "random": 1.0}),
+        rules=rules,
+    )
+    fresh.restore_live_state(json.loads(json.dumps(saved.live_state())))
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        fresh.step(0)
+
+
 def _damaged(state: dict[str, Any], change: str) -> dict[str, Any]:
     state = json.loads(json.dumps(state))
     if change == "keys":

@@ -225,6 +225,7 @@ class SelfPlayEnv(MatadorSingleEnv):
         self._np_random_seed = state["np_random_seed"]
         self.pool.play_as(state["opponent"])
         obs, _ = self._observe(0)
+        self._started = True  # a checkpoint is taken in an episode reset() began
         self._over = state["over"]
         if self._over:
             self._mask = np.zeros_like(self._mask)
