@@ -23,6 +23,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_json",
     "atomic_write_text",
+    "file_problem",
     "folder_problem",
     "make_folder",
 ]
@@ -74,6 +75,16 @@ def folder_problem(path: str | Path) -> str | None:
             where = "exists" if part == out else f"lies in {part}, which exists"
             return f"{out} {where} and is not a folder"
     return None
+
+
+def file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be a file to write, or None: it is a folder, or its folder
+    cannot be one (see :func:`folder_problem`). (For command lines to refuse an output
+    file before their work, not after it.)"""
+    out = Path(path)
+    if out.is_dir():
+        return f"{out} is a folder; give a file"
+    return folder_problem(out.parent)
 
 
 def make_folder(path: str | Path) -> str | None:

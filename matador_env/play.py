@@ -45,7 +45,9 @@ stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tes
 Exit codes: 0 when the game ends or you quit (or the reader of the output goes
 away, as with ``| head``: the game stops quietly, its record kept), 2 for bad
 options (an unknown preset, impossible rules, a level that cannot play these
-rules, a ``--record`` path that cannot be written), 130 on Ctrl-C.
+rules, a ``--record`` path that cannot be a file: empty, a folder, or under a
+file), 130 on Ctrl-C. A record that cannot be written for another reason (no
+permission, say) is told as the game goes on, which it does without the record.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ from .engine import (
     hand_records,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
-from .files import atomic_write_text, file_arg, folder_problem
+from .files import atomic_write_text, file_arg, file_problem
 
 __all__ = [
     "Choice",
@@ -845,11 +847,8 @@ def main(
         err.write(f"{PROG}: error: --seat must be from 0 to {rules.players - 1}\n")
         return 2
     if args.record is not None:
-        if args.record.is_dir():
-            err.write(f"{PROG}: error: --record {args.record} is a directory; give a file\n")
-            return 2
         # Refused now, not after the game it was to keep (the folder is made as it is written).
-        problem = folder_problem(args.record.parent)
+        problem = file_problem(args.record)
         if problem is not None:
             err.write(f"{PROG}: error: --record {args.record} cannot be written: {problem}\n")
             return 2

@@ -207,7 +207,9 @@ def test_a_bad_out_is_refused_before_any_work(
     monkeypatch.setattr("train.expert_fit.fit_weights", no_work)
     folder = tmp_path / "d"
     folder.mkdir()
-    assert f"--out {folder} is a folder" in _refused(["--out", str(folder)], capsys)
+    assert f"--out {folder}: {folder} is a folder; give a file" in _refused(
+        ["--out", str(folder)], capsys
+    )
     assert "an empty path is not a file" in _refused(["--out="], capsys)
     # A path under a file cannot be written.
     afile = tmp_path / "f"

@@ -240,7 +240,7 @@ def test_record_keeps_every_hand_for_replay(
     assert done.outcome is not None and "match hand 1 over" in out
     assert records[1].replay().outcome is None and records[1].moves
     code, out, err = play(["--record", str(tmp_path)], [])
-    assert code == 2 and "is a directory; give a file" in err
+    assert code == 2 and "is a folder; give a file" in err
     # Leaving before any move of the first hand writes nothing; after the bot's lead,
     # the record of that lead.
     rules = Rules.preset("standard")

@@ -57,7 +57,7 @@ from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, sea
 from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
-from matador_env.files import atomic_write_json, file_arg, folder_problem
+from matador_env.files import atomic_write_json, file_arg, file_problem
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 
@@ -202,9 +202,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     if not (math.isfinite(args.ridge) and args.ridge >= 0):
         parser.error(f"--ridge must be a finite number >= 0, got {args.ridge}")
     # The output is checked before any work, not at the write after it.
-    if args.out.is_dir():
-        parser.error(f"--out {args.out} is a folder, not a file")
-    problem = folder_problem(args.out.parent)
+    problem = file_problem(args.out)
     if problem is not None:
         parser.error(f"--out {args.out}: {problem}")
     try:
