@@ -46,8 +46,11 @@ An opponent that raises, or returns an illegal move (``ValueError``) or somethin
 that is not an action (``TypeError``; an action is an integer, as for the learner):
 the exception propagates and the env is as before the step, the learner's action
 not applied either; that is a bug in the opponent, not a move of the learner, and
-once it is fixed the same ``step`` can be taken again. A ``reset`` that raises leaves
-no episode: call ``reset`` again.
+once it is fixed the same ``step`` can be taken again. (The game is put back after
+any exception; the opponents' random stream only where an opponent that can fail
+might have drawn from it, so a Ctrl-C in a step against ``"random"`` opponents alone
+may leave that stream ahead.) A ``reset`` that raises leaves no episode: call
+``reset`` again.
 
 Actions
 =======
@@ -200,8 +203,9 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``."""
-        if isinstance(seed, np.integer):
-            seed = int(seed)  # gymnasium takes only a Python int
+        if seed is not None and type(seed) is not int:
+            # Gymnasium takes only a Python int; a numpy integer is one too, a bool none.
+            seed = as_integer(seed, "seed", f"None or {INTEGER_KINDS}")
         super().reset(seed=seed)
         self._over = True  # until the new episode is ready: a reset that raises leaves none
         self._started = False

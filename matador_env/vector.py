@@ -227,8 +227,9 @@ class VectorEnv:
                     f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}"
                 )
             learner = seat
-        if opponent_slots not in (False, True):
+        if not isinstance(opponent_slots, (bool, np.bool_)):  # 0 and 1 are no bools
             raise ValueError(f"opponent_slots={opponent_slots!r} is not allowed; allowed: a bool")
+        opponent_slots = bool(opponent_slots)
         if opponent_slots and random_opponents:
             raise ValueError(
                 "opponent_slots=True with opponents='random' is not allowed: only a callable "

@@ -529,3 +529,8 @@ def test_seat_and_seed_take_numpy_integers_not_bools() -> None:
     twin_obs, twin_info = MatadorSingleEnv(preset="standard", seat=1).reset(seed=5)
     assert np.array_equal(obs, twin_obs) and info.keys() == twin_info.keys()
     assert all(np.array_equal(info[k], twin_info[k]) for k in info)
+    # A seed is an integer as an action is: a 0-d array too, never a bool.
+    assert np.array_equal(env.reset(seed=np.array(5))[0], obs)  # type: ignore[arg-type]
+    for bad in (True, 1.5, "5"):
+        with pytest.raises(TypeError, match=r"seed=.* is not allowed; allowed: None or an"):
+            env.reset(seed=bad)  # type: ignore[arg-type]

@@ -52,6 +52,13 @@ def test_an_env_goes_on_from_its_live_state(preset: str, players: int) -> None:
             assert other.pool.current == saved.pool.current
 
 
+def test_a_numpy_seed_deals_as_its_int_does() -> None:
+    rules = Rules.preset("standard")
+    a, b = _env(rules, 0), _env(rules, 0)
+    np.testing.assert_array_equal(a.reset(seed=np.int64(7))[0], b.reset(seed=7)[0])
+    assert a.pool.current == b.pool.current
+
+
 def test_an_env_restored_at_an_episode_end_says_so_to_a_step() -> None:
     """A checkpoint between an episode's end and the next reset: the restored env,
     never reset itself, says the episode ended (not that reset() was never called)."""

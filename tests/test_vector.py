@@ -440,6 +440,9 @@ def test_arguments_of_learner_mode_are_refused_in_self_play_mode() -> None:
         ValueError, match="opponent_slots=True with opponents='random' is not allowed"
     ):
         VectorEnv(2, preset="standard", mode="learner", opponent_slots=True)
+    for not_a_bool in (1, 0, np.array([True])):
+        with pytest.raises(ValueError, match="opponent_slots=.* is not allowed; allowed: a bool"):
+            VectorEnv(2, preset="standard", mode="learner", opponent_slots=not_a_bool)  # type: ignore[arg-type]
 
 
 def test_integer_arguments_take_numpy_integers_not_bools() -> None:
