@@ -79,8 +79,14 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .engine import Rules
-from .matador_v0 import DEFAULT_MAX_HANDS, INFO_KEYS, UnsupportedRenderMode, resolve_rules
-from .values import integer_value
+from .matador_v0 import (
+    DEFAULT_MAX_HANDS,
+    INFO_KEYS,
+    UnsupportedRenderMode,
+    all_or_nothing,
+    resolve_rules,
+)
+from .values import integer_value, seat_value
 
 __all__ = ["MatadorVectorEnv"]
 
@@ -156,8 +162,8 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         if illegal_reward is None:  # the batch's "raise instead", which the single env lacks
             raise ValueError("illegal_reward=None is not allowed; allowed: a finite number")
         if seat is not None:
-            fixed = integer_value(seat)
-            if fixed is None or not 0 <= fixed < n:
+            fixed = seat_value(seat, n)
+            if fixed is None:
                 raise ValueError(f"seat must be None or a seat from 0 to {n - 1}, got {seat!r}")
             seat = fixed
         self.rules = rules
@@ -219,14 +225,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         """Start every slot's episode. ``seed``: an int (slot ``i`` gets ``seed + i``), a
         list with one seed or None per slot, or None."""
         seeds = self._slot_seeds(seed)
-        if not self._guarded:
-            return self._reset(seeds)
-        saved = self._save()
-        try:
-            return self._reset(seeds)
-        except BaseException:
-            self._restore(saved)
-            raise
+        return all_or_nothing(self._guarded, self._save, self._restore, self._reset, seeds)
 
     def _reset(self, seeds: list[int | None]) -> tuple[np.ndarray, dict[str, Any]]:
         for b, s in enumerate(seeds):
@@ -249,15 +248,9 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("step() before reset(); allowed: reset() first")
         seats_before = self.venv.learner.copy()
         skip = self._resetting.copy() if self._resetting.any() else None
-        if not self._guarded:
-            result = self.venv.step(actions, skip)
-        else:
-            saved = self._save()
-            try:
-                result = self.venv.step(actions, skip)
-            except BaseException:
-                self._restore(saved)
-                raise
+        result = all_or_nothing(
+            self._guarded, self._save, self._restore, self.venv.step, actions, skip
+        )
         obs, _, seats, rewards, terminated, truncated, vinfos = result
         infos = self._infos(seats)
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP

@@ -213,8 +213,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import gymnasium
 import numpy as np
@@ -237,7 +237,7 @@ from .engine import (
     set_tiles,
 )
 from .picture import draw_frame
-from .values import INTEGER_KINDS, as_integer, finite_real, integer_value
+from .values import as_integer, as_seed, finite_real, integer_value
 
 __all__ = [
     "env",
@@ -249,9 +249,12 @@ __all__ = [
     "TERMINATION_CODES",
     "INFO_KEYS",
     "DEFAULT_MAX_HANDS",
+    "all_or_nothing",
     "hand_rewards",
     "resolve_rules",
 ]
+
+T = TypeVar("T")
 
 REWARD_KINDS = ("score", "win", "normalised")
 EPISODE_KINDS = ("hand", "match")
@@ -311,6 +314,26 @@ def env(**kwargs: Any) -> AECEnv:
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+def all_or_nothing(
+    guarded: bool,
+    save: Callable[[], Any],
+    restore: Callable[[Any], None],
+    call: Callable[..., T],
+    *args: Any,
+) -> T:
+    """``call(*args)``; when ``guarded``, what ``save()`` returned is handed to
+    ``restore`` if it raises (anything, Ctrl-C included), so the call is all or nothing.
+    Unguarded calls pay one test: their callables never raise midway."""
+    if not guarded:
+        return call(*args)
+    saved = save()
+    try:
+        return call(*args)
+    except BaseException:
+        restore(saved)
+        raise
 
 
 def resolve_rules(
@@ -752,8 +775,8 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game. ``seed``: None or an integer (see Seeding in the module
         docstring). ``options`` is accepted and unused."""
-        if seed is not None:
-            game_seed = as_integer(seed, "seed", f"None or {INTEGER_KINDS}")
+        game_seed = as_seed(seed)
+        if game_seed is not None:
             self._stream = random.Random(game_seed)
         else:
             if self._stream is None:

@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["INTEGER_KINDS", "as_integer", "finite_real", "integer_value"]
+__all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
 
 INTEGER_KINDS = "an integer (int, a numpy integer or a 0-d integer array; not a bool)"
 """What :func:`as_integer` takes, as its errors name it."""
@@ -36,6 +36,19 @@ def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS
             f"{name}={value!r} ({type(value).__name__}) is not allowed; allowed: {allowed}"
         )
     return number
+
+
+def as_seed(seed: object) -> int | None:
+    """A seed: None, or an integer as :func:`as_integer` reads it (else ``TypeError``
+    naming ``seed``)."""
+    return None if seed is None else as_integer(seed, "seed", f"None or {INTEGER_KINDS}")
+
+
+def seat_value(value: object, players: int) -> int | None:
+    """``value`` as a seat from 0 to ``players - 1`` (an integer as
+    :func:`integer_value` reads it), else None; the caller names the argument."""
+    seat = integer_value(value)
+    return seat if seat is not None and 0 <= seat < players else None
 
 
 def finite_real(name: str, value: object) -> float:

@@ -92,8 +92,15 @@ from .batch import BatchEngine, BatchError, array_from_state, seed_keys, seeds_f
 from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
-from .matador_v0 import DEFAULT_MAX_HANDS, EPISODE_KINDS, INFO_KEYS, REWARD_KINDS, resolve_rules
-from .values import finite_real, integer_value
+from .matador_v0 import (
+    DEFAULT_MAX_HANDS,
+    EPISODE_KINDS,
+    INFO_KEYS,
+    REWARD_KINDS,
+    all_or_nothing,
+    resolve_rules,
+)
+from .values import finite_real, integer_value, seat_value
 
 __all__ = [
     "VectorEnv",
@@ -221,8 +228,8 @@ class VectorEnv:
                     f"uses {name}; allowed: mode='learner', or leave {name} out"
                 )
         if learner is not None:
-            seat = integer_value(learner)
-            if seat is None or not 0 <= seat < n:
+            seat = seat_value(learner, n)
+            if seat is None:
                 raise ValueError(
                     f"learner={learner!r} is not allowed; allowed: None or 0 to {n - 1}"
                 )
@@ -255,12 +262,14 @@ class VectorEnv:
         if seed is None:
             # Fresh entropy, as a single env reset with seed=None (below 2**63, as it draws).
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-        elif integer_value(seed) is None:
-            raise ValueError(
-                f"seed={seed!r} is not allowed; allowed: an int (slot i is seeded seed + i) "
-                "or None (fresh entropy)"
-            )
-        seed = int(seed)
+        else:
+            first = integer_value(seed)
+            if first is None:
+                raise ValueError(
+                    f"seed={seed!r} is not allowed; allowed: an int (slot i is seeded seed + i) "
+                    "or None (fresh entropy)"
+                )
+            seed = first
         self.eng = BatchEngine(rules, num_envs)
         self.rules = rules
         self.enc = self.eng.enc
@@ -274,8 +283,8 @@ class VectorEnv:
         self.max_hands = max_hands
         self.fixed_learner = learner
         self.opponents = opponents
-        self.opponent_slots = bool(opponent_slots)
-        self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
+        self.opponent_slots = opponent_slots
+        self.illegal_reward = illegal_reward
         self._custom_starts = episode_starts
         # Only callables the user gave can raise in the middle of a step: then steps and
         # resets save what they change first, and put it back if one raises.
@@ -332,14 +341,7 @@ class VectorEnv:
                 if len(base_seeds) != B:
                     raise BatchError(f"seeds: expected {B} (one per slot), got {len(base_seeds)}")
             seed_keys(base_seeds)
-        if not self._guarded:
-            return self._reset(base_seeds)
-        saved = self._save()
-        try:
-            return self._reset(base_seeds)
-        except BaseException:
-            self._restore(saved)
-            raise
+        return all_or_nothing(self._guarded, self._save, self._restore, self._reset, base_seeds)
 
     def _reset(self, base_seeds: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if base_seeds is not None:
@@ -380,14 +382,9 @@ class VectorEnv:
             if skip is not None:
                 illegal &= ~skip
             acts[illegal] = -1
-        if not self._guarded:
-            return self._step(acts, seats, illegal)
-        saved = self._save()
-        try:
-            return self._step(acts, seats, illegal)
-        except BaseException:
-            self._restore(saved)
-            raise
+        return all_or_nothing(
+            self._guarded, self._save, self._restore, self._step, acts, seats, illegal
+        )
 
     def _step(self, acts: np.ndarray, seats: np.ndarray, illegal: np.ndarray | None) -> StepResult:
         """:meth:`step` once its input is checked (``acts``: -1 where nothing is played)."""

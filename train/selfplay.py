@@ -34,7 +34,7 @@ from agents import make_agent
 from matador_env.engine import Move, SeatView
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import SIDECAR_FILE, OnnxPolicy, load_policy
-from matador_env.values import INTEGER_KINDS, as_integer
+from matador_env.values import as_seed
 
 from .checkpoint import generator_from_state, random_state, random_state_ok, set_random_state
 
@@ -191,8 +191,8 @@ class SelfPlayEnv(MatadorSingleEnv):
         self._pool_rng = random.Random(0)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        seed = as_seed(seed)  # numpy's too
         if seed is not None:
-            seed = as_integer(seed, "seed", f"None or {INTEGER_KINDS}")  # numpy's too
             self._pool_rng = random.Random(seed ^ 0x5EED)
         self.pool.resample(self._pool_rng)
         # The opponent drawn for this hand is ``self.pool.current``; it stays out of the
