@@ -87,9 +87,6 @@ def known_specs() -> list[str]:
     return [usage for _, usage in _REGISTRY.values()]
 
 
-_MOST_DIGITS = 4300
-"""The longest number a spec reads: int()'s default limit, past which it raises."""
-
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -97,7 +94,7 @@ def spec_count(agent: str, key: str, raw: str, least: int = 1) -> int:
     """Option ``key=raw`` of ``agent``'s spec as an integer >= ``least``, written in the
     ASCII digits 0-9 alone; else :class:`AgentSpecError` naming the option, the value
     and what is allowed."""
-    number = parse_digits(raw, _MOST_DIGITS)
+    number = parse_digits(raw)
     if number is None:
         raise AgentSpecError(
             f"{agent} option {key}={raw!r}: expected an integer >= {least} in the digits 0-9"

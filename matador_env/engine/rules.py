@@ -262,10 +262,6 @@ _INT_FIELDS = ("set_max", "players", "boneyard_reserve", "target_score")
 _BOOL_FIELDS = ("teams", "matador_as_regular", "matador_only_when_stuck")
 
 
-_MOST_DIGITS = 4300
-"""The longest number the text form reads: int()'s default limit, past which it raises."""
-
-
 def _parse_value(key: str, raw: str) -> Any:
     if key in _BOOL_FIELDS:
         if raw in ("True", "true", "1"):
@@ -274,7 +270,7 @@ def _parse_value(key: str, raw: str) -> Any:
             return False
         raise RulesError(key, raw, "true or false")
     if key in _INT_FIELDS or key == "hand_size":
-        number = parse_digits(raw, _MOST_DIGITS)
+        number = parse_digits(raw)
         if number is not None:
             return number
         if key in _INT_FIELDS:

@@ -84,9 +84,11 @@ _MOVE_RE = re.compile(
 _END_RE = re.compile(r"([0-9]{1,2})([*b]?)|([0-9]{1,2})/([0-9]{1,2})|_")
 _END_MARKS = {"": PLAIN, "*": SPINNER, "b": BRANCH}  # the kind of "3", "3*" and "3b"
 _DIGITS_RE = re.compile(r"[0-9]+")
+INT_MAX_DIGITS = 4300
+"""The longest number ``int`` reads from text (its default limit, past which it raises)."""
 
 
-def parse_digits(text: str, most: int) -> int | None:
+def parse_digits(text: str, most: int = INT_MAX_DIGITS) -> int | None:
     """The number ``text`` writes in the ASCII digits 0-9 alone, at most ``most`` of
     them; None for any other text.
 
