@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import random
 import shutil
 import sys
@@ -40,6 +41,7 @@ from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
 from .__main__ import main as arena_main
+from .stats import interval_text, unbounded_if_none
 
 __all__ = ["main"]
 
@@ -195,7 +197,7 @@ def learning_curve(
 
 
 def _pts(f: dict[str, float]) -> str:
-    return f"{f['points']:+6.2f} [{f['points_lo']:+.2f}, {f['points_hi']:+.2f}]"
+    return interval_text(f["points"], f["points_lo"], f["points_hi"], width=6)
 
 
 def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Path) -> Path:
@@ -210,9 +212,16 @@ def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Pa
     for opp, colour in (("expert", "tab:red"), ("random", "tab:blue")):
         for ax, key, scale in ((axes[0], "points", 1.0), (axes[1], "win_rate", 100.0)):
             ys = [scale * f[opp][key] for _, f in rows]
+            # summary.json writes an unbounded end (one deal) as null.
             errs = [
-                [scale * (f[opp][key] - f[opp][f"{key}_lo"]) for _, f in rows],
-                [scale * (f[opp][f"{key}_hi"] - f[opp][key]) for _, f in rows],
+                [
+                    scale * (f[opp][key] - unbounded_if_none(f[opp][f"{key}_lo"], -math.inf))
+                    for _, f in rows
+                ],
+                [
+                    scale * (unbounded_if_none(f[opp][f"{key}_hi"], math.inf) - f[opp][key])
+                    for _, f in rows
+                ],
             ]
             ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=colour, label=f"vs {opp}")
     axes[0].axhline(0, color="grey", lw=0.8)

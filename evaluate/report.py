@@ -12,7 +12,7 @@ from typing import Any
 from matador_env.files import atomic_write, atomic_write_text
 
 from .arena import GameResult, Pairing, duplicate_figures
-from .stats import Estimate, bradley_terry
+from .stats import Estimate, bradley_terry, interval_text
 
 __all__ = ["PairingSummary", "Report", "aliases", "summarize"]
 
@@ -281,7 +281,7 @@ def _pct(e: Estimate | None) -> str:
 def _pts(e: Estimate | None) -> str:
     if e is None:
         return "-"
-    return f"{e.mean:+6.2f} [{e.lo:+.2f}, {e.hi:+.2f}]"
+    return interval_text(e.mean, e.lo, e.hi, width=6)
 
 
 def summarize(

@@ -27,6 +27,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 __all__ = [
     "Estimate",
@@ -36,6 +37,9 @@ __all__ = [
     "bradley_terry",
     "t_quantile",
     "finite_or_none",
+    "json_ready",
+    "unbounded_if_none",
+    "interval_text",
     "Z95",
 ]
 
@@ -77,6 +81,34 @@ def finite_or_none(value: float | None) -> float | None:
     """``value`` for JSON: None for an unbounded or undefined one (an interval's end
     from one deal), since strict JSON parsers refuse ``Infinity`` and ``NaN``."""
     return None if value is None or not math.isfinite(value) else value
+
+
+def json_ready(data: Any) -> Any:
+    """``data`` with every float that is not finite (an interval's end or half width
+    from one deal) made None, in nested dicts and lists alike: :func:`finite_or_none`
+    for a whole record that goes to a JSON file."""
+    if isinstance(data, float):
+        return finite_or_none(data)
+    if isinstance(data, dict):
+        return {key: json_ready(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_ready(value) for value in data]
+    return data
+
+
+def unbounded_if_none(value: float | None, unbounded: float) -> float:
+    """An interval's figure read back from JSON, where :func:`json_ready` wrote an
+    unbounded one as null: ``unbounded`` (``-math.inf`` for a lower end,
+    ``math.inf`` for an upper end or a half width) for None, else ``value``."""
+    return unbounded if value is None else value
+
+
+def interval_text(mean: float, lo: float | None, hi: float | None, width: int = 0) -> str:
+    """``"+1.23 [-0.45, +2.91]"``: a signed figure (points per hand) and its 95%
+    interval, the mean padded to ``width``; an end written as null (one deal: no
+    interval) shows as ``-inf``/``+inf``, as it does before it is written."""
+    low, high = unbounded_if_none(lo, -math.inf), unbounded_if_none(hi, math.inf)
+    return f"{mean:+{width}.2f} [{low:+.2f}, {high:+.2f}]"
 
 
 def wilson(k: float, n: int, z: float = Z95) -> Estimate:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -24,7 +25,12 @@ from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import BOTS_DIR, PolicyMismatchError, load_policy
 from tests.train_runs import final_weights_differ, interrupt_at_first_checkpoint, run_train
 from train.export import export_policy
-from train.loop import check_best_against_warm_start, kept_by_lead, policy_step
+from train.loop import (
+    check_best_against_warm_start,
+    describe_selection,
+    kept_by_lead,
+    policy_step,
+)
 
 TINY = [
     "--n-envs",
@@ -152,6 +158,18 @@ def test_resume_of_a_folder_without_a_run_is_refused(tmp_path: Path) -> None:
     done = _train("--resume", str(tmp_path))
     assert done.returncode == 2
     assert "no args.json" in done.stderr
+
+
+def test_a_new_run_in_a_folder_that_holds_one_is_refused(tmp_path: Path) -> None:
+    # The same words as train.rllib's and benchmarks.training's, with the command that
+    # continues the run; the folder's run is left as it was.
+    (tmp_path / "args.json").write_text("{}")
+    done = _train("--out", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        f"--out: {tmp_path} already holds a run; use --resume {tmp_path} to continue it"
+    )
+    assert (tmp_path / "args.json").read_text() == "{}"
 
 
 def test_training_evaluations_use_the_arena_reports_intervals() -> None:
@@ -539,6 +557,53 @@ def test_the_best_ppo_policy_stays_only_if_it_beats_the_warm_start(
     # Without a warm start, or with no deals, there is nothing to check.
     assert check_best_against_warm_start(tmp_path / "strong", rules, 30, 4, 1) is None
     assert check_best_against_warm_start(run, rules, 0, 4, 1) is None
+
+
+def _strict_json(text: str) -> Any:
+    """``text`` read as strict JSON (RFC 8259, as JavaScript and jq read it): no
+    ``Infinity`` or ``NaN``."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_one_deal_check_writes_its_unbounded_interval_as_null(
+    tmp_path: Path, tiny_model: MaskablePPO
+) -> None:
+    # One deal gives the lead no interval: (-inf, +inf) in memory, null in the file,
+    # and the sentence reads the same from either.
+    rules = Rules.preset("standard")
+    run = tmp_path / "run"
+    _policy_at_step(BOTS_DIR / "standard", run / "best", 51_200)
+    export_policy(tiny_model.policy, rules, run / "warm_start")
+    record = check_best_against_warm_start(run, rules, deals=1, seed=4, workers=1)
+    assert record is not None and record["lead_lo"] == -math.inf
+    written = _strict_json((run / "selection.json").read_text())
+    assert written["lead_lo"] is None and written["lead_hi"] is None
+    assert written["lead_points"] == record["lead_points"]
+    assert describe_selection(written) == describe_selection(record)
+    assert "[-inf, +inf] points per hand" in describe_selection(written)
+
+
+def test_one_deal_evaluations_are_written_as_strict_json(tmp_path: Path) -> None:
+    # The evaluations' and the summary's unbounded figures are null, and a finished
+    # run's summary is still read back (a resume prints it) with them.
+    from train.run import finished_summary
+
+    run = tmp_path / "run"
+    done = _train(
+        "--timesteps", "256", "--out", str(run), "--eval-every", "256", "--eval-hands", "1",
+        "--final-eval-hands", "1", "--select-hands", "0", "--baselines", "random",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = (run / "evaluations.jsonl").read_text().splitlines()
+    assert lines and all(_strict_json(line)["expert/points_ci"] is None for line in lines)
+    summary = _strict_json((run / "summary.json").read_text())
+    assert summary["final_evaluation"]["expert"]["points_lo"] is None
+    text = finished_summary(run, 256)
+    assert text is not None and "± inf |" in text
 
 
 def test_the_check_keeps_the_higher_mean_lead_significant_or_not() -> None:

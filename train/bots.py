@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from evaluate.stats import interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.files import atomic_write_text, folder_problem
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
@@ -164,7 +165,7 @@ def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> 
 
 
 def _figure(e: dict[str, float]) -> str:
-    return f"{e['points']:+.2f} [{e['points_lo']:+.2f}, {e['points_hi']:+.2f}] ({e['deals']} deals)"
+    return f"{interval_text(e['points'], e['points_lo'], e['points_hi'])} ({e['deals']} deals)"
 
 
 def training_table(runs: Path, names: list[str]) -> str:

@@ -29,6 +29,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
+from evaluate.stats import interval_text, json_ready, unbounded_if_none
 from matador_env.engine import Rules
 from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
@@ -653,7 +654,7 @@ class Trainer:
         self.evaluations.append(record)
         atomic_write_text(
             self.run_dir / "evaluations.jsonl",
-            "".join(json.dumps(r) + "\n" for r in self.evaluations),
+            "".join(json.dumps(json_ready(r)) + "\n" for r in self.evaluations),
         )
         score = figures["expert"]["points"]
         if self.best is None or score > self.best:
@@ -704,7 +705,7 @@ class Trainer:
             "evaluations": self.evaluations,
             "selection": selection,
         }
-        atomic_write_json(self.run_dir / "summary.json", summary)
+        atomic_write_json(self.run_dir / "summary.json", json_ready(summary))
         atomic_write_text(self.run_dir / "summary.md", summary_markdown(summary))
         plot_learning_curve(self.evaluations, self.run_dir / "learning_curve.png")
         print(summary_markdown(summary))
@@ -811,7 +812,7 @@ def check_best_against_warm_start(
         "lead_hi": lead.hi,
         "kept": kept,
     }
-    atomic_write_json(record_file, record)
+    atomic_write_json(record_file, json_ready(record))
     print(describe_selection(record), flush=True)
     if kept == "warm start":
         copy_dir_atomic(warm, best)
@@ -836,7 +837,7 @@ def describe_selection(record: dict[str, Any]) -> str:
     return (
         f"Best-policy check: the step-{record['candidate_step']:,} policy against the warm "
         f"start, both against expert on {record['deals']} fresh deals: "
-        f"{record['lead_points']:+.2f} [{record['lead_lo']:+.2f}, {record['lead_hi']:+.2f}] "
+        f"{interval_text(record['lead_points'], record['lead_lo'], record['lead_hi'])} "
         f"points per hand; kept the {kept}."
     )
 
@@ -862,8 +863,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     ]
     for opp, f in summary["final_evaluation"].items():
         lines.append(
-            f"| {opp} | {f['deals']} | {f['win_rate']:.1%} ± {f['win_rate_ci']:.1%} "
-            f"| {f['points']:+.2f} ± {f['points_ci']:.2f} |"
+            f"| {opp} | {f['deals']} "
+            f"| {f['win_rate']:.1%} ± {unbounded_if_none(f['win_rate_ci'], math.inf):.1%} "
+            f"| {f['points']:+.2f} ± {unbounded_if_none(f['points_ci'], math.inf):.2f} |"
         )
     if summary.get("selection"):
         lines += ["", describe_selection(summary["selection"])]

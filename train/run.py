@@ -20,6 +20,9 @@ unless ``--out`` names it)::
     learning_curve.png   evaluation figures against the step count
     summary.json/.md     the final evaluation of the best policy
 
+The JSON files are strict JSON: an interval that one deal leaves unbounded is
+``null`` there (``inf`` in summary.md and the printed lines), as in the arena's.
+
 The exported policy plays as the agent ``policy:<run>/best`` and needs no torch.
 
 The arguments are checked before anything is written: a bad one ends the command
