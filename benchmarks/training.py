@@ -35,7 +35,8 @@ from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
-from matador_env.files import folder_arg, folder_problem
+from matador_env.files import folder_arg
+from train.files import new_run_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
 
@@ -88,9 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is not None:
         # Checked before the training, under this command's name (python -m train checks
         # it too, but only after the training is set up, and names itself).
-        problem = folder_problem(args.out)
-        if problem is None and (args.out / "args.json").exists():
-            problem = f"{args.out} already holds a run"
+        problem = new_run_problem(args.out)
         if problem is not None:
             parser.error(f"--out: {problem}; give another folder")
     policy = args.policy

@@ -38,7 +38,7 @@ def test_an_out_folder_it_cannot_use_is_refused_before_ray(tmp_path: Path) -> No
     (tmp_path / "run" / "args.json").write_text("{}")
     for out, says in [
         ("file/sub", "lies in"),
-        ("run", "holds a run already; give another folder"),
+        ("run", "already holds a run; give another folder"),
     ]:
         with pytest.raises(ArgsError, match=says):
             check_args(parse(RllibArgs, ["--out", str(tmp_path / out)]))

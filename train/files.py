@@ -8,6 +8,22 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from matador_env.files import folder_problem
+
+RUN_ARGS_FILE = "args.json"
+"""The file that makes a folder a run's: ``python -m train`` and ``train.rllib`` write
+a run's arguments there first."""
+
+
+def new_run_problem(folder: str | Path) -> str | None:
+    """Why ``folder`` cannot take a new run, or None: :func:`matador_env.files.folder_problem`'s
+    reason, or that it holds a run already (its :data:`RUN_ARGS_FILE`). Every command
+    that starts a run asks this, so they refuse the same folders in the same words."""
+    problem = folder_problem(folder)
+    if problem is None and (Path(folder) / RUN_ARGS_FILE).exists():
+        problem = f"{folder} already holds a run"
+    return problem
+
 
 def replace_dir(dst: Path, fill: Callable[[Path], object]) -> Path:
     """Replace the folder ``dst`` by the one ``fill(tmp)`` creates at ``tmp``, a sibling

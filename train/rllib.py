@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json, atomic_write_text, folder_problem
+from matador_env.files import atomic_write_json, atomic_write_text
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import (
@@ -49,6 +49,7 @@ from .args import (
     rules_from_flags,
 )
 from .export import export_network
+from .files import RUN_ARGS_FILE, new_run_problem
 from .run import FLOAT_RANGES
 
 
@@ -155,9 +156,7 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
         check_number(flag_name(name), getattr(args, name), *FLOAT_RANGES[same_as])
     check_exp_name(args.exp_name)
     if args.out is not None:
-        problem = folder_problem(args.out)
-        if problem is None and (Path(args.out) / "args.json").exists():
-            problem = f"{args.out} holds a run already"
+        problem = new_run_problem(args.out)
         if problem is not None:
             raise ArgsError(f"--out: {problem}; give another folder")
     return rules, hidden
@@ -265,7 +264,7 @@ def train(args: RllibArgs) -> Path:
     torch.set_num_threads(args.torch_threads)
     run_dir = Path(args.out or Path("runs") / run_name(args))
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
+    atomic_write_json(run_dir / RUN_ARGS_FILE, dataclasses.asdict(args))
     import ray
 
     from matador_env.rllib import POLICY_ID, policy_logits

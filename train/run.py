@@ -58,7 +58,14 @@ from .args import (
     parse,
     rules_from_flags,
 )
-from .files import FolderBusyError, FolderLock, RunFolderError, replace_dir
+from .files import (
+    RUN_ARGS_FILE,
+    FolderBusyError,
+    FolderLock,
+    RunFolderError,
+    new_run_problem,
+    replace_dir,
+)
 
 
 @dataclass
@@ -403,7 +410,7 @@ def load_run_args(run_dir: Path, given: dict[str, Any]) -> TrainArgs:
     :class:`ArgsError` names ``args.json`` and what to do when it cannot be read, and
     the flag when ``given`` changes one that a run keeps.
     """
-    saved = run_dir / "args.json"
+    saved = run_dir / RUN_ARGS_FILE
     if not saved.is_file():
         raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
     fix = "restore it from a copy (it holds the run's arguments) or start a new run"
@@ -469,7 +476,7 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
         }
     if args.resume:
         run_dir = Path(args.resume)
-        if not (run_dir / "args.json").is_file():
+        if not (run_dir / RUN_ARGS_FILE).is_file():
             raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
         lock = FolderLock(run_dir).acquire()
         try:
@@ -477,7 +484,7 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
             try:
                 rules = check_args(args)
             except ArgsError as e:
-                raise ArgsError(f"{run_dir / 'args.json'}: {e}") from None
+                raise ArgsError(f"{run_dir / RUN_ARGS_FILE}: {e}") from None
             return _train_locked(args, rules, run_dir)
         finally:
             lock.release()
@@ -488,15 +495,14 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
         raise ArgsError(f"--out: {problem}; give another folder")
     lock = FolderLock(run_dir).acquire()
     try:
-        if (run_dir / "args.json").exists():
-            raise ArgsError(
-                f"--out: {run_dir} already holds a run; use --resume {run_dir} to continue it"
-            )
+        problem = new_run_problem(run_dir)
+        if problem is not None:
+            raise ArgsError(f"--out: {problem}; use --resume {run_dir} to continue it")
         args.out = str(run_dir)
         # The recipe's choices are fixed in args.json, so a resumed run keeps them.
         args.bc_decisions = recipe_decisions(args.bc_decisions, rules)
         args.bc_teacher = recipe_teacher(args.bc_teacher, rules)
-        atomic_write_json(run_dir / "args.json", dataclasses.asdict(args))
+        atomic_write_json(run_dir / RUN_ARGS_FILE, dataclasses.asdict(args))
         return _train_locked(args, rules, run_dir)
     finally:
         lock.release()
@@ -536,7 +542,7 @@ def _checkpoint_steps(run_dir: Path) -> int:
 def _record_timesteps(run_dir: Path, timesteps: int) -> None:
     """Make ``timesteps`` the run's in its args.json, so that a plain ``--resume``
     after an interrupt goes on to the same end."""
-    saved = run_dir / "args.json"
+    saved = run_dir / RUN_ARGS_FILE
     stored = json.loads(saved.read_text())
     if stored.get("timesteps") != timesteps:
         stored["timesteps"] = timesteps
