@@ -171,5 +171,9 @@ def test_the_worked_examples_name_the_legal_moves() -> None:
     kardinal = _deal("kardinal", [EXAMPLES[3][1], EXAMPLES[3][2]]).apply("6-6").apply("3-4@0x")
     for move in kardinal.legal_moves():
         assert f"`{move}`" in text
+    blank = _deal("standard", ["0-4 1-1 0-5 3-3 4-4 0-6 5-5", "1-2 1-5 2-5 2-6 3-4 3-6 4-6"])
+    moves = [str(m) for m in blank.apply("0-4").legal_moves()]
+    assert len(moves) == 9 and {m.split("@")[0] for m in moves} == {"3-4", "2-5", "3-6"}
+    assert "nine moves in\nall" in text
     leiden = _deal("leiden", [EXAMPLES[4][1], EXAMPLES[4][2]]).apply("3-3").apply("4-6@0>6")
     assert {m.end for m in leiden.legal_moves()} == {1, 2, 3, None}
