@@ -10,20 +10,16 @@ import numbers
 
 import numpy as np
 
-__all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
+from .engine.tiles import INTEGER_KINDS, whole_number
 
-INTEGER_KINDS = "an integer (int, a numpy integer or a 0-d integer array; not a bool)"
-"""What :func:`as_integer` takes, as its errors name it."""
+__all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
 
 
 def integer_value(value: object) -> int | None:
     """``value`` as a plain ``int`` if it is an integer (see :data:`INTEGER_KINDS`),
-    else None. ``np.bool_`` is no ``np.integer``; Python's ``bool`` is refused here."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        return int(value)
-    return None
+    else None: the engine's :func:`~matador_env.engine.tiles.whole_number`, so that
+    the environments and the engine take the same numbers."""
+    return whole_number(value)
 
 
 def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS) -> int:

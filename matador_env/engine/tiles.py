@@ -26,6 +26,7 @@ tile does not depend on the set: ``0-0`` is 0, ``0-1`` 1, ``1-1`` 2, ``0-2`` 3 .
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any, NamedTuple
 
@@ -44,6 +45,8 @@ __all__ = [
     "tile_count",
     "set_tiles",
     "parse_digits",
+    "whole_number",
+    "INTEGER_KINDS",
 ]
 
 # End kinds. Strings rather than an Enum: they are compared in the hottest loop of
@@ -66,6 +69,25 @@ def _need_text(text: object, what: str, example: str) -> str:
             f"not {what}: {text!r} is a {type(text).__name__}, not text like {example!r}"
         )
     return text
+
+
+INTEGER_KINDS = "an integer (int, a numpy integer or a 0-d integer array; not a bool)"
+"""What :func:`whole_number` takes, as errors name it."""
+
+
+def whole_number(value: object) -> int | None:
+    """``value`` as a plain ``int`` if it is an integer (see :data:`INTEGER_KINDS`:
+    anything ``operator.index`` takes, which is how numpy's integers and 0-d integer
+    arrays say they are integers, the engine needing no numpy), else None. Booleans
+    (Python's and numpy's) are no integers here: ``True`` is no seat, seed or count."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def _need_int(value: object, what: str) -> int:
