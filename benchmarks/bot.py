@@ -45,9 +45,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import positive_int, positive_number
 from matador_env.bot import LEVELS, Bot, load_bot
 from matador_env.engine import HandState, Rules, SeatView
+from matador_env.flags import positive_int, positive_number
 from matador_env.protocol import view_to_json
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ import json
 import random
 import time
 
-from benchmarks import positive_number
 from matador_env.engine import PRESETS, HandState, Rules
+from matador_env.flags import positive_number
 
 
 def run(preset: str, seconds: float, seed: int = 0) -> dict[str, float | str | int]:

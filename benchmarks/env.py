@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import positive_int, positive_number
 from matador_env.engine import PRESETS
+from matador_env.flags import positive_int, positive_number
 
 EnvFactory = Callable[[], Any]
 

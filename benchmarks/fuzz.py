@@ -63,7 +63,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import positive_int, positive_number
 from matador_env.bot import BotError, load_bot
 from matador_env.engine import (
     PRESETS,
@@ -83,6 +82,7 @@ from matador_env.engine import (
     public_view,
 )
 from matador_env.engine.rules import CHOICES
+from matador_env.flags import positive_int, positive_number
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.protocol import (
     ProtocolError,

@@ -71,9 +71,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from benchmarks import positive_number
 from benchmarks.bot import ServerProcess
 from matador_env.engine import PRESETS, HandState, Rules
+from matador_env.flags import positive_number
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 
 REQUEST_TIMEOUT = 2

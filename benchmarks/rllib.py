@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import int_at_least, positive_int
+from matador_env.flags import int_at_least, positive_int
 
 GAMES: dict[str, dict[str, Any]] = {
     "standard": {"preset": "standard"},

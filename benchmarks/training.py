@@ -30,12 +30,12 @@ import json
 import time
 from pathlib import Path
 
-from benchmarks import positive_int
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 from matador_env.files import folder_arg
+from matador_env.flags import positive_int
 from train.files import new_run_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]

@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import positive_int, positive_number
 from matador_env.engine import PRESETS, HandState, Rules
+from matador_env.flags import positive_int, positive_number
 
 SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
 

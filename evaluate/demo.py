@@ -36,7 +36,8 @@ from typing import Any
 from agents import make_agent
 from matador_env.engine import HandState, Rules
 from matador_env.engine.tiles import parse_digits
-from matador_env.files import atomic_write
+from matador_env.files import atomic_write, folder_arg, folder_problem
+from matador_env.flags import int_at_least, positive_int
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
@@ -267,14 +268,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m evaluate.demo", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--seed", type=int, default=2026, help="seed of the hand, runs and arena")
-    parser.add_argument("--hands", type=int, default=600, help="arena hands per pairing")
     parser.add_argument(
-        "--eval-hands", type=int, default=150, help="duplicate deals per curve point and opponent"
+        "--seed", type=int_at_least(0), default=2026, help="seed of the hand, runs and arena"
     )
-    parser.add_argument("--out", type=Path, default=Path("runs/demo"), help="where it all goes")
+    parser.add_argument("--hands", type=positive_int, default=600, help="arena hands per pairing")
+    parser.add_argument(
+        "--eval-hands",
+        type=positive_int,
+        default=150,
+        help="duplicate deals per curve point and opponent",
+    )
+    parser.add_argument(
+        "--out", type=folder_arg, default=Path("runs/demo"), help="where it all goes"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
     args = parser.parse_args(argv)
+    # Checked here, not by the arena or the training it runs later, under their names.
+    problem = folder_problem(args.out)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give a folder")
     curve: tuple[int, ...] = CURVE
     if args.quick:
         args.hands, args.eval_hands, curve = 40, 20, QUICK_CURVE

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -81,3 +83,46 @@ def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
         assert shipped_bot_story({"command": f"--bc-decisions {odd} --bc-teacher expert"}) == (
             "The shipped bot went further: it cloned expert."
         )
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--hands", "0"], "argument --hands: '0' is not allowed; allowed: an integer, 1 or more"),
+        (
+            ["--eval-hands", "-1"],
+            "argument --eval-hands: '-1' is not allowed; allowed: an integer, 1 or more",
+        ),
+        (["--seed", "-3"], "argument --seed: '-3' is not allowed; allowed: an integer, 0 or more"),
+        (["--out", ""], "argument --out: an empty path is not a folder"),
+    ],
+)
+def test_the_demo_refuses_a_bad_flag_before_it_plays(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: the arena or the training it ran later refused it under their own
+    # names, after the demo's first hand (and its arena, for --eval-hands).
+    from evaluate.demo import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.strip().splitlines()[-1] == (
+        f"python -m evaluate.demo: error: {says}"
+    )
+
+
+def test_the_demo_refuses_an_out_under_a_file_before_it_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluate.demo import main
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exited:
+        main(["--out", str(tmp_path / "file" / "demo")])
+    assert exited.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.strip().splitlines()[-1].endswith(
+        "which exists and is not a folder; give a folder"
+    )

@@ -1,0 +1,51 @@
+"""Argparse ``type``s for the command lines' numbers: counts, seeds and time budgets,
+each refused in one line that names what is allowed (the paths' are
+:func:`matador_env.files.folder_arg` and :func:`~matador_env.files.file_arg`).
+
+An integer is written in the digits 0-9 alone (:func:`~matador_env.engine.tiles.parse_digits`),
+as the rules' text form and terminal play read them: ``int`` would also take ``"３"``,
+``"1_000"``, ``" +3"`` and refuse more than 4,300 digits with its own error."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+from .engine.tiles import parse_digits
+
+__all__ = ["int_at_least", "positive_int", "positive_number"]
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0 (a time budget), else one line naming what is allowed
+    (``float`` alone lets ``0``, ``-1``, ``nan`` and ``inf`` through, which the
+    measurements then divide by or never end on)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a number above 0")
+    return value
+
+
+def int_at_least(minimum: int, why: str = "") -> Callable[[str], int]:
+    """An integer, ``minimum`` (0 or more) or more, else one line naming what is
+    allowed (and ``why``, appended to it)."""
+    if minimum < 0:
+        raise ValueError(f"int_at_least: minimum={minimum}; allowed: 0 or more")
+
+    def convert(text: str) -> int:
+        value = parse_digits(text)
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not allowed; allowed: an integer, {minimum} or more{why}"
+            )
+        return value
+
+    return convert
+
+
+positive_int = int_at_least(1)
+"""An integer, 1 or more (a count)."""

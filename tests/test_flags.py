@@ -1,0 +1,44 @@
+"""The command lines' number flags (matador_env.flags): integers in the digits 0-9
+alone, time budgets finite and above 0, each refused in one line naming what is
+allowed."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from matador_env.flags import int_at_least, positive_int, positive_number
+
+
+@pytest.mark.parametrize("text, value", [("1", 1), ("007", 7), ("1000", 1000)])
+def test_a_count_reads_the_digits_0_to_9(text: str, value: int) -> None:
+    assert positive_int(text) == value
+
+
+@pytest.mark.parametrize(
+    # int() reads all of these but the last two: other scripts' digits, a sign,
+    # spaces, underscores; the rules' text form and terminal play refuse them.
+    "text",
+    ["0", "-1", "３", "١", "+3", " 3", "1_000", "1.0", "", "x", "9" * 5000],
+)
+def test_a_count_refuses_what_is_not_digits_or_below_its_minimum(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        positive_int(text)
+    assert str(refused.value) == f"{text!r} is not allowed; allowed: an integer, 1 or more"
+
+
+def test_a_minimum_of_0_takes_0_and_says_why_it_refuses() -> None:
+    seed = int_at_least(0, " (a seed)")
+    assert seed("0") == 0
+    with pytest.raises(argparse.ArgumentTypeError, match=r"an integer, 0 or more \(a seed\)$"):
+        seed("-1")
+    with pytest.raises(ValueError, match="minimum=-1"):
+        int_at_least(-1)
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "x", ""])
+def test_a_time_budget_is_a_finite_number_above_0(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="allowed: a number above 0"):
+        positive_number(text)
+    assert positive_number("0.5") == 0.5
