@@ -29,9 +29,10 @@ With ``field=True`` (:class:`RunPlan`, ``python -m evaluate --field``) a pairing
 asks "does A alone beat a field of B's": ``diff`` is A's points minus the mean of
 the points of the field's seats (a hand: what each seat scored in it, a match:
 the final totals), and ``score`` is the share of the field's seats that A
-finished ahead of, ties counting half (a hand: by the points scored in it, so 1
-when A wins it, 1/2 when nobody does and (n - 2) / (2n - 2) when a seat of the
-field does; a match: by final totals). Two agents of equal strength have an
+finished ahead of, ties counting half (a hand: by the points scored in it, its
+winner ahead of a seat that scored as much, as when he goes out on hands that count
+0; so 1 when A wins it, 1/2 when nobody does and (n - 2) / (2n - 2) when a seat of
+the field does; a match: by final totals). Two agents of equal strength have an
 expected ``diff`` of 0 and ``score`` of 1/2 at any seat count. With two seats or
 two partnerships ``field`` changes nothing: the patterns and both figures are
 the default's.
@@ -235,18 +236,21 @@ def play_match(
 
 
 def field_figures(
-    rules: Rules, pattern: Sequence[int], points: Sequence[float]
+    rules: Rules, pattern: Sequence[int], points: Sequence[float], winner: int | None = None
 ) -> tuple[float, float]:
     """``(score, diff)`` of A's side against the field's sides, from each side's points
-    (the module's definition for ``field=True``)."""
+    (the module's definition for ``field=True``); ``winner``, the side that won a hand,
+    finishes ahead of a side with as many points (a domino on hands that count 0
+    scores 0, and is still a win)."""
     sides = _side_slots(rules, pattern)
-    mine = [points[s] for s, slots in enumerate(sides) if slots == {0}]
-    theirs = [points[s] for s, slots in enumerate(sides) if slots == {1}]
+    rank = [(p, s == winner) for s, p in enumerate(points)]
+    mine = [rank[s] for s, slots in enumerate(sides) if slots == {0}]
+    theirs = [rank[s] for s, slots in enumerate(sides) if slots == {1}]
     if len(mine) != 1 or not theirs:
         raise ValueError(f"pattern {tuple(pattern)} does not put A alone against a field")
     a = mine[0]
     score = sum(1.0 if a > b else 0.5 if a == b else 0.0 for b in theirs) / len(theirs)
-    return score, a - sum(theirs) / len(theirs)
+    return score, a[0] - sum(b[0] for b in theirs) / len(theirs)
 
 
 def hand_result(
@@ -265,7 +269,7 @@ def hand_result(
     assert out is not None
     sides = _side_slots(rules, pattern)
     if field:
-        score, diff = field_figures(rules, pattern, out.side_points(rules.sides))
+        score, diff = field_figures(rules, pattern, out.side_points(rules.sides), out.winning_side)
     elif out.winning_side is None:
         score, diff = 0.5, 0.0
     else:
