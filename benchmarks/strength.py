@@ -81,7 +81,7 @@ from typing import Any
 from agents.search import search_spec
 from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
 from evaluate.report import PairingSummary, summarize
-from evaluate.stats import finite_or_none
+from evaluate.stats import finite_or_none, interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
 from matador_env.files import atomic_write_json, atomic_write_text, folder_arg, make_folder
@@ -124,12 +124,14 @@ MAX_FRACTION = 100.0
 # -- bars ----------------------------------------------------------------------------------
 
 
+# An unbounded end (one deal: no interval) is no measure: "CI upper bound >= 0" is not
+# met by an interval that says nothing, and the JSON's null reads back the same way.
 def _points_lo(p: PairingSummary) -> float | None:
-    return None if p.points is None else p.points.lo
+    return None if p.points is None else finite_or_none(p.points.lo)
 
 
 def _points_hi(p: PairingSummary) -> float | None:
-    return None if p.points is None else p.points.hi
+    return None if p.points is None else finite_or_none(p.points.hi)
 
 
 def _match_win(p: PairingSummary) -> float | None:
@@ -152,6 +154,10 @@ _DIGITS = {"points": 2, "rate": 1, "ms": 2, "times": 1}
 """Decimals each unit of :class:`Bar` prints (a rate in percent)."""
 _MORE_DIGITS = 4
 """At most this many more where rounding would hide which side of its bar a figure is."""
+_SETTLED_DIGITS = 9
+"""Figures are compared with their bars at this many decimals: a mean of sixths (a
+four-seat field's match scores) that is exactly 55% comes out of float sums as
+0.5499999999999998, which must not miss a bar of 55%."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +191,7 @@ class Bar:
         and margin read the way the verdict goes: a lower bound of 1.997 against ``>=
         +2`` prints as +1.997, short by 0.003, not as +2.00, short by 0.00."""
         scale = 100 if self.unit == "rate" else 1
+        value = round(value, _SETTLED_DIGITS)
         for extra in range(_MORE_DIGITS + 1):
             d = _DIGITS[self.unit] + extra
             shown = round(scale * value, d) / scale
@@ -200,6 +207,7 @@ class Bar:
         return f"{self.text} {self.op} {threshold}"
 
     def met(self, value: float) -> bool:
+        value = round(value, _SETTLED_DIGITS)
         if self.op == ">":
             return value > self.threshold
         if self.op == ">=":
@@ -504,7 +512,7 @@ def _pct(e: Any) -> str:
 
 
 def _pts(e: Any) -> str:
-    return "-" if e is None else f"{e.mean:+.2f} [{e.lo:+.2f}, {e.hi:+.2f}]"
+    return "-" if e is None else interval_text(e.mean, e.lo, e.hi)
 
 
 def pairing_lines(result: PairingResult, patterns: int) -> list[str]:
@@ -517,7 +525,8 @@ def pairing_lines(result: PairingResult, patterns: int) -> list[str]:
         f"  points/hand    {_pts(p.points)}",
     ]
     if p.matches:
-        lines.append(f"  match win %    {_pct(p.match_win)} over {p.matches} matches")
+        seeds = f" ({p.match_win.n} seeds x {patterns} seatings)" if p.match_win else ""
+        lines.append(f"  match win %    {_pct(p.match_win)} over {p.matches} matches{seeds}")
     lines.append(
         f"  ms/move        {result.bench.a} {1000 * p.seconds_per_move[0]:.2f}, "
         f"{result.bench.b} {1000 * p.seconds_per_move[1]:.2f} (per move with a choice: "

@@ -57,11 +57,12 @@ def evaluate(
         out[f"{kind}_deals"] = count
         # One deal gives points no interval: null, as in the arena's report.json.
         out[f"{kind}_win_rate"] = round(win.mean, 4)
-        out[f"{kind}_win_rate_ci95"] = finite_or_none(round(win.half_width, 4))
+        # Both ends, no half width: a rate's interval is not symmetric about it.
         out[f"{kind}_win_rate_lo95"] = finite_or_none(round(win.lo, 4))
+        out[f"{kind}_win_rate_hi95"] = finite_or_none(round(win.hi, 4))
         out[f"{kind}_points"] = round(pts.mean, 3)
-        out[f"{kind}_points_ci95"] = finite_or_none(round(pts.half_width, 3))
         out[f"{kind}_points_lo95"] = finite_or_none(round(pts.lo, 3))
+        out[f"{kind}_points_hi95"] = finite_or_none(round(pts.hi, 3))
     return out
 
 

@@ -82,7 +82,8 @@ class Report:
 
     def counts(self) -> str:
         """Hands and deals per pairing, e.g. ``600 hands (300 deals x 2 seatings) and 30
-        matches per pairing``."""
+        matches (15 match seeds x 2 seatings) per pairing``: the intervals are over the
+        deals and the match seeds, the independent units."""
         s = self.settings
         hands = max((p.hands for p in self.pairings), default=0)
         deals, patterns = s.get("deals"), s.get("patterns")
@@ -92,6 +93,9 @@ class Report:
         matches = max((p.matches for p in self.pairings), default=0)
         if matches:
             text += f" and {matches} matches"
+            seeds = max((p.match_win.n for p in self.pairings if p.match_win), default=0)
+            if seeds and patterns is not None:
+                text += f" ({seeds} match seed{'' if seeds == 1 else 's'} x {patterns} seatings)"
         return text + " per pairing"
 
     # -- text -------------------------------------------------------------------------

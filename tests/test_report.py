@@ -68,7 +68,10 @@ def test_a_small_arena_reports_full_names_counts_and_intervals(
     table = capsys.readouterr().out
 
     # the table: counts in its title, aliases that differ, and a legend with full names
-    assert "20 hands (10 deals x 2 seatings) and 4 matches per pairing" in table
+    assert (
+        "20 hands (10 deals x 2 seatings) and 4 matches (2 match seeds x 2 seatings) per pairing"
+        in table
+    )
     assert f"policy#1 = {first}" in table and f"policy#2 = {second}" in table
     rows = [line.split() for line in table.splitlines() if line.startswith("policy#1 ")]
     assert [r[1] for r in rows] == ["policy#2", "greedy"]
@@ -76,7 +79,10 @@ def test_a_small_arena_reports_full_names_counts_and_intervals(
     # the Markdown report names every agent in full and gives the counts
     md = (out / "report.md").read_text()
     assert f"`{first}`" in md and f"`{second}`" in md
-    assert "20 hands (10 deals x 2 seatings) and 4 matches per pairing" in md
+    assert (
+        "20 hands (10 deals x 2 seatings) and 4 matches (2 match seeds x 2 seatings) per pairing"
+        in md
+    )
 
     # the plot: one error bar per pairing in each panel (points, hand wins, match wins),
     # spanning the reported 95% intervals

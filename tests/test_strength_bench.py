@@ -161,6 +161,9 @@ def test_verdict_lines_give_the_margin_and_mark_short_samples() -> None:
         ("search>expert", 2.0, "+2.00 met", "(+2.00, by 0.00)"),
         ("bot match win", 0.5499, "54.99% NOT", "(54.99%, short by 0.01 points)"),
         ("bot match win", 0.532, "53.2% NOT", "(53.2%, short by 1.8 points)"),
+        # 110 of 200 four-seat field matches, a mean of sixths that float sums leave
+        # at 0.5499999999999998: exactly on the bar, which it meets.
+        ("bot match win", 0.5499999999999998, "55.0% met", "(55.0%, by 0.0 points)"),
         ("bot>expert", -0.0001, "-0.0001 NOT", "(-0.0001, short by 0.0001)"),
         ("bot>expert", 0.0, "+0.00 NOT", "(+0.00, short by 0.00)"),
     ],
@@ -380,6 +383,17 @@ def test_a_fraction_above_one_plays_more_than_the_bars_ask() -> None:
     assert deals_for(1000, 3, 1.0) == 334
     assert deals_for(1000, 3, 3.0) == 1000
     assert deals_for(200, 3, 3.0) == 200
+
+
+def test_one_deal_measures_no_interval_bar() -> None:
+    # One deal gives points no interval: an upper bound of +inf met "CI upper bound
+    # >= 0" before (a bot that lost its only deal by 30 points), and read back from
+    # strength.json's null it was "n/a" there: both are "not measured" now.
+    one = _summary(points=Estimate(-30.0, -math.inf, math.inf, 1), hands=2)
+    for bench in (_bench("bot", "search"), _bench("expert", "greedy")):
+        points = verdict(bench, one)[0]
+        assert not points.met and points.value is None
+        assert points.line().endswith("NOT met* (not measured)")
 
 
 def test_an_unbounded_figure_is_null_in_strength_json() -> None:

@@ -29,7 +29,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
-from evaluate.stats import interval_text, json_ready, unbounded_if_none
+from evaluate.stats import interval_text, json_ready
 from matador_env.engine import Rules
 from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
@@ -150,17 +150,16 @@ def summarise(results: Sequence[GameResult]) -> dict[str, float]:
 
     The intervals are those of the arena's report (:func:`evaluate.stats.paired`):
     the games of one deal are averaged first, so the interval is over deals.
-    ``*_ci`` is the half width, ``*_lo``/``*_hi`` the ends (a rate is clamped to [0, 1]).
+    ``*_lo``/``*_hi`` are the interval's ends; a rate's is not symmetric about it (300
+    deals all won: 100% in [98.7%, 100%]), so no half width is given.
     """
     win, points = duplicate_figures(results)
     return {
         "deals": win.n,
         "win_rate": win.mean,
-        "win_rate_ci": win.half_width,
         "win_rate_lo": win.lo,
         "win_rate_hi": win.hi,
         "points": points.mean,
-        "points_ci": points.half_width,
         "points_lo": points.lo,
         "points_hi": points.hi,
     }
@@ -864,8 +863,8 @@ def summary_markdown(summary: dict[str, Any]) -> str:
     for opp, f in summary["final_evaluation"].items():
         lines.append(
             f"| {opp} | {f['deals']} "
-            f"| {f['win_rate']:.1%} ± {unbounded_if_none(f['win_rate_ci'], math.inf):.1%} "
-            f"| {f['points']:+.2f} ± {unbounded_if_none(f['points_ci'], math.inf):.2f} |"
+            f"| {f['win_rate']:.1%} [{f['win_rate_lo']:.1%}, {f['win_rate_hi']:.1%}] "
+            f"| {interval_text(f['points'], f['points_lo'], f['points_hi'])} |"
         )
     if summary.get("selection"):
         lines += ["", describe_selection(summary["selection"])]
@@ -886,9 +885,12 @@ def plot_learning_curve(evaluations: list[dict[str, Any]], path: Path) -> None:
             (axes[0], "points", "points per hand (duplicate)"),
             (axes[1], "win_rate", "hand win rate"),
         ):
-            ys = [e[f"{opp}/{key}"] for e in evaluations if f"{opp}/{key}" in e]
-            cis = [e[f"{opp}/{key}_ci"] for e in evaluations if f"{opp}/{key}_ci" in e]
-            ax.errorbar(steps, ys, yerr=cis, marker="o", capsize=3, label=f"vs {opp}")
+            shown = [e for e in evaluations if f"{opp}/{key}" in e]
+            ys = [e[f"{opp}/{key}"] for e in shown]
+            # Each side on its own: a rate's interval is not symmetric about it.
+            below = [y - e[f"{opp}/{key}_lo"] for y, e in zip(ys, shown, strict=True)]
+            above = [e[f"{opp}/{key}_hi"] - y for y, e in zip(ys, shown, strict=True)]
+            ax.errorbar(steps, ys, yerr=[below, above], marker="o", capsize=3, label=f"vs {opp}")
             ax.set_xlabel("learner steps")
             ax.set_title(label)
     axes[0].axhline(0, color="grey", lw=0.8)
