@@ -202,7 +202,9 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``."""
+        """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``: None
+        or an integer from 0 to 2**64 - 1 (``TypeError`` for what is no integer,
+        ``ValueError`` for one out of that range, as in ``raw_env``'s Seeding)."""
         seed = as_seed(seed)  # Gymnasium takes only a Python int: a numpy one becomes one
         super().reset(seed=seed)
         self._over = True  # until the new episode is ready: a reset that raises leaves none

@@ -173,8 +173,11 @@ side, -bonus to each other seat).
 
 `reset(seed=s)` deals `HandState.deal(rules, s)` (or `MatchState.new(rules, s)`
 with `episode="match"`) and seeds the stream from which unseeded resets draw their
-seeds, so a seeded run replays exactly. A seed is None or an integer (a numpy integer
-is read as its `int`; a bool or anything else raises `TypeError`). `copy.deepcopy` and
+seeds, so a seeded run replays exactly. A seed is None or an integer from 0 to
+2**64 - 1, the engine's seeds (a numpy integer is read as its `int`; a bool or anything
+else raises `TypeError`, a negative seed, which `random.Random` would deal as its
+absolute value, or one of 2**64 or more `ValueError`, as Gymnasium refuses a negative
+seed). `copy.deepcopy` and
 `pickle` of an environment give the same game at the same point, which continues
 identically.
 

@@ -10,7 +10,8 @@ import numbers
 
 import numpy as np
 
-from .engine.tiles import INTEGER_KINDS, whole_number
+from .engine.state import SEED_LIMIT
+from .engine.tiles import INTEGER_KINDS, shown_value, whole_number
 
 __all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
 
@@ -29,15 +30,27 @@ def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS
     number = integer_value(value)
     if number is None:
         raise TypeError(
-            f"{name}={value!r} ({type(value).__name__}) is not allowed; allowed: {allowed}"
+            f"{name}={shown_value(value)} ({type(value).__name__}) is not allowed; "
+            f"allowed: {allowed}"
         )
     return number
 
 
+_SEEDS = f"None or {INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
+
+
 def as_seed(seed: object) -> int | None:
-    """A seed: None, or an integer as :func:`as_integer` reads it (else ``TypeError``
-    naming ``seed``)."""
-    return None if seed is None else as_integer(seed, "seed", f"None or {INTEGER_KINDS}")
+    """A seed: None, or an integer as :func:`as_integer` reads it from 0 to
+    ``SEED_LIMIT - 1`` (2**64 - 1), the seeds ``HandState.deal`` takes. ``TypeError``
+    naming ``seed`` when it is not an integer, ``ValueError`` when it is out of that
+    range (a negative seed, which Gymnasium refuses too, would deal what its absolute
+    value deals)."""
+    if seed is None:
+        return None
+    number = as_integer(seed, "seed", _SEEDS)
+    if not 0 <= number < SEED_LIMIT:
+        raise ValueError(f"seed={shown_value(number)} is not allowed; allowed: {_SEEDS}")
+    return number
 
 
 def seat_value(value: object, players: int) -> int | None:

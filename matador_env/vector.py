@@ -59,10 +59,12 @@ for the seat that made the final move (learner mode: for the learner), and
 ``infos["final_results"][i]`` that seat's hand-result infos (the AEC env's
 ``INFO_KEYS``, in that order); the dict is empty on a step where no episode ended.
 :meth:`VectorEnv.results` gives the same infos of the episodes under way. Slot ``i``'s
-``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs``, where ``seeds`` is
-given to :meth:`VectorEnv.reset` (an int ``s``: ``s + i``; default: ``seed + i``, with
-the constructor's ``seed``, an int, or None for fresh entropy), so every slot replays and
-differs from the others; ``episode_starts`` replaces that rule (it seeds each
+``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs`` (modulo 2**64), where
+``seeds`` is given to :meth:`VectorEnv.reset` (an int ``s``: ``s + i``; default: ``seed
++ i``, with the constructor's ``seed``, an int, or None for fresh entropy), so every
+slot replays and differs from the others. Seeds are the engine's, integers from 0 to
+2**64 - 1 (a negative one is refused: ``random.Random`` would deal it as its absolute
+value); ``episode_starts`` replaces that rule (it seeds each
 episode, and picks its learner seat, as it is dealt). The random opponents
 (``"random"``, ``"casual"``) draw from one stream per slot, slot ``i``'s started from
 ``seed + i`` (:meth:`VectorEnv.seed_opponents` restarts them), so what a slot's
@@ -92,6 +94,8 @@ from .batch import BatchEngine, BatchError, array_from_state, seed_keys, seeds_f
 from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
+from .engine.state import SEED_LIMIT
+from .engine.tiles import shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     EPISODE_KINDS,
@@ -264,10 +268,12 @@ class VectorEnv:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
         else:
             first = integer_value(seed)
-            if first is None:
+            limit = SEED_LIMIT - (integer_value(num_envs) or 1)
+            if first is None or not 0 <= first <= limit:
                 raise ValueError(
-                    f"seed={seed!r} is not allowed; allowed: an int (slot i is seeded seed + i) "
-                    "or None (fresh entropy)"
+                    f"seed={shown_value(seed)} is not allowed; allowed: an integer from 0 to "
+                    f"2**64 - num_envs (slot i is seeded seed + i, and a game's seed is at "
+                    "most 2**64 - 1) or None (fresh entropy)"
                 )
             seed = first
         self.eng = BatchEngine(rules, num_envs)
@@ -530,12 +536,15 @@ class VectorEnv:
     def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int] | None]:
         """The game seed of each slot's next episode, and in learner mode its learner
         seat (None: the other modes): ``episode_starts``'s, or slot ``i``'s ``e``-th
-        episode seeded ``seeds[i] + e * num_envs`` and a random learner seat mixed from
-        that seed."""
+        episode seeded ``(seeds[i] + e * num_envs) % 2**64`` and a random learner seat
+        mixed from that seed."""
         if self._custom_starts is not None:
             return self._custom_starts(slots)
         B = self.num_envs
-        seeds = [self._base_seeds[b] + int(self._episodes[b]) * B for b in slots.tolist()]
+        # Modulo the engine's seed range: a base seed near its top still deals on.
+        seeds = [
+            (self._base_seeds[b] + int(self._episodes[b]) * B) % SEED_LIMIT for b in slots.tolist()
+        ]
         if self.mode != "learner":
             return seeds, None
         if self.fixed_learner is not None:

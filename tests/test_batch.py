@@ -30,7 +30,7 @@ def eng() -> BatchEngine:
 
 def test_a_slot_holds_the_engines_deal_for_any_seed() -> None:
     rules = Rules.preset("leiden")
-    seeds = [0, 1, -1, 2**32, 2**64 - 1, -(2**63), 123456789]
+    seeds = [0, 1, 2**32, 2**63, 2**64 - 1, 123456789]  # the engine's seeds: 0 to 2**64 - 1
     eng = BatchEngine(rules, len(seeds))
     eng.deal(seeds)
     for b, seed in enumerate(seeds):
@@ -103,10 +103,18 @@ def test_finished_slots_take_minus_one_only() -> None:
 @pytest.mark.parametrize(
     "seeds, message",
     [
-        ([1, 2**64], "seed of slot 1: .* too large"),
-        ([1.5, 2], "seed of slot 0: 1.5 is not an int"),
-        ([True, 2], "seed of slot 0: True is not an int"),
-        (["3", 2], "seed of slot 0: '3' is not an int"),
+        (
+            [1, 2**64],
+            "seed of slot 1: 18446744073709551616 is not allowed; .* to 18446744073709551615",
+        ),
+        ([1.5, 2], "seed of slot 0: 1.5 is not allowed; allowed: an integer"),
+        ([True, 2], "seed of slot 0: True is not allowed"),
+        (["3", 2], "seed of slot 0: '3' is not allowed"),
+        # As HandState.deal: random.Random would deal -5 as 5.
+        (
+            [1, -5],
+            r"seed of slot 1: -5 is not allowed; .* from 0 to 18446744073709551615 \(2\*\*64 - 1\)",
+        ),
     ],
 )
 def test_bad_seeds(seeds: list[object], message: str) -> None:

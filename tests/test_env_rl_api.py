@@ -20,7 +20,8 @@ import pytest
 from pettingzoo.test import api_test  # type: ignore[import-untyped]
 
 from matador_env import MatadorSingleEnv, env, raw_env
-from matador_env.engine import Rules, RulesError
+from matador_env.engine import HandState, Rules, RulesError
+from matador_env.engine.tiles import INTEGER_KINDS
 from matador_env.matador_v0 import (
     DEFAULT_MAX_HANDS,
     INFO_KEYS,
@@ -29,6 +30,7 @@ from matador_env.matador_v0 import (
     UnsupportedRenderMode,
 )
 from matador_env.picture import FRAME_SHAPE
+from matador_env.values import as_seed
 
 RULES = {
     "standard": Rules.preset("standard"),
@@ -493,3 +495,33 @@ def test_the_single_env_records_its_hand() -> None:
     (record,) = e.hand_records()
     outcome = parse_hand_record(record).replay().outcome
     assert outcome is not None and outcome.counts == e.hand_result()["counts"]
+
+
+# -- seeds ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [-5, -1, 2**64, np.int64(-3)], ids=repr)
+def test_seeds_outside_0_to_2_64_are_refused_and_the_game_goes_on(seed: object) -> None:
+    """random.Random deals with abs(seed): reset(seed=-5) dealt the game of seed 5.
+    Gymnasium refuses negative seeds too; 2**64 and more are no seeds of the engine."""
+    allowed = f"allowed: None or {INTEGER_KINDS} from 0 to {2**64 - 1} (2**64 - 1)"
+    with pytest.raises(ValueError, match=r"seed=-?\d+ is not allowed; ") as info:
+        as_seed(seed)
+    assert allowed in str(info.value)
+    aec = raw_env(preset="standard")
+    aec.reset(seed=5)
+    single = MatadorSingleEnv(preset="standard", opponents="random")
+    single.reset(seed=5)
+    before = (aec.game.hand, aec.game.seed, single.game.hand, single.game.seed)
+    with pytest.raises(ValueError, match="seed="):
+        aec.reset(seed=seed)
+    with pytest.raises(ValueError, match="seed="):
+        single.reset(seed=seed)
+    assert (aec.game.hand, aec.game.seed, single.game.hand, single.game.seed) == before
+
+
+def test_the_largest_seed_deals() -> None:
+    assert as_seed(np.uint64(2**64 - 1)) == 2**64 - 1 and as_seed(0) == 0 and as_seed(None) is None
+    e = raw_env(preset="standard")
+    e.reset(seed=2**64 - 1)
+    assert e.game.hand == HandState.deal(e.rules, 2**64 - 1)

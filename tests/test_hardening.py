@@ -9,6 +9,7 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 from matador_env.engine import (
@@ -145,10 +146,11 @@ def test_apply_refuses_what_is_not_a_move_and_changes_nothing(move: Any) -> None
 
 
 def test_apply_keeps_the_engines_own_move() -> None:
-    """A stand-in equal to a legal move (a bool half) must not reach the history."""
+    """A stand-in equal to a legal move (a numpy half) must not reach the history. (A
+    bool half is refused: tests/test_engine_inputs_state.py.)"""
     lead = next(m for m in STATE.legal_moves() if m.tile is not None and m.tile.low == 1)
     assert lead.tile is not None
-    odd = Move("play", Tile(True, lead.tile.high), None, None, "lead")  # type: ignore[arg-type]
+    odd = Move("play", Tile(np.int64(1), lead.tile.high), None, None, "lead")  # type: ignore[arg-type]
     after = STATE.apply(odd)
     assert str(after.history[0].move) == str(lead)
     assert parse_hand_record(hand_record(after)).replay() == after
@@ -156,7 +158,7 @@ def test_apply_keeps_the_engines_own_move() -> None:
 
 @pytest.mark.parametrize("seat", ["1", True, -1, 2, 1.0, None], ids=repr)
 def test_view_refuses_what_is_not_a_seat(seat: Any) -> None:
-    with pytest.raises(ValueError, match="seat must be an int from 0 to 1"):
+    with pytest.raises(ValueError, match="seat must be a seat number: .* from 0 to 1;"):
         STATE.view(seat)
     with pytest.raises(ValueError, match="seat must be"):
         MatchState.new(STANDARD, 1).view(seat)

@@ -169,7 +169,7 @@ def test_opponent_seeds_are_one_per_slot() -> None:
     np.testing.assert_array_equal(env._rng, before)
     with pytest.raises(BatchError, match=r"opponent seeds: expected 3 \(one per slot\), got 2"):
         env.seed_opponents([1, 2])
-    with pytest.raises(BatchError, match="seed of slot 2: '3' is not an int"):
+    with pytest.raises(BatchError, match="seed of slot 2: '3' is not allowed"):
         env.seed_opponents([None, 2, "3"])  # type: ignore[list-item]
     with pytest.raises(BatchError, match=r"one uint64 xorshift state per slot, shape \(3,\)"):
         env.eng.play_random_until(np.zeros(3, np.int64), np.ones(1, np.uint64))
@@ -387,11 +387,16 @@ def test_seeds_are_ints_or_none() -> None:
     np.testing.assert_array_equal(
         numpy_seed.reset()[0], VectorEnv(2, preset="standard", seed=4).reset()[0]
     )
-    for seed in (1.5, "3", True, [1, 2]):
+    for seed in (1.5, "3", True, [1, 2], -1, 2**64 - 1):
         with pytest.raises(
-            ValueError, match=re.escape(f"seed={seed!r} is not allowed; allowed: an int")
+            ValueError, match=re.escape(f"seed={seed!r} is not allowed; allowed: an integer")
         ):
             VectorEnv(2, preset="standard", seed=seed)  # type: ignore[arg-type]
+    # The top of the range deals, and its later episodes wrap round (modulo 2**64).
+    top = VectorEnv(2, preset="standard", seed=2**64 - 2)
+    assert top._episode_starts(np.arange(2))[0] == [2**64 - 2, 2**64 - 1]
+    top._episodes[:] = 1
+    assert top._episode_starts(np.arange(2))[0] == [0, 1]
     # reset(s) with an int seeds slot i with s + i, as MatadorVectorEnv.reset(seed=s).
     env = VectorEnv(2, preset="standard")
     for seeds in (5, np.int64(5)):
@@ -402,8 +407,10 @@ def test_seeds_are_ints_or_none() -> None:
             BatchError, match=re.escape(f"seeds={seeds!r} is not allowed; allowed: None, an int")
         ):
             env.reset(seeds)  # type: ignore[arg-type]
-    with pytest.raises(BatchError, match="seed of slot 0: 1.5 is not an int"):
+    with pytest.raises(BatchError, match="seed of slot 0: 1.5 is not allowed"):
         env.reset([1.5, 2])  # type: ignore[list-item]
+    with pytest.raises(BatchError, match="seed of slot 1: -3 is not allowed"):
+        env.reset([4, -3])
     assert env._base_seeds == [5, 6]
 
 

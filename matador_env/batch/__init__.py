@@ -66,6 +66,8 @@ from ..engine import (
 )
 from ..engine.match import derive_seed
 from ..engine.rules import CHOICES
+from ..engine.state import SEED_LIMIT
+from ..engine.tiles import INTEGER_KINDS, shown_value, whole_number
 from . import _kernels as K
 from . import _playouts as PL
 from . import _worlds as WD
@@ -82,7 +84,6 @@ __all__ = [
 ]
 
 _KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
-_SEED_LIMIT = 1 << 64
 _MAX_PLAYERS = 127  # seats live in an int8 tile-location array
 
 
@@ -173,25 +174,24 @@ def batch_rules(rules: Rules) -> BatchRules:
 def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
     """The Mersenne Twister keys of ``random.Random(seed)`` for each seed.
 
-    Seeds are ints (not bools) with ``abs(seed) < 2**64``; :class:`BatchError` names
-    the first that is not.
+    Seeds are what :meth:`HandState.deal` takes: integers (see
+    :data:`~matador_env.engine.tiles.INTEGER_KINDS`) from 0 to ``SEED_LIMIT - 1``
+    (2**64 - 1). A negative seed is refused as there, since ``random.Random`` would
+    deal it as its absolute value. :class:`BatchError` names the first that is not.
     """
     seeds = list(seeds)
     keys = np.zeros((len(seeds), 2), np.uint32)
     klens = np.ones(len(seeds), np.int64)
-    for j, seed in enumerate(seeds):
-        if isinstance(seed, np.integer):
-            seed = int(seed)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise BatchError(f"seed of slot {j}: {seed!r} is not an int; allowed: ints")
-        magnitude = abs(seed)
-        if magnitude >= _SEED_LIMIT:
+    for j, given in enumerate(seeds):
+        seed = whole_number(given)
+        if seed is None or not 0 <= seed < SEED_LIMIT:
             raise BatchError(
-                f"seed of slot {j}: {seed!r} is too large; allowed: ints with abs(seed) < 2**64"
+                f"seed of slot {j}: {shown_value(given)} is not allowed; allowed: "
+                f"{INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
             )
-        keys[j, 0] = magnitude & 0xFFFFFFFF
-        keys[j, 1] = magnitude >> 32
-        klens[j] = 2 if magnitude >> 32 else 1
+        keys[j, 0] = seed & 0xFFFFFFFF
+        keys[j, 1] = seed >> 32
+        klens[j] = 2 if seed >> 32 else 1
     return keys, klens
 
 

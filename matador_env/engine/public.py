@@ -36,12 +36,13 @@ from .state import (
     SeatView,
     _bits,
     _checked_scores,
-    _is_seat,
-    _is_tile,
-    _shown_tile,
+    _move_problem,
+    _seat_of,
     _tables,
+    _tile_index,
+    _tile_problem,
 )
-from .tiles import DRAW, PASS, Move, MoveParseError, Tile
+from .tiles import DRAW, INTEGER_KINDS, PASS, Move, MoveParseError, Tile, shown_value
 
 __all__ = ["HistoryError", "public_view"]
 
@@ -66,21 +67,21 @@ class HistoryError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def _tile_index(rules: Rules, tile: object, field: str, index: int | None = None) -> int:
+def _checked_tile_index(rules: Rules, tile: object, field: str, index: int | None = None) -> int:
     try:
         t = Tile.parse(tile) if isinstance(tile, str) else tile
     except MoveParseError as exc:
         raise HistoryError(field, str(exc), index) from None
-    if not _is_tile(t, rules.set_max):
-        raise HistoryError(
-            field, f"{_shown_tile(t)} is not a tile of the double-{rules.set_max} set", index
-        )
-    return t.index
+    problem = _tile_problem(t, rules.set_max)
+    if problem is not None:
+        raise HistoryError(field, problem, index)
+    assert isinstance(t, Tile)
+    return _tile_index(t)
 
 
 def _sequence(value: object, field: str) -> Sequence[object]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise HistoryError(field, f"expected a list, got {value!r}"[:200])
+        raise HistoryError(field, f"expected a list, got {shown_value(value)}")
     return value if isinstance(value, Sequence) else list(value)
 
 
@@ -102,12 +103,23 @@ def public_view(
     of the types above (``field`` then names the argument), or when the history
     ends the hand (a finished hand has no move to make); :class:`RulesError` when
     ``rules`` is not a :class:`Rules`.
+
+    Seats (``seat``, ``first``, each action's) are integers (see
+    :data:`~.tiles.INTEGER_KINDS`; a numpy integer is read as its ``int``) from 0 to
+    ``players - 1``; a move is a :class:`Move` or its text form, whose numbers are
+    integers too (a bool or a float is refused, even where it equals a legal move's)
+    and whose tile is a :class:`Tile`; a draw or pass carries nothing else; scores
+    are as :meth:`HandState.view` takes them.
     """
     t = _tables(rules)  # refuses anything but a Rules
     n = t.n
+    numbers = []
     for name, value in (("seat", seat), ("first", first)):
-        if not _is_seat(value, n):
-            raise HistoryError(name, f"a seat from 0 to {n - 1} is needed, got {value!r}")
+        number = _seat_of(value, n)
+        if number is None:
+            raise HistoryError(name, _no_seat(value, n))
+        numbers.append(number)
+    seat, first = numbers
     if scores is not None:
         try:
             _checked_scores(scores, rules)
@@ -115,7 +127,7 @@ def public_view(
             raise HistoryError("scores", str(exc)) from None
     own = 0
     for tile in _sequence(hand, "hand"):
-        i = _tile_index(rules, tile, "hand")
+        i = _checked_tile_index(rules, tile, "hand")
         if (own >> i) & 1:
             raise HistoryError("hand", f"{t.tiles[i]} is listed twice")
         own |= 1 << i
@@ -148,18 +160,22 @@ def public_view(
         elif isinstance(item, (tuple, list)) and len(item) == 2:
             who, move = item
         else:
-            raise HistoryError("history", f"expected a (seat, move) pair, got {item!r}"[:200], k)
-        if not _is_seat(who, n):
             raise HistoryError(
-                "history", f"a seat from 0 to {n - 1} is needed, got {who!r}", k, "seat"
+                "history", f"expected a (seat, move) pair, got {shown_value(item)}", k
             )
+        actor = _seat_of(who, n)
+        if actor is None:
+            raise HistoryError("history", _no_seat(who, n), k, "seat")
+        who = actor
         if isinstance(move, str):
             try:
                 move = Move.parse(move)
             except MoveParseError as exc:
                 raise HistoryError("history", str(exc), k) from None
-        if not isinstance(move, Move) or (move.kind != "play" and move not in (DRAW, PASS)):
-            raise HistoryError("history", f"expected a move, got {move!r}"[:200], k)
+        problem = _move_problem(move, t.S - 1)
+        if problem is not None:
+            raise HistoryError("history", problem, k)
+        assert isinstance(move, Move)
         if s._outcome is not None:
             raise HistoryError("history", f"the hand ended before this action ({s._outcome})", k)
         if who != s._to_move:
@@ -169,7 +185,7 @@ def public_view(
         can_draw = s._draws < t.draw_limit and len(s._stock) - s._pos > t.reserve
         if move.kind == "play":
             played = move.tile
-            i = _tile_index(rules, played, "history", k)
+            i = _checked_tile_index(rules, played, "history", k)
             if (placed >> i) & 1:
                 raise HistoryError("history", f"{played} is on the table already", k)
             if (own >> i) & 1:
@@ -193,11 +209,11 @@ def public_view(
         elif move.kind == "draw":
             if not can_draw:
                 raise HistoryError("history", _no_draw_reason(s), k)
-            s = s._draw(move)
+            s = s._draw(DRAW)  # the engine's own move goes into the history
         else:
             if can_draw:
                 raise HistoryError("history", "a pass is allowed only when no draw is possible", k)
-            s = s._pass(move)
+            s = s._pass(PASS)
     if s._outcome is not None:
         raise HistoryError(
             "history",
@@ -226,6 +242,13 @@ def public_view(
     final._stock = tuple(unseen)
     final._pos = 0
     return final.view(seat, scores)
+
+
+def _no_seat(value: object, players: int) -> str:
+    return (
+        f"a seat number is needed: {INTEGER_KINDS} from 0 to {players - 1}; "
+        f"got {shown_value(value)}"
+    )
 
 
 def _swap_in(s: HandState, who: int, i: int) -> HandState:

@@ -9,24 +9,30 @@ end.
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 
-from .rules import Rules, RulesError
+from .rules import CHOICES, Rules, RulesError
 from .tiles import (
     BLANK,
     BRANCH,
     CROSS,
     DRAW,
+    END_KINDS,
+    INTEGER_KINDS,
     PASS,
     PLAIN,
     SPINNER,
     End,
     Move,
+    MoveParseError,
     Tile,
     set_tiles,
+    shown_value,
+    whole_number,
 )
 
 __all__ = [
@@ -37,7 +43,19 @@ __all__ = [
     "SeatView",
     "IllegalMoveError",
     "blocked_points",
+    "SEED_LIMIT",
+    "SCORE_LIMIT",
 ]
+
+SEED_LIMIT = 2**64
+"""Seeds are integers from 0 to ``SEED_LIMIT - 1``: every seed the project derives
+(``derive_seed``, the arena's, the environments' draws) lies there. A negative seed is
+refused because ``random.Random`` shuffles with its absolute value (``-5`` would deal
+what ``5`` deals), a larger one because it would not print in a hand record."""
+
+SCORE_LIMIT = 2**63
+"""Match totals given to a view are integers from 0 to ``SCORE_LIMIT - 1`` (scores are
+never negative; the bound keeps them printable and within an int64)."""
 
 
 class Termination:
@@ -242,9 +260,31 @@ def _tables(rules: Rules) -> _Tables:
     return t
 
 
-def _is_seat(value: object, players: int) -> bool:
-    """A seat number: an int (not a bool) from 0 to players - 1."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
+def _seat_of(value: object, players: int) -> int | None:
+    """``value`` as a seat number (an integer, see :data:`INTEGER_KINDS`, from 0 to
+    ``players - 1``; a numpy integer becomes an ``int``), else None."""
+    if type(value) is int:  # the common case, at the cost of one test
+        return value if 0 <= value < players else None
+    seat = whole_number(value)
+    return seat if seat is not None and 0 <= seat < players else None
+
+
+def _seat_error(name: str, value: object, players: int) -> ValueError:
+    return ValueError(
+        f"{name} must be a seat number: {INTEGER_KINDS} from 0 to {players - 1}; "
+        f"got {shown_value(value)}"
+    )
+
+
+def _checked_seed(seed: object) -> int:
+    """``seed`` as an int from 0 to ``SEED_LIMIT - 1``, else ``ValueError``."""
+    number = whole_number(seed)
+    if number is None or not 0 <= number < SEED_LIMIT:
+        raise ValueError(
+            f"seed={shown_value(seed)} is not allowed; allowed: {INTEGER_KINDS} from 0 "
+            f"to {SEED_LIMIT - 1} (2**64 - 1)"
+        )
+    return number
 
 
 def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
@@ -253,15 +293,23 @@ def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
     if not isinstance(scores, (tuple, list)) or len(scores) != rules.sides:
         raise ValueError(
             f"scores must be None or {rules.sides} match totals (one per "
-            f"{'team' if rules.teams else 'seat'}), got {scores!r}"
+            f"{'team' if rules.teams else 'seat'}), got {shown_value(scores)}"
         )
+    totals = []
     for total in scores:
-        if not isinstance(total, int) or isinstance(total, bool):
-            raise ValueError(f"scores must be integers, got {total!r} in {scores!r}")
-    return tuple(scores)
+        number = whole_number(total)
+        if number is None or not 0 <= number < SCORE_LIMIT:
+            raise ValueError(
+                f"scores: each total must be {INTEGER_KINDS} from 0 to {SCORE_LIMIT - 1}, "
+                f"got {shown_value(total)} in {shown_value(scores)}"
+            )
+        totals.append(number)
+    return tuple(totals)
 
 
 _BLANK_END = End(BLANK, None)
+# End(...) without its checks, for the engine's own ends: hot path (like _new_move).
+_new_end = tuple.__new__
 # The history is a persistent linked list (previous node, seat, move, ends before the
 # move): appending is O(1) and states share their common past.
 _HistoryNode = tuple[Any, int, Move, tuple[End, ...]]
@@ -325,16 +373,25 @@ class HandState:
     def deal(cls, rules: Rules, seed: int, leader: int | None = None) -> HandState:
         """Shuffle with ``seed`` and deal. ``leader`` None applies ``rules.first_leader``.
 
-        Raises :class:`RulesError` when ``rules`` is not a :class:`Rules`, and
-        ``ValueError`` when ``seed`` is not an int or ``leader`` not a seat.
+        ``seed`` is an integer (see :data:`~.tiles.INTEGER_KINDS`; a numpy integer is
+        read as its ``int``) from 0 to ``SEED_LIMIT - 1`` (2**64 - 1); ``leader`` None
+        or a seat number, an integer from 0 to ``players - 1``. Raises
+        :class:`RulesError` when ``rules`` is not a :class:`Rules`, and
+        ``ValueError`` when ``seed`` is not such an integer (a bool, a float, a
+        negative seed, which ``random.Random`` would read as its absolute value, or
+        one of 2**64 or more) or ``leader`` is not a seat.
         """
         t = _tables(rules)  # refuses anything but a Rules
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an int, got {seed!r}")
+        seed = _checked_seed(seed)
+        n = rules.players
+        if leader is not None:
+            dealt_to = _seat_of(leader, n)
+            if dealt_to is None:
+                raise _seat_error("leader", leader, n)
+            leader = dealt_to
         rng = random.Random(seed)
         order = list(range(len(t.tiles)))
         rng.shuffle(order)
-        n = rules.players
         sizes = rules.tiles_per_seat
         hands = [0] * n
         dealt = sum(sizes)
@@ -347,8 +404,6 @@ class HandState:
                 leader = rng.randrange(n)
             else:
                 leader = _highest_double_holder(t, hands)
-        elif not _is_seat(leader, n):
-            raise ValueError(f"leader must be a seat from 0 to {n - 1}, got {leader!r}")
         s = object.__new__(cls)
         s._t = t
         s._seed = seed
@@ -380,45 +435,44 @@ class HandState:
     ) -> HandState:
         """A hand with a chosen deal (scripted tests, replays of recorded deals).
 
-        ``boneyard`` is in draw order. Every tile of the set must be dealt or in the
-        boneyard exactly once; sizes may differ from ``rules.hand_size``. Raises
-        :class:`RulesError` or ``ValueError`` naming what is wrong.
+        ``hands`` is a list or tuple of one hand per seat, each a list of tiles
+        (:class:`Tile` s or their text, ``"2-5"``); ``boneyard`` is in draw order.
+        Every tile of the set must be dealt or in the boneyard exactly once; sizes
+        may differ from ``rules.hand_size``, but every seat holds at least one tile
+        (the rules deal at least one, and a hand ends when a seat lays its last).
+        ``leader`` is a seat and ``seed`` (only recorded) a seed as :meth:`deal`
+        takes them. Raises :class:`RulesError` when ``rules`` is not a
+        :class:`Rules`, :class:`MoveParseError` for text that is not a tile, and
+        ``ValueError`` naming any other input that is not allowed.
         """
         t = _tables(rules)
         n = rules.players
         if not isinstance(hands, (list, tuple)) or len(hands) != n:
-            raise ValueError(f"hands: expected a list of {n} hands for players={n}, got {hands!r}")
-        if not _is_seat(leader, n):
-            raise ValueError(f"leader must be a seat from 0 to {n - 1}, got {leader!r}")
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an int, got {seed!r}")
+            raise ValueError(
+                f"hands: expected a list of {n} hands for players={n}, got {shown_value(hands)}"
+            )
+        first = _seat_of(leader, n)
+        if first is None:
+            raise _seat_error("leader", leader, n)
+        seed = _checked_seed(seed)
         seen: dict[int, str] = {}
-
-        def index_of(tile: Tile | str, where: str) -> int:
-            tl = Tile.parse(tile) if isinstance(tile, str) else tile
-            if not _is_tile(tl, rules.set_max):
-                raise ValueError(
-                    f"{where}: {_shown_tile(tl)} is not a tile of the double-{rules.set_max} set"
-                )
-            if tl.index in seen:
-                raise ValueError(f"{where}: {tl} is dealt twice (also in {seen[tl.index]})")
-            seen[tl.index] = where
-            return tl.index
-
         masks = []
         for seat, hand in enumerate(hands):
-            if not isinstance(hand, Iterable) or isinstance(hand, (str, bytes)):
-                raise ValueError(f"hand of seat {seat}: expected a list of tiles, got {hand!r}")
+            where = f"hand of seat {seat}"
             mask = 0
-            for tile in hand:
-                mask |= 1 << index_of(tile, f"hand of seat {seat}")
+            for i in _tile_indices(t, hand, where, seen, "dealt"):
+                mask |= 1 << i
+            if not mask:
+                raise ValueError(
+                    f"{where}: no tiles; every seat must be dealt at least one (a hand "
+                    "ends when a seat lays its last tile)"
+                )
             masks.append(mask)
-        if not isinstance(boneyard, Iterable) or isinstance(boneyard, (str, bytes)):
-            raise ValueError(f"boneyard: expected a list of tiles, got {boneyard!r}")
-        stock = tuple(index_of(tile, "boneyard") for tile in boneyard)
+        stock = tuple(_tile_indices(t, boneyard, "boneyard", seen, "dealt"))
         if len(seen) != len(t.tiles):
             missing = [str(t.tiles[i]) for i in range(len(t.tiles)) if i not in seen]
             raise ValueError(f"deal: every tile must be placed once; missing {' '.join(missing)}")
+        leader = first
         s = object.__new__(cls)
         s._t = t
         s._seed = seed
@@ -439,47 +493,99 @@ class HandState:
     def from_view(
         cls,
         view: SeatView,
-        hands: Sequence[Iterable[Tile]],
-        boneyard: Iterable[Tile],
+        hands: Sequence[Iterable[Tile | str]],
+        boneyard: Iterable[Tile | str],
     ) -> HandState:
         """A full state consistent with ``view`` in which the hidden tiles lie as given.
 
         ``hands`` gives every seat's hand (the viewer's must equal ``view.hand``),
         ``boneyard`` the undrawn tiles in the order they would be drawn. This is how
         a determinizing search samples worlds; the public part is taken from the view.
+
+        ``hands`` is a list or tuple of one hand per seat, each a list of tiles
+        (:class:`Tile` s or their text, ``"2-5"``), as :meth:`from_deal` takes them;
+        so is ``boneyard``. Raises ``ValueError`` (its message starts
+        ``from_view:``) when ``view`` is not a :class:`SeatView` or one of its seat
+        numbers (``seat``, ``to_move``, ``leader``) is not a seat, an open end or a
+        tile on the table is not one of the rules' set, the hands or the boneyard
+        are not such lists or hold something that is not a tile of the set, or the
+        tiles do not fit the view (the viewer's hand, the hand sizes, the boneyard
+        size, every tile once); :class:`MoveParseError` for text that is not a tile.
         """
         if not isinstance(view, SeatView):
             raise ValueError(f"from_view: expected a SeatView, got {type(view).__name__}")
         rules = view.rules
         t = _tables(rules)
-        if tuple(sorted(hands[view.seat])) != tuple(sorted(view.hand)):
+        n = t.n
+        seats = []
+        for name in ("seat", "to_move", "leader"):
+            value = getattr(view, name)
+            seat = _seat_of(value, n)
+            if seat is None:
+                raise ValueError(f"from_view: {_seat_error('view.' + name, value, n)}")
+            seats.append(seat)
+        viewer, to_move, leader = seats
+        if not isinstance(hands, (list, tuple)) or len(hands) != n:
+            raise ValueError(
+                f"from_view: hands must be a list or tuple of {n} hands (one per seat), "
+                f"got {shown_value(hands)}"
+            )
+        ends = _view_ends(t, view.ends)
+        seen: dict[int, str] = {}
+        try:
+            _tile_indices(t, view.layout, "view.layout", seen, "given")
+            held = [
+                _tile_indices(t, hand, f"hand of seat {seat}", seen, "given")
+                for seat, hand in enumerate(hands)
+            ]
+            stock = tuple(_tile_indices(t, boneyard, "boneyard", seen, "given"))
+        except MoveParseError as exc:
+            raise MoveParseError(f"from_view: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"from_view: {exc}") from None
+        masks = tuple(sum(1 << i for i in h) for h in held)  # no index twice: a sum is an or
+        own = 0
+        for shown in view.hand:
+            if not isinstance(shown, Tile) or _tile_problem(shown, t.S - 1) is not None:
+                raise ValueError(f"from_view: view.hand holds {shown_value(shown)}, not a tile")
+            own |= 1 << _tile_index(shown)
+        if masks[viewer] != own or len(held[viewer]) != len(view.hand):
             raise ValueError("from_view: the viewer's hand must be the view's hand")
-        sizes = tuple(len(tuple(h)) for h in hands)
+        sizes = tuple(len(h) for h in held)
         if sizes != view.hand_sizes:
             raise ValueError(
                 f"from_view: hand sizes {sizes} differ from the view's {view.hand_sizes}"
             )
-        stock = tuple(tl.index for tl in boneyard)
         if len(stock) != view.boneyard_size:
             raise ValueError(
                 f"from_view: boneyard of {len(stock)} tiles, the view has {view.boneyard_size}"
             )
-        masks = tuple(sum(1 << tl.index for tl in h) for h in hands)
-        placed = sum(1 << tl.index for tl in view.layout)
-        every = placed | sum(1 << i for i in stock)
-        for m in masks:
-            every |= m
-        if every != (1 << len(t.tiles)) - 1 or sum(sizes) + len(stock) + len(view.layout) != len(
-            t.tiles
-        ):
-            raise ValueError("from_view: hands, boneyard and layout must hold every tile once")
+        if len(seen) != len(t.tiles):
+            missing = " ".join(str(t.tiles[i]) for i in range(len(t.tiles)) if i not in seen)
+            raise ValueError(
+                "from_view: hands, boneyard and layout must hold every tile once; "
+                f"missing {missing}"
+            )
+        draws, passes = view.draws_this_turn, view.passes_in_row
+        for name, count in (("draws_this_turn", draws), ("passes_in_row", passes)):
+            number = whole_number(count)
+            if number is None or number < 0:
+                raise ValueError(
+                    f"from_view: view.{name}={shown_value(count)} is not allowed; "
+                    f"allowed: {INTEGER_KINDS}, 0 or more"
+                )
+        for k, e in enumerate(view.history):
+            if not isinstance(e, Event) or not isinstance(e.move, Move):
+                raise ValueError(
+                    f"from_view: view.history[{k}] is {shown_value(e)}, not an Event with a Move"
+                )
         s = object.__new__(cls)
         s._t = t
         s._seed = 0
         s._hands = masks
         s._stock = stock
         s._pos = 0
-        s._ends = view.ends
+        s._ends = ends
         history: _HistoryNode | None = None
         spinner_done = False
         lead_passes = 0
@@ -496,12 +602,12 @@ class HandState:
             elif e.move.kind == "pass" and not e.ends:
                 lead_passes += 1
         s._spinner_done = spinner_done
-        s._to_move = view.to_move
-        s._leader = view.leader
-        s._dealt_leader = view.history[0].seat if view.history else view.leader
-        s._passes = view.passes_in_row
+        s._to_move = to_move
+        s._leader = leader
+        s._dealt_leader = view.history[0].seat if view.history else leader
+        s._passes = operator.index(passes)
         s._lead_passes = lead_passes
-        s._draws = view.draws_this_turn
+        s._draws = operator.index(draws)
         s._history = history
         s._n_actions = len(view.history)
         s._outcome = view.outcome
@@ -621,14 +727,17 @@ class HandState:
         return tuple(_mask_tiles(self._t, h) for h in self._hands)
 
     def hand(self, seat: int) -> tuple[Tile, ...]:
-        """The seat's tiles (``ValueError`` for a seat that is not one)."""
+        """The seat's tiles (``ValueError`` for a seat that is not one, as :meth:`view`)."""
         return _mask_tiles(self._t, self.hand_mask(seat))
 
     def hand_mask(self, seat: int) -> int:
-        """The seat's hand as a bit mask over tile indices."""
-        if not _is_seat(seat, self._t.n):
-            raise ValueError(f"seat must be an int from 0 to {self._t.n - 1}, got {seat!r}")
-        return self._hands[seat]
+        """The seat's hand as a bit mask over tile indices (``ValueError`` for a seat
+        that is not one, as :meth:`view`)."""
+        n = self._t.n
+        number = _seat_of(seat, n)
+        if number is None:
+            raise _seat_error("seat", seat, n)
+        return self._hands[number]
 
     @property
     def boneyard(self) -> tuple[Tile, ...]:
@@ -810,8 +919,13 @@ class HandState:
 
         Raises :class:`IllegalMoveError` (a ``ValueError``) naming the move and the
         legal alternatives when it is not legal, or is not a move at all (``None``, a
-        number, bytes...); :class:`MoveParseError` (a ``ValueError``) when text is not
-        in the move text form. Either way this state is left as it was.
+        number, bytes, a plain tuple...), or holds what no move holds even where it
+        equals a legal move: a bool or a float for a number (``True == 1``), text or
+        a plain tuple for the tile (a :class:`Tile`, whose halves are integers, see
+        :data:`~.tiles.INTEGER_KINDS`), a tile, end or outward half in a draw or a
+        pass. Numpy integers are read as their ints. :class:`MoveParseError` (a
+        ``ValueError``) when text is not in the move text form. Either way this state
+        is left as it was.
         """
         if isinstance(move, str):
             move = Move.parse(move)
@@ -819,44 +933,54 @@ class HandState:
         if legal is None:
             legal = self._legal = self._compute_legal()
         try:
-            # The engine's own instance goes on: an equal stand-in (a bool or float
-            # half, a tuple subclass) must not reach the history or the text form.
-            move = legal[legal.index(move)]
+            found = legal[legal.index(move)]
         except (ValueError, TypeError):
             raise IllegalMoveError(move, self._to_move, legal, self._why_illegal(move)) from None
-        kind = move[0]
+        if found is not move and not _plainly_typed(move):
+            # Not the engine's own instance (parsed text, another state's move, a Move
+            # built by hand) and not built of plain ints and Tiles either (the
+            # environments' action tables are: they pass the test above): equal to a
+            # legal move, it may still hold a bool or a float (True == 1), a plain
+            # tuple for the tile or be no Move at all.
+            problem = _move_problem(move, self._t.S - 1)
+            if problem is not None:
+                raise IllegalMoveError(move, self._to_move, legal, problem)
+        # The engine's own instance goes on: a stand-in (a numpy half, a Move
+        # subclass) must not reach the history or the text form.
+        kind = found[0]
         if kind == "play":
-            return self._play(move)
+            return self._play(found)
         if kind == "draw":
-            return self._draw(move)
-        return self._pass(move)
+            return self._draw(found)
+        return self._pass(found)
 
     def _why_illegal(self, move: object) -> str:
         if self._outcome is not None:
             return "the hand is over"
-        if not isinstance(move, Move):
-            return f"expected a Move or its text form, got {type(move).__name__}"
+        problem = _move_problem(move, self._t.S - 1)
+        if problem is not None:
+            return problem
+        assert isinstance(move, Move)
         seat = self._to_move
         if move.kind == "play":
             tile = move.tile
-            if not _is_tile(tile, self._t.S - 1):
-                return f"{_shown_tile(tile)} is not a tile of the double-{self._t.S - 1} set"
             assert tile is not None
-            if not (self._hands[seat] >> tile.index) & 1:
+            if not (self._hands[seat] >> _tile_index(tile)) & 1:
                 return f"seat {seat} does not hold {tile}"
             if move.mode == "lead" and self._ends:
                 return "the lead has been placed already; name an open end"
             if move.mode != "lead" and not self._ends:
                 return "no tile is on the table yet: lead a tile (e.g. '3-3')"
             end = move.end
-            if end is not None and not (type(end) is int and 0 <= end < len(self._ends)):
-                return f"there is no open end {end!r} (open ends: 0-{len(self._ends) - 1})"
+            if end is not None and not 0 <= end < len(self._ends):
+                return (
+                    f"there is no open end {shown_value(whole_number(end))} "
+                    f"(open ends: 0-{len(self._ends) - 1})"
+                )
             return "it does not fit there under these rules"
         if move.kind == "draw":
             return "drawing is not allowed now"
-        if move.kind == "pass":
-            return "passing is allowed only when no placement or draw is possible"
-        return f"{move.kind!r} is not a kind of move (play, draw or pass)"
+        return "passing is allowed only when no placement or draw is possible"
 
     def _play(self, move: Move) -> HandState:
         t = self._t
@@ -889,7 +1013,7 @@ class HandState:
             else:
                 placement = t.placement
                 if placement == "crosswise_choice":
-                    repl = (End(CROSS, lo, hi),)
+                    repl = (_new_end(End, (CROSS, lo, hi)),)
                 elif placement == "branching":
                     repl = (t.branch_end[lo], t.branch_end[hi])
                 else:  # crosswise_on_blank
@@ -943,12 +1067,16 @@ class HandState:
     def view(self, seat: int, scores: tuple[int, ...] | None = None) -> SeatView:
         """What ``seat`` may know. ``scores`` are match totals to include, if any.
 
-        Raises ``ValueError`` when ``seat`` is not a seat number (an int, not a
-        bool, from 0 to players - 1) or ``scores`` not one integer per side.
+        Raises ``ValueError`` when ``seat`` is not a seat number (an integer, see
+        :data:`~.tiles.INTEGER_KINDS`, from 0 to players - 1; a numpy integer is read
+        as its ``int``) or ``scores`` not a list or tuple of one total per side, each
+        an integer from 0 to ``SCORE_LIMIT - 1``.
         """
         n = self._t.n
-        if not _is_seat(seat, n):
-            raise ValueError(f"seat must be an int from 0 to {n - 1}, got {seat!r}")
+        viewer = _seat_of(seat, n)
+        if viewer is None:
+            raise _seat_error("seat", seat, n)
+        seat = viewer
         scores = _checked_scores(scores, self._t.rules)
         return SeatView(
             rules=self._t.rules,
@@ -995,22 +1123,182 @@ class HandState:
         return hash((self._hands, self._ends, self._to_move, self._n_actions))
 
 
-def _shown_tile(value: object) -> str:
-    """A value for an error message: a tile with int halves in order in its text form
-    (``9-9``), anything else as its repr (``Tile(low=5, high=2)`` shows what is wrong)."""
-    if isinstance(value, Tile):
-        lo, hi = value
-        if type(lo) is int and type(hi) is int and 0 <= lo <= hi:
-            return str(value)
-    return repr(value)
-
-
-def _is_tile(value: object, set_max: int) -> TypeGuard[Tile]:
-    """A :class:`Tile` of the double-``set_max`` set, with int halves in order."""
+def _tile_problem(value: object, set_max: int) -> str | None:
+    """Why ``value`` is not a tile of the double-``set_max`` set, for an error message;
+    None when it is one: a :class:`Tile` whose halves are integers (see
+    :data:`INTEGER_KINDS`), low half first. A tile with its halves in order is named in
+    its text form (``9-9``), a malformed one by its repr, which shows what is wrong."""
     if not isinstance(value, Tile):
-        return False
+        return f"{shown_value(value)} is not a tile (expected a Tile or its text, e.g. '2-5')"
     lo, hi = value
-    return type(lo) is int and type(hi) is int and 0 <= lo <= hi <= set_max
+    if type(lo) is not int or type(hi) is not int:
+        low, high = whole_number(lo), whole_number(hi)
+        if low is None or high is None:
+            return f"{shown_value(value)} is not a tile: its halves must be {INTEGER_KINDS}"
+        lo, hi = low, high
+    if 0 <= lo <= hi <= set_max:
+        return None
+    if 0 <= hi < lo:
+        return (
+            f"{shown_value(value)} is not a tile: its low half is above its high half "
+            f"(Tile.of({shown_value(lo)}, {shown_value(hi)}) puts the halves in order)"
+        )
+    shown = f"{shown_value(lo)}-{shown_value(hi)}" if lo >= 0 else shown_value(value)
+    return f"{shown} is not a tile of the double-{set_max} set"
+
+
+def _tile_index(tile: Tile) -> int:
+    """The index of a tile :func:`_tile_problem` accepted (its halves may be numpy's)."""
+    lo, hi = tile
+    if type(lo) is not int or type(hi) is not int:
+        lo, hi = operator.index(lo), operator.index(hi)
+    return hi * (hi + 1) // 2 + lo
+
+
+def _tile_indices(
+    t: _Tables, tiles: object, where: str, seen: dict[int, str], placed: str
+) -> list[int]:
+    """The indices of ``tiles`` (Tiles or their text), each a tile of the set not in
+    ``seen`` (which records it under ``where``); ``ValueError`` naming ``where`` and
+    the tile (``placed``: what a second listing is called, "dealt" twice) or
+    :class:`MoveParseError` for text that is not a tile."""
+    if isinstance(tiles, (str, bytes)) or not isinstance(tiles, Iterable):
+        raise ValueError(f"{where}: expected a list of tiles, got {shown_value(tiles)}")
+    set_max = t.S - 1
+    out: list[int] = []
+    append = out.append
+    for tile in tiles:
+        if type(tile) is Tile:
+            # The common case (a search samples worlds through from_view): a tile
+            # with int halves, in the set and not seen yet, costs a few tests.
+            lo, hi = tile
+            if type(lo) is int and type(hi) is int and 0 <= lo <= hi <= set_max:
+                i = hi * (hi + 1) // 2 + lo
+                if i not in seen:
+                    seen[i] = where
+                    append(i)
+                    continue
+        elif isinstance(tile, str):
+            try:
+                tile = Tile.parse(tile)
+            except MoveParseError as exc:
+                raise MoveParseError(f"{where}: {exc}") from None
+        problem = _tile_problem(tile, set_max)
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+        i = _tile_index(tile)
+        if i in seen:
+            raise ValueError(f"{where}: {t.tiles[i]} is {placed} twice (also in {seen[i]})")
+        seen[i] = where
+        append(i)
+    return out
+
+
+def _view_ends(t: _Tables, ends: object) -> tuple[End, ...]:
+    """A view's open ends as the engine reads them: each an :class:`End` whose kind is
+    the module's own constant (move generation compares kinds by identity) and whose
+    values are numbers of the rules' set; else ``ValueError`` naming the end."""
+    if isinstance(ends, (str, bytes)) or not isinstance(ends, Iterable):
+        raise ValueError(f"from_view: view.ends must be a tuple of End, got {shown_value(ends)}")
+    set_max = t.S - 1
+    out = []
+    for k, end in enumerate(ends):
+        if not isinstance(end, tuple) or len(end) != 3:
+            raise ValueError(f"from_view: view.ends[{k}] is {shown_value(end)}, not an End")
+        kind, v, v2 = end
+        if not (
+            type(end) is End
+            and any(kind is own for own in END_KINDS)
+            and type(v) is int
+            and (type(v2) is int or v2 is None)
+        ):
+            # Rebuilt through End's checks: an equal kind string that is not the
+            # constant, a numpy value, or a tuple standing in for an End.
+            try:
+                end = End(kind, v, v2)
+            except ValueError as exc:
+                raise ValueError(f"from_view: view.ends[{k}]: {exc}") from None
+        kind, v, v2 = end
+        if (v is not None and v > set_max) or (v2 is not None and v2 > set_max):
+            raise ValueError(
+                f"from_view: view.ends[{k}] is {end}, which shows a number above "
+                f"{set_max}, the highest of the double-{set_max} set"
+            )
+        out.append(end)
+    return tuple(out)
+
+
+_PLACEMENT_MODES = ("lead", "inline", "cross", "upright")
+
+
+def _plainly_typed(move: object) -> bool:
+    """Whether ``move`` is a :class:`Move` whose numbers are plain ints (or None) and
+    whose tile is a :class:`Tile` of plain ints. Such a move that equals a legal move
+    is as well formed as it (a cheap test for the environments' moves, which are
+    built once per encoding, so that only other stand-ins pay for
+    :func:`_move_problem`)."""
+    if type(move) is not Move:
+        return False
+    _, tile, end, shows, _ = move
+    return (
+        (tile is None or (type(tile) is Tile and type(tile[0]) is int and type(tile[1]) is int))
+        and (end is None or type(end) is int)
+        and (shows is None or type(shows) is int)
+    )
+
+
+def _move_problem(move: object, set_max: int) -> str | None:
+    """Why ``move`` is not a well-formed :class:`Move` (whatever the state), for an
+    error message; None when it is one. Its numbers are integers (see
+    :data:`INTEGER_KINDS`; a bool or a float is refused even where it equals a legal
+    one), its tile a :class:`Tile` of the double-``set_max`` set, and a draw or pass
+    carries nothing else."""
+    if not isinstance(move, Move):
+        return f"expected a Move or its text form, got {type(move).__name__}"
+    kind, tile, end, shows, mode = move
+    if not isinstance(kind, str):  # (an array would answer == with an array)
+        return f"{shown_value(kind)} is not a kind of move (play, draw or pass)"
+    if kind == "play":
+        if isinstance(tile, str):
+            return (
+                f"the tile must be a Tile, not text: Tile.parse({shown_value(tile)}) reads "
+                "it (or apply the move's text form, e.g. '2-5@0>5')"
+            )
+        if not isinstance(tile, Tile):
+            return (
+                f"the tile must be a Tile (e.g. Tile.parse('2-5') or Tile.of(2, 5)), "
+                f"got {shown_value(tile)}"
+            )
+        problem = _tile_problem(tile, set_max)
+        if problem is not None:
+            return problem
+        if not isinstance(mode, str) or mode not in _PLACEMENT_MODES:
+            return (
+                f"{shown_value(mode)} is not a mode of placement "
+                f"(allowed: {', '.join(_PLACEMENT_MODES)})"
+            )
+        if mode == "lead":
+            if end is not None or shows is not None:
+                return "a lead names no open end or outward half (end and shows are None)"
+            return None
+        if whole_number(end) is None:
+            return f"the open end must be {INTEGER_KINDS}, got {shown_value(end)}"
+        if mode == "inline":
+            half = whole_number(shows)
+            if half is None or half not in tile:
+                return f"the outward half must be a half of {tile}, got {shown_value(shows)}"
+        elif shows is not None:
+            return f"a {mode} placement has no outward half (shows is None)"
+        return None
+    if kind == "draw" or kind == "pass":
+        name = "draw" if kind == "draw" else "pass"
+        if tile is not None or end is not None or shows is not None or mode is not None:
+            return (
+                f"a {name} carries no tile, open end, outward half or mode: "
+                f"apply {name.upper()} or the text {name!r}"
+            )
+        return None
+    return f"{shown_value(kind)} is not a kind of move (play, draw or pass)"
 
 
 def _fits_by_sum(t: _Tables, end: End, move: Move) -> bool:
@@ -1052,13 +1340,19 @@ def blocked_points(scoring: str, low: int, others: int) -> int:
     """What the side with the lowest count ``low`` scores in a blocked hand.
 
     ``others`` is the other sides' combined count; ``scoring`` is
-    ``Rules.blocked_scoring``. Shared with the search agent's fast playouts.
+    ``Rules.blocked_scoring`` ("others_minus_own", "others" or "others_plus_own";
+    ``ValueError`` for anything else). Shared with the search agent's fast playouts.
     """
     if scoring == "others_minus_own":
         return others - low
     if scoring == "others":
         return others
-    return others + low
+    if scoring == "others_plus_own":
+        return others + low
+    raise ValueError(
+        f"scoring={shown_value(scoring)} is not allowed; allowed: "
+        f"{', '.join(CHOICES['blocked_scoring'])} (Rules.blocked_scoring)"
+    )
 
 
 def _blocked_outcome(t: _Tables, hands: tuple[int, ...]) -> Outcome:

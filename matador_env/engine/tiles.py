@@ -26,8 +26,10 @@ tile does not depend on the set: ``0-0`` is 0, ``0-1`` 1, ``1-1`` 2, ``0-2`` 3 .
 
 from __future__ import annotations
 
+import math
 import operator
 import re
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -42,11 +44,15 @@ __all__ = [
     "BLANK",
     "BRANCH",
     "SPINNER",
+    "END_KINDS",
+    "MAX_HALF",
+    "MAX_END",
     "tile_count",
     "set_tiles",
     "parse_digits",
     "whole_number",
     "INTEGER_KINDS",
+    "shown_value",
 ]
 
 # End kinds. Strings rather than an Enum: they are compared in the hottest loop of
@@ -90,10 +96,53 @@ def whole_number(value: object) -> int | None:
         return None
 
 
-def _need_int(value: object, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise MoveParseError(f"{what} must be an int, got {value!r}")
-    return value
+_SHOWN_MOST = 80  # characters of a value's repr that an error message shows
+_SHOWN_DIGITS = 40  # an int with more digits is shown by its length
+
+
+def shown_value(value: object) -> str:
+    """``repr(value)`` cut to at most 80 characters, for error messages: a huge int
+    is shown by its number of digits (``repr`` raises ``ValueError`` past 4,300
+    digits), a long string or list by its start, and a value whose ``repr`` fails by
+    its type, so that reporting bad input can never fail on it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = _digit_count(value)
+        if digits > _SHOWN_DIGITS:
+            sign = "a negative" if value < 0 else "an"
+            return f"<{sign} integer of {digits} digits>"
+    try:
+        text = repr(value)
+    except Exception:  # a huge int inside a tuple, or a stand-in whose repr fails
+        return f"<a {type(value).__name__} that cannot be shown>"
+    return text if len(text) <= _SHOWN_MOST else text[: _SHOWN_MOST - 3] + "..."
+
+
+def _digit_count(number: int) -> int:
+    """The decimal digits of ``number``, without printing it (which fails past 4,300)."""
+    number = abs(number)
+    # floor(bits * log10(2)) is the digit count or one less; one comparison decides.
+    estimate = max(1, int(number.bit_length() * 0.30102999566398120))
+    return estimate + 1 if number >= 10**estimate else estimate
+
+
+MAX_HALF = 99
+"""The largest half a tile may have: the text forms write a half in at most two
+digits, so a tile with a bigger one would not round-trip (the rules' sets go up to
+double-15)."""
+
+
+def _tile_half(value: object) -> int:
+    """``value`` as a tile half (an int from 0 to :data:`MAX_HALF`), else
+    :class:`MoveParseError`."""
+    half = whole_number(value)
+    if half is None:
+        raise MoveParseError(
+            f"a tile half must be {INTEGER_KINDS}, got {shown_value(value)} "
+            f"({type(value).__name__})"
+        )
+    if not 0 <= half <= MAX_HALF:
+        raise MoveParseError(f"a tile half must be from 0 to {MAX_HALF}, got {shown_value(half)}")
+    return half
 
 
 # Digits are [0-9], not \d: Python's \d (and str.isdigit) take the digits of every
@@ -156,26 +205,38 @@ class Tile(NamedTuple):
 
     @classmethod
     def of(cls, a: int, b: int) -> Tile:
-        """The tile with halves ``a`` and ``b`` in either order (:class:`MoveParseError`
-        for a half that is not an int >= 0)."""
-        _need_int(a, "a tile half")
-        _need_int(b, "a tile half")
-        if a < 0 or b < 0:
-            raise MoveParseError(f"tile halves must be >= 0, got {a}-{b}")
-        return cls(a, b) if a <= b else cls(b, a)
+        """The tile with halves ``a`` and ``b`` in either order.
+
+        Each half is an integer (see :data:`INTEGER_KINDS`; a numpy integer becomes
+        an ``int``) from 0 to :data:`MAX_HALF`; :class:`MoveParseError` names a half
+        that is not (a bool, a float, text, a negative or too large number).
+        """
+        low = _tile_half(a)
+        high = _tile_half(b)
+        return cls(low, high) if low <= high else cls(high, low)
 
     @classmethod
     def from_index(cls, index: int) -> Tile:
-        """The tile of a triangular index (``ValueError`` for anything but an int >= 0)."""
-        _need_int(index, "a tile index")
-        if index < 0:
-            raise ValueError(f"tile index must be >= 0, got {index}")
-        high = int(((8 * index + 1) ** 0.5 - 1) // 2)
-        while high * (high + 1) // 2 > index:
-            high -= 1
-        while (high + 1) * (high + 2) // 2 <= index:
-            high += 1
-        return cls(index - high * (high + 1) // 2, high)
+        """The tile of a triangular index (see the module's docstring).
+
+        ``index`` is an integer (see :data:`INTEGER_KINDS`) from 0 to
+        ``tile_count(MAX_HALF) - 1``: :class:`MoveParseError` (a ``ValueError``) for
+        anything that is not an integer, ``ValueError`` for one out of that range.
+        """
+        number = whole_number(index)
+        if number is None:
+            raise MoveParseError(
+                f"a tile index must be {INTEGER_KINDS}, got {shown_value(index)} "
+                f"({type(index).__name__})"
+            )
+        if not 0 <= number < _INDEX_LIMIT:
+            raise ValueError(
+                f"tile index {shown_value(number)} is out of range; allowed: 0 to "
+                f"{_INDEX_LIMIT - 1} (the tiles with halves up to {MAX_HALF})"
+            )
+        # isqrt is exact for any int, where a float square root is not.
+        high = (math.isqrt(8 * number + 1) - 1) // 2
+        return cls(number - high * (high + 1) // 2, high)
 
     @classmethod
     def parse(cls, text: str) -> Tile:
@@ -186,43 +247,99 @@ class Tile(NamedTuple):
         return cls.of(int(m.group(1)), int(m.group(2)))
 
 
+def _checked_set_max(set_max: object) -> int:
+    """``set_max`` as an int from 0 to :data:`MAX_HALF`, else ``ValueError``."""
+    if type(set_max) is int and 0 <= set_max <= MAX_HALF:
+        return set_max  # the engine's own calls: nothing more to do
+    return _number_up_to_max_half(
+        set_max, "set_max=", " (the highest half of the set: 6 for double-six)"
+    )
+
+
+def _number_up_to_max_half(value: object, what: str, why: str = "") -> int:
+    """``value`` as an int from 0 to :data:`MAX_HALF`, else ``ValueError`` naming it
+    after ``what`` (and ``why`` after what is allowed)."""
+    number = whole_number(value)
+    if number is None or not 0 <= number <= MAX_HALF:
+        raise ValueError(
+            f"{what}{shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} "
+            f"from 0 to {MAX_HALF}{why}"
+        )
+    return number
+
+
 def tile_count(set_max: int) -> int:
-    return (set_max + 1) * (set_max + 2) // 2
+    """The number of tiles of a double-``set_max`` set (28 for double-six).
+
+    ``ValueError`` when ``set_max`` is not an integer (see :data:`INTEGER_KINDS`)
+    from 0 to :data:`MAX_HALF`.
+    """
+    n = _checked_set_max(set_max)
+    return (n + 1) * (n + 2) // 2
 
 
 def set_tiles(set_max: int) -> tuple[Tile, ...]:
-    """Every tile of a double-``set_max`` set, in index order."""
-    return tuple(Tile.from_index(i) for i in range(tile_count(set_max)))
+    """Every tile of a double-``set_max`` set, in index order.
 
-
-class End(NamedTuple):
-    """An open end of the layout.
-
-    ``value`` is the number shown (None for a needs-a-blank end); ``value2`` is
-    the second number of a crosswise two-valued end.
+    ``ValueError`` when ``set_max`` is not an integer (see :data:`INTEGER_KINDS`)
+    from 0 to :data:`MAX_HALF`.
     """
+    n = _checked_set_max(set_max)
+    return tuple(Tile(low, high) for high in range(n + 1) for low in range(high + 1))
 
+
+_INDEX_LIMIT = tile_count(MAX_HALF)
+
+
+class _EndFields(NamedTuple):
     kind: str
     value: int | None
     value2: int | None = None
 
+
+class End(_EndFields):
+    """An open end of the layout.
+
+    ``kind`` is one of :data:`END_KINDS`; ``value`` is the number shown (None for a
+    needs-a-blank end); ``value2`` is the second number of a crosswise two-valued
+    end (None for every other kind).
+
+    ``End(kind, value, value2)`` checks its fields and stores the module's own kind
+    constant, however the kind string was made (``json.loads('"plain"')`` is an
+    equal but distinct object): the engine compares kinds by identity in move
+    generation. ``ValueError`` names what is wrong: a kind not in
+    :data:`END_KINDS`, a value that is not an integer (see :data:`INTEGER_KINDS`)
+    from 0 to :data:`MAX_HALF`, or a value given where the kind has none. (The
+    engine builds its ends from its own constants without this check.)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, value: int | None, value2: int | None = None) -> End:
+        return tuple.__new__(cls, _end_fields(kind, value, value2))
+
+    # NamedTuple's _make (and _replace, which calls it) builds the tuple without
+    # __new__: it checks too. (mypy types NamedTuple's as generic in the class.)
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> End:  # type: ignore[override]
+        return cls(*iterable)
+
     def __reduce__(self) -> tuple[Any, tuple[str, int | None, int | None]]:
-        # The engine compares kinds by identity (``kind is BLANK``, the hot path of move
-        # generation); an unpickled string is a new object, so rebuild the end with the
-        # module's own kind constant or a pickled state would get other legal moves.
+        # Pickles made before End checked its fields name _end_of_kind: kept so
+        # that old and new pickles load the same way.
         return (_end_of_kind, (self.kind, self.value, self.value2))
 
     def __str__(self) -> str:
         k = self.kind
-        if k is PLAIN:
+        if k == PLAIN:
             return str(self.value)
-        if k is SPINNER:
+        if k == SPINNER:
             return f"{self.value}*"
-        if k is BRANCH:
+        if k == BRANCH:
             return f"{self.value}b"
-        if k is CROSS:
+        if k == CROSS:
             return f"{self.value}/{self.value2}"
-        return "_"
+        return "_"  # BLANK: End refuses every other kind
 
     @classmethod
     def parse(cls, text: str) -> End:
@@ -245,11 +362,37 @@ class End(NamedTuple):
 _KIND_CONSTANTS = {k: k for k in END_KINDS}
 
 
+def _end_fields(kind: object, value: object, value2: object) -> tuple[str, int | None, int | None]:
+    """The fields of an :class:`End`, checked: the kind as the module's constant,
+    the values as plain ints (or None where the kind has none); else ``ValueError``."""
+    canonical = _KIND_CONSTANTS.get(kind) if isinstance(kind, str) else None
+    if canonical is None:
+        raise ValueError(f"not an end kind: {shown_value(kind)}; allowed: {', '.join(END_KINDS)}")
+    if canonical is BLANK:
+        if value is not None or value2 is not None:
+            raise ValueError(
+                "a needs-a-blank end (kind 'blank') shows no number: value and value2 "
+                f"must be None, got {shown_value(value)} and {shown_value(value2)}"
+            )
+        return canonical, None, None
+    shown = _end_value(value, canonical, "value")
+    if canonical is CROSS:
+        return canonical, shown, _end_value(value2, canonical, "value2")
+    if value2 is not None:
+        raise ValueError(
+            f"an end of kind {canonical!r} shows one number: value2 must be None "
+            f"(only a 'cross' end has two), got {shown_value(value2)}"
+        )
+    return canonical, shown, None
+
+
+def _end_value(value: object, kind: str, name: str) -> int:
+    return _number_up_to_max_half(value, f"{name} of an end of kind {kind!r}: ")
+
+
 def _end_of_kind(kind: str, value: int | None, value2: int | None) -> End:
-    """An :class:`End` whose kind is the module's constant (unpickling)."""
-    if kind not in _KIND_CONSTANTS:
-        raise ValueError(f"not an end kind: {kind!r}; allowed: {', '.join(END_KINDS)}")
-    return End(_KIND_CONSTANTS[kind], value, value2)
+    """An :class:`End` (unpickling; ``ValueError`` as :class:`End` gives it)."""
+    return End(kind, value, value2)
 
 
 class Move(NamedTuple):
@@ -282,21 +425,39 @@ class Move(NamedTuple):
             return f"{self.tile}@{self.end}x"
         return f"{self.tile}@{self.end}^"
 
+    # The constructors below check their arguments; a Move built field by field
+    # with Move(...) is checked when it is applied (HandState.apply).
+
     @classmethod
     def lead(cls, tile: Tile) -> Move:
-        return cls("play", tile, None, None, "lead")
+        """The lead of ``tile``.
+
+        Every constructor below takes a :class:`Tile` with integer halves (see
+        :data:`INTEGER_KINDS`) from 0 to :data:`MAX_HALF`, low half first (text is
+        refused: ``Tile.parse('2-5')`` reads it), and raises :class:`MoveParseError`
+        naming the argument that is not allowed.
+        """
+        return cls("play", _move_tile(tile), None, None, "lead")
 
     @classmethod
     def inline(cls, tile: Tile, end: int, shows: int) -> Move:
-        return cls("play", tile, end, shows, "inline")
+        """``tile`` in line on open end ``end`` (an integer from 0 to 99), its half
+        ``shows`` facing outward (one of the tile's halves)."""
+        placed = _move_tile(tile)
+        outward = whole_number(shows)
+        if outward is None or outward not in placed:
+            raise MoveParseError(f"the outward half {shown_value(shows)} is not a half of {placed}")
+        return cls("play", placed, _move_end(end), outward, "inline")
 
     @classmethod
     def cross(cls, tile: Tile, end: int) -> Move:
-        return cls("play", tile, end, None, "cross")
+        """``tile`` laid across open end ``end`` (an integer from 0 to 99)."""
+        return cls("play", _move_tile(tile), _move_end(end), None, "cross")
 
     @classmethod
     def upright(cls, tile: Tile, end: int) -> Move:
-        return cls("play", tile, end, None, "upright")
+        """``tile`` stood upright on open end ``end`` (an integer from 0 to 99)."""
+        return cls("play", _move_tile(tile), _move_end(end), None, "upright")
 
     @classmethod
     def parse(cls, text: str) -> Move:
@@ -329,3 +490,39 @@ class Move(NamedTuple):
 
 DRAW = Move("draw")
 PASS = Move("pass")
+
+MAX_END = 99
+"""The highest open end a move may name: the text form writes it in two digits (a
+layout has far fewer open ends)."""
+
+
+def _move_tile(tile: object) -> Tile:
+    """The tile of a placement: a :class:`Tile` with integer halves (see
+    :data:`INTEGER_KINDS`) from 0 to :data:`MAX_HALF`, low half first; else
+    :class:`MoveParseError` saying which and how to build one."""
+    if not isinstance(tile, Tile):
+        if isinstance(tile, str):
+            raise MoveParseError(
+                f"a move's tile must be a Tile, not text: Tile.parse({shown_value(tile)}) "
+                "reads it (or give the whole move as text, e.g. '2-5@0>5')"
+            )
+        raise MoveParseError(
+            f"a move's tile must be a Tile (e.g. Tile.parse('2-5') or Tile.of(2, 5)), "
+            f"got {shown_value(tile)}"
+        )
+    low, high = _tile_half(tile[0]), _tile_half(tile[1])
+    if low > high:
+        raise MoveParseError(
+            f"{shown_value(tile)} is not a tile: its low half is above its high half "
+            f"(Tile.of({low}, {high}) puts the halves in order)"
+        )
+    return tile if type(tile[0]) is int and type(tile[1]) is int else Tile(low, high)
+
+
+def _move_end(end: object) -> int:
+    number = whole_number(end)
+    if number is None or not 0 <= number <= MAX_END:
+        raise MoveParseError(
+            f"a move's open end must be {INTEGER_KINDS} from 0 to {MAX_END}, got {shown_value(end)}"
+        )
+    return number
