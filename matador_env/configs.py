@@ -14,11 +14,13 @@ train.bots``) go over the same table, in this order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .engine import Rules, RulesError
+from .engine.rules import a_type, checked_value
 
 __all__ = [
     "CONFIGURATIONS",
@@ -68,23 +70,26 @@ class Configuration:
         return f"{self.preset}, {seats}"
 
 
-CONFIGURATIONS: dict[str, Configuration] = {
-    c.name: c
-    for c in (
-        Configuration("standard", "standard"),
-        Configuration("pagat", "pagat"),
-        Configuration("kardinal", "kardinal"),
-        Configuration("kardinal_hard", "kardinal_hard"),
-        Configuration("polish", "polish"),
-        Configuration("leiden", "leiden"),
-        Configuration("double_nine", "double_nine"),
-        Configuration("double_twelve", "double_twelve"),
-        Configuration("standard_3p", "standard", players=3),
-        Configuration("standard_4p", "standard", players=4),
-        Configuration("pagat_teams", "pagat", players=4, teams=True),
-    )
-}
-"""Every configuration a bot is built for, by name, in the order tables list them."""
+CONFIGURATIONS: Mapping[str, Configuration] = MappingProxyType(
+    {
+        c.name: c
+        for c in (
+            Configuration("standard", "standard"),
+            Configuration("pagat", "pagat"),
+            Configuration("kardinal", "kardinal"),
+            Configuration("kardinal_hard", "kardinal_hard"),
+            Configuration("polish", "polish"),
+            Configuration("leiden", "leiden"),
+            Configuration("double_nine", "double_nine"),
+            Configuration("double_twelve", "double_twelve"),
+            Configuration("standard_3p", "standard", players=3),
+            Configuration("standard_4p", "standard", players=4),
+            Configuration("pagat_teams", "pagat", players=4, teams=True),
+        )
+    }
+)
+"""Every configuration a bot is built for, by name, in the order tables list them.
+Read-only: an edit would change what every later lookup finds."""
 
 
 def configuration(name: str) -> Configuration:
@@ -116,15 +121,44 @@ def seated_rules(
     change of a seat field given on its own is refused).
 
     The seats go through :meth:`Rules.preset`, which also sets what follows from them
-    (the hand size). :class:`~matador_env.engine.RulesError` names the field at fault.
+    (the hand size). :class:`~matador_env.engine.RulesError` names the field at fault:
+    ``players`` must be an integer (an int or a numpy integer; not a bool or text) and
+    ``teams`` True or False, as :class:`Rules` takes them, with changes or without;
+    ``changes`` a list of strings (not one string, which would be read letter by
+    letter), each one ``KEY=VALUE`` pair without spaces (``"target_score=50
+    players=3"`` would smuggle a second pair in).
     """
     overrides: dict[str, Any] = {}
     if players is not None:
-        overrides["players"] = players
+        overrides["players"] = checked_value("players", players)
     if teams is not None:
-        overrides["teams"] = teams
+        overrides["teams"] = checked_value("teams", teams)
+    if isinstance(changes, (str, bytes)) or not isinstance(changes, Iterable):
+        raise RulesError(
+            "changes",
+            changes,
+            "a list of KEY=VALUE texts, e.g. ['target_score=150']",
+            f"{a_type(changes)}"
+            + (", which would be read letter by letter" if isinstance(changes, str) else ""),
+        )
+    changes = list(changes)
     for change in changes:
-        key, _, value = (part.strip() for part in change.partition("="))
+        if not isinstance(change, str):
+            raise RulesError(
+                "changes",
+                change,
+                "KEY=VALUE texts, e.g. 'target_score=150'",
+                f"{a_type(change)} in the changes",
+            )
+        key, sep, value = change.partition("=")
+        if not (key and sep and value) or "=" in value or any(c.isspace() for c in change):
+            # Each change is one pair: the pairs are joined with spaces into the rules'
+            # text form, where a space or a second '=' would make it more than one.
+            raise RulesError(
+                "rules text",
+                change,
+                "one key=value pair per change, with no spaces (e.g. target_score=150)",
+            )
         if key in overrides:
             # Refused rather than one silently winning over the other.
             raise RulesError(

@@ -8,12 +8,12 @@ out to that end, each tile written ``[touching|outward]``. Special lies:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .rules import Rules
-from .state import Event, HandState
-from .tiles import Move, MoveParseError, Tile
+from .rules import Rules, a_type
+from .state import SEED_LIMIT, Event, HandState, IllegalMoveError
+from .tiles import Move, MoveParseError, Tile, parse_digits, shown_value
 
 __all__ = [
     "HandRecord",
@@ -86,10 +86,25 @@ def render_table(
     layout: Callable[[HandState], str] | None = None,
 ) -> str:
     """The layout (drawn by ``layout``, default :func:`render_layout`), every seat's
-    hand (or its size), the boneyard size and the result once there is one."""
+    hand (or its size), the boneyard size and the result once there is one.
+
+    ``names``: None (``P0``, ``P1``...) or one ``str`` per seat, in seat order
+    (``ValueError`` for anything else: a single string would name seats by its letters).
+    """
+    players = state.rules.players
+    if names is not None and (
+        isinstance(names, str)
+        or not isinstance(names, Sequence)
+        or len(names) != players
+        or not all(isinstance(name, str) for name in names)
+    ):
+        raise ValueError(
+            f"names must be None or a sequence of {players} str, one per seat, "
+            f"got {shown_value(names)}"
+        )
     lines = [(layout or render_layout)(state)]
     for seat, hand in enumerate(state.hands):
-        name = names[seat] if names else f"P{seat}"
+        name = names[seat] if names is not None else f"P{seat}"
         arrow = "->" if seat == state.to_move and not state.is_over else "  "
         shown = " ".join(str(t) for t in hand) if reveal else f"{len(hand)} tiles"
         lines.append(f"{arrow} {name}: {shown}")
@@ -114,11 +129,8 @@ class HandRecord:
         return HandState.from_deal(self.rules, self.hands, self.boneyard, self.leader, self.seed)
 
     def replay(self) -> HandState:
-        """The hand after every recorded move."""
-        s = self.start()
-        for move in self.moves:
-            s = s.apply(move)
-        return s
+        """The hand after every recorded move; errors as :func:`replay`'s."""
+        return _apply_moves(self.start(), self.moves)
 
 
 def hand_record(state: HandState) -> str:
@@ -157,38 +169,78 @@ def hand_records(finished: Sequence[HandState], current: HandState) -> list[str]
     return [hand_record(h) for h in hands]
 
 
+_RECORD_KEYS = ("rules", "seed", "leader", "boneyard", "moves")
+
+
 def parse_hand_record(text: str) -> HandRecord:
     """Read a :class:`HandRecord` back from :func:`hand_record`'s text.
 
+    Each line is ``key: value`` (blank lines and lines starting with ``#`` are
+    skipped); the keys are ``rules``, ``seed``, ``leader``, ``boneyard``, ``moves``
+    and ``hand 0`` ... ``hand N-1`` for the rules' N players, each exactly once. The
+    seed (0 to 2**64 - 1) and the leader (a seat) are written in the digits 0-9 alone:
+    no sign, spaces, underscores or other scripts' digits.
+
     Raises :class:`MoveParseError` (a ``ValueError``) for text that is not a hand
-    record (or not text at all) and :class:`RulesError` for rules that do not parse.
+    record (or not text at all), naming the line at fault for a duplicate, unknown or
+    out-of-range key or a seed or leader that does not read; :class:`RulesError` for
+    rules that do not parse.
     """
     if not isinstance(text, str):
         raise MoveParseError(f"hand record: expected text, got a {type(text).__name__}")
     fields: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
+    line_of: dict[str, str] = {}  # where each key was read, for messages
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         key, sep, value = line.partition(":")
         if not sep:
             raise MoveParseError(f"hand record: cannot read line {line!r} (expected 'key: value')")
-        fields[key.strip()] = value.strip()
-    missing = [k for k in ("rules", "seed", "leader", "boneyard", "moves") if k not in fields]
+        key = key.strip()
+        where = f"line {number} {shown_value(line)}"
+        if key in fields:
+            # Two values for one key: neither may silently win.
+            raise MoveParseError(f"hand record: {where} repeats {key!r} (from {line_of[key]})")
+        if key not in _RECORD_KEYS and not key.startswith("hand "):
+            raise MoveParseError(
+                f"hand record: {where} has an unknown key {shown_value(key)}; the keys are "
+                f"{', '.join(_RECORD_KEYS)} and 'hand 0' ... one per seat"
+            )
+        fields[key] = value.strip()
+        line_of[key] = where
+    missing = [k for k in _RECORD_KEYS if k not in fields]
     if missing:
         raise MoveParseError(f"hand record: missing {', '.join(missing)}")
     rules = Rules.from_text(fields["rules"])
-    try:
-        seed, leader = int(fields["seed"]), int(fields["leader"])
-    except ValueError:
-        raise MoveParseError("hand record: seed and leader must be integers") from None
-    if not 0 <= leader < rules.players:
+    hand_keys = [f"hand {seat}" for seat in range(rules.players)]
+    for key in fields:
+        if key.startswith("hand ") and key not in hand_keys:
+            raise MoveParseError(
+                f"hand record: {line_of[key]} is no seat's hand: a {rules.players}-player "
+                f"record has {hand_keys[0]!r} to {hand_keys[-1]!r}"
+            )
+    for key in ("seed", "leader"):
+        # isascii first: str.isdigit alone takes other scripts' digits ("٧"), which int reads.
+        if not (fields[key].isascii() and fields[key].isdigit()):
+            raise MoveParseError(
+                "hand record: seed and leader must be integers in the digits 0-9 (no sign, "
+                f"spaces or underscores); {line_of[key]} is not one"
+            )
+    # parse_digits answers None only past the 4,300 digits int reads: out of range too.
+    seed = parse_digits(fields["seed"])
+    if seed is None or seed >= SEED_LIMIT:
         raise MoveParseError(
-            f"hand record: leader {leader} is not a seat (0 to {rules.players - 1})"
+            f"hand record: the seed must be from 0 to {SEED_LIMIT - 1}; {line_of['seed']} is above"
+        )
+    leader = parse_digits(fields["leader"])
+    if leader is None or leader >= rules.players:
+        shown = shown_value(leader) if leader is not None else "<a number that long>"
+        raise MoveParseError(
+            f"hand record: leader {shown} is not a seat (0 to {rules.players - 1})"
         )
     hands = []
-    for seat in range(rules.players):
-        key = f"hand {seat}"
+    for key in hand_keys:
         if key not in fields:
             raise MoveParseError(f"hand record: missing {key}")
         hands.append(tuple(Tile.parse(x) for x in fields[key].split()))
@@ -198,8 +250,30 @@ def parse_hand_record(text: str) -> HandRecord:
 
 
 def replay(rules: Rules, seed: int, leader: int | None, moves: Sequence[Move | str]) -> HandState:
-    """Deal from ``(rules, seed, leader)`` and apply ``moves`` in order."""
-    s = HandState.deal(rules, seed, leader=leader)
-    for m in moves:
-        s = s.apply(m)
-    return s
+    """Deal from ``(rules, seed, leader)`` and apply ``moves`` in order.
+
+    The deal raises as :meth:`HandState.deal` does. ``moves`` must be a list (any
+    iterable but a string) of :class:`Move` s or their text forms, else
+    :class:`MoveParseError`; a move that does not parse or is not legal where it comes
+    raises :class:`MoveParseError` or :class:`IllegalMoveError` (both ``ValueError`` s)
+    whose message starts with its place, ``moves[3]: ...``, as
+    :func:`~matador_env.engine.public_view` names a history's.
+    """
+    return _apply_moves(HandState.deal(rules, seed, leader=leader), moves)
+
+
+def _apply_moves(state: HandState, moves: Iterable[Move | str]) -> HandState:
+    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
+        raise MoveParseError(
+            "moves: expected a list of moves (Move or text like '2-5@1>5'), got "
+            f"{a_type(moves)}: {shown_value(moves)}"
+        )
+    for k, move in enumerate(moves):
+        try:
+            state = state.apply(move)
+        except (IllegalMoveError, MoveParseError) as exc:
+            # The same error, its message led by the move's place (public_view's wording):
+            # its class and fields (the legal moves) stay for callers that read them.
+            exc.args = (f"moves[{k}]: {exc}",)
+            raise
+    return state

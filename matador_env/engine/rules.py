@@ -9,32 +9,64 @@ value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
-from .tiles import Tile, parse_digits, tile_count
+from .tiles import INTEGER_KINDS, Tile, parse_digits, shown_value, tile_count, whole_number
 
-__all__ = ["Rules", "RulesError", "PRESETS"]
+__all__ = [
+    "Rules",
+    "RulesError",
+    "PRESETS",
+    "LARGEST_SETTING",
+    "checked_value",
+    "a_type",
+]
 
 HandSize = int | Literal["by_players", "all"]
 
 _BY_PLAYERS = {2: 7, 3: 6, 4: 5}
 _DRAW_LIMITS = {"until_playable": 10**9, "up_to_two": 2, "one": 1, "none": 0}
 
+LARGEST_SETTING = 10**9
+"""The largest ``target_score`` and ``boneyard_reserve`` (docs/rules.md, "Options"):
+far beyond any game, small enough that every text form prints it (Python refuses
+to print an int of more than 4,300 digits)."""
+
+
+_NAME_MOST = 80  # a longer field name in a message is cut by shown_value, as values are
+
+
+def a_type(value: object) -> str:
+    """``value``'s type as error messages name it, with its article: a builtin's bare
+    (``an int``), any other with its module (``a numpy.bool``), so that a numpy bool
+    refused where a bool is needed is not "a bool, not a bool"."""
+    kind = type(value)
+    name = kind.__qualname__
+    if kind.__module__ != "builtins":
+        name = f"{kind.__module__}.{name}"
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
 
 class RulesError(ValueError):
     """An unknown or impossible rules setting.
 
     ``field`` names the offending option, ``value`` the value given and
-    ``allowed`` what would have been accepted.
+    ``allowed`` what would have been accepted. The message shows the value by
+    :func:`~matador_env.engine.tiles.shown_value` (at most 80 characters), so any
+    value can be reported.
     """
 
     def __init__(self, field: str, value: object, allowed: str, why: str = "") -> None:
         self.field = field
         self.value = value
         self.allowed = allowed
-        msg = f"{field}={value!r} is not allowed"
+        # An unknown key comes from the caller (from_dict, from_text) and may be anything.
+        name = field if isinstance(field, str) and len(field) <= _NAME_MOST else shown_value(field)
+        msg = f"{name}={shown_value(value)} is not allowed"
         if why:
             msg += f": {why}"
         msg += f"; allowed: {allowed}"
@@ -74,12 +106,20 @@ class Rules:
     ``ValueError``) for an unknown field name, a value of the wrong type (a bool
     or float where an integer is needed, None, a list...), a value out of range
     or a combination docs/rules.md refuses; never a bare ``TypeError``.
+
+    The integer fields (``set_max``, ``players``, ``boneyard_reserve``,
+    ``target_score``, a numeric ``hand_size``) take an ``int``, a numpy integer or a
+    0-d integer array and hold it as a plain ``int``; never a bool. The flags take
+    ``True`` or ``False`` alone (not 0 or 1, not a numpy bool). The enumerated fields
+    and ``hand_size``'s words take a ``str`` (a numpy array holding one is refused).
+    See :func:`checked_value`.
     """
 
     set_max: int = 6
     """Double-N set; the link sum S is N + 1. Any N from 3 to 15."""
     players: int = 2
-    """Number of seats, 2 or more (more than 4 needs a bigger set and an integer hand_size)."""
+    """Number of seats, 2 or more (more than 4 needs a bigger set and an integer hand_size
+    or "all"; never more than the set has tiles)."""
     teams: bool = False
     """Four players as two partnerships: seats 0 and 2 against 1 and 3."""
     hand_size: HandSize = "by_players"
@@ -94,7 +134,7 @@ class Rules:
     draw_rule: str = "until_playable"
     """Draws allowed per turn: no limit, 2, 1 or none at all."""
     boneyard_reserve: int = 2
-    """The last this-many boneyard tiles are never drawn."""
+    """The last this-many boneyard tiles are never drawn: 0 to :data:`LARGEST_SETTING`."""
     voluntary_draw: str = "only_matadors"
     """When a player who could play may draw instead."""
     matador_placement: str = "inline"
@@ -110,7 +150,7 @@ class Rules:
     tie: str = "void"
     """A tie for the lowest count after a block: nobody scores, or the hand is redealt."""
     target_score: int = 100
-    """The match target."""
+    """The match target: 1 to :data:`LARGEST_SETTING` (10**9)."""
     match_end: str = "first_to_target"
     """first_to_target, or complete_round (play on until every seat has led equally often)."""
 
@@ -235,14 +275,28 @@ class Rules:
 
     @classmethod
     def from_text(cls, text: str) -> Rules:
-        """The rules of :meth:`to_text`'s ``key=value`` pairs."""
+        """The rules of :meth:`to_text`'s ``key=value`` pairs (missing fields keep their
+        defaults, a later pair wins).
+
+        Pairs are separated by whitespace and hold none themselves: ``players = 3`` is
+        refused (with a :class:`RulesError` saying so), as is a value in other digits
+        than 0-9, with a sign, underscores or more than 4,300 digits.
+        """
         if not isinstance(text, str):
             raise RulesError("rules text", text, "a string of key=value pairs")
+        spaced = _SPACED_EQUALS.search(text)
+        if spaced:
+            raise RulesError(
+                "rules text",
+                spaced.group(0),
+                _PAIRS,
+                "a space next to '=' splits the pair (write players=3, not players = 3)",
+            )
         values: dict[str, Any] = {}
         for part in text.split():
             key, sep, raw = part.partition("=")
             if not sep:
-                raise RulesError("rules text", part, "key=value pairs")
+                raise RulesError("rules text", part, _PAIRS)
             if key not in _FIELD_NAMES:
                 raise RulesError(key, raw, "one of the fields " + ", ".join(_FIELD_NAMES))
             values[key] = _parse_value(key, raw)
@@ -250,6 +304,10 @@ class Rules:
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
+_PAIRS = "key=value pairs separated by spaces, with no space around '='"
+# A pair split by whitespace around its '=' ("players = 3", "players= 3"): the split
+# into pairs would read it as a key without a value, or an empty value.
+_SPACED_EQUALS = re.compile(r"\S*\s+=\S*|\S*=\s+\S*")
 
 
 def _check_fields(values: Mapping[str, Any]) -> None:
@@ -260,6 +318,8 @@ def _check_fields(values: Mapping[str, Any]) -> None:
 
 _INT_FIELDS = ("set_max", "players", "boneyard_reserve", "target_score")
 _BOOL_FIELDS = ("teams", "matador_as_regular", "matador_only_when_stuck")
+# Each field is checked on its own in this order before the combinations.
+_CHECK_ORDER = (*_INT_FIELDS, *_BOOL_FIELDS, *CHOICES, "hand_size")
 
 
 def _parse_value(key: str, raw: str) -> Any:
@@ -280,37 +340,98 @@ def _parse_value(key: str, raw: str) -> Any:
 
 _INT_RANGES = {
     "set_max": "an integer from 3 to 15",
-    "players": "an integer, 2 or more",
-    "boneyard_reserve": "an integer >= 0",
-    "target_score": "a positive integer",
+    "players": f"an integer, 2 or more (at most the set's tiles: {tile_count(6)} for "
+    f"double-six, {tile_count(15)} for double-15)",
+    "boneyard_reserve": f"an integer from 0 to {LARGEST_SETTING}",
+    "target_score": f"an integer from 1 to {LARGEST_SETTING}",
 }
+_INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "set_max": (3, 15),
+    # At most the largest set's tiles; the set's own count is checked in _validate.
+    "players": (2, tile_count(15)),
+    "boneyard_reserve": (0, LARGEST_SETTING),
+    "target_score": (1, LARGEST_SETTING),
+}
+_HAND_SIZES = ("by_players", "all")
+
+
+def checked_value(name: str, value: object) -> Any:
+    """``value`` as field ``name`` of :class:`Rules` holds it, checked on its own.
+
+    An integer field takes :data:`~matador_env.engine.tiles.INTEGER_KINDS` and holds
+    a plain ``int`` (so ``Rules(players=np.int64(3)) == Rules(players=3)``, with the
+    same hash and text form); a flag takes ``True`` or ``False`` alone (no numpy
+    bool, no 0 or 1); an enumerated field takes one of its strings (a ``str``: an
+    array holding one is refused). Raises :class:`RulesError` as the constructor does
+    for a wrong type or a value out of the field's own range; what depends on other
+    fields (players for the set, teams, the deal) is :class:`Rules`' to check.
+    """
+    if name in _INT_BOUNDS:
+        number = whole_number(value)
+        if number is None:
+            raise RulesError(
+                name, value, _INT_RANGES[name], f"{a_type(value)}, not {INTEGER_KINDS}"
+            )
+        low, high = _INT_BOUNDS[name]
+        if not low <= number <= high:
+            allowed = _INT_RANGES[name]
+            if name == "set_max":
+                allowed += " (6, 9 and 12 are usual)"
+            raise RulesError(name, number, allowed)
+        return number
+    if name in _BOOL_FIELDS:
+        if not isinstance(value, bool):
+            raise RulesError(name, value, "True or False", f"{a_type(value)}, not a bool")
+        return value
+    if name == "hand_size":
+        if isinstance(value, str):
+            if value not in _HAND_SIZES:
+                raise RulesError(name, value, "'by_players', 'all' or an integer >= 1")
+            return _HAND_SIZES[_HAND_SIZES.index(value)]
+        number = whole_number(value)
+        if number is None:
+            raise RulesError(
+                name,
+                value,
+                "'by_players', 'all' or an integer >= 1",
+                f"{a_type(value)}, not a str or {INTEGER_KINDS}",
+            )
+        if number < 1:
+            raise RulesError(name, number, "an integer >= 1, 'by_players' or 'all'")
+        return number
+    choices = CHOICES.get(name)
+    if choices is None:
+        raise RulesError(name, value, "one of the fields " + ", ".join(_FIELD_NAMES))
+    listed = ", ".join(repr(a) for a in choices)
+    # isinstance first: ``value in choices`` compares, and a numpy array's == answers
+    # an array (truthy, or "ambiguous"), which would let it through.
+    if not isinstance(value, str):
+        raise RulesError(name, value, listed, f"{a_type(value)}, not a str")
+    if value not in choices:
+        raise RulesError(name, value, listed)
+    return choices[choices.index(value)]  # the plain str, for a str subclass
 
 
 def _validate(r: Rules) -> None:
-    for name in _INT_FIELDS:
-        v = getattr(r, name)
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise RulesError(name, v, _INT_RANGES[name], f"a {type(v).__name__}, not an int")
-    for name in _BOOL_FIELDS:
-        v = getattr(r, name)
-        if not isinstance(v, bool):
-            raise RulesError(name, v, "True or False", f"a {type(v).__name__}, not a bool")
-    for name, allowed in CHOICES.items():
-        if getattr(r, name) not in allowed:
-            raise RulesError(name, getattr(r, name), ", ".join(repr(a) for a in allowed))
-    if not 3 <= r.set_max <= 15:
-        raise RulesError("set_max", r.set_max, "an integer from 3 to 15 (6, 9 and 12 are usual)")
-    if r.players < 2:
-        raise RulesError("players", r.players, "2 or more")
+    for name in _CHECK_ORDER:
+        given = getattr(r, name)
+        value = checked_value(name, given)
+        if value is not given:
+            # The plain int (str) of a numpy integer (str subclass): equality, hash and
+            # the text form are then those of the plain value.
+            object.__setattr__(r, name, value)
+    total = tile_count(r.set_max)
+    if r.players > total:
+        raise RulesError(
+            "players",
+            r.players,
+            f"at most {total} players with a double-{r.set_max} set",
+            "the deal would leave a seat without a tile",
+        )
     if r.teams and r.players != 4:
         raise RulesError(
             "teams", r.teams, "teams=True only with players=4", f"players is {r.players}"
         )
-    if r.boneyard_reserve < 0:
-        raise RulesError("boneyard_reserve", r.boneyard_reserve, "an integer >= 0")
-    if r.target_score <= 0:
-        raise RulesError("target_score", r.target_score, "a positive integer")
-    total = tile_count(r.set_max)
     hs = r.hand_size
     if hs == "by_players":
         if r.players not in _BY_PLAYERS:
@@ -323,26 +444,19 @@ def _validate(r: Rules) -> None:
         per = _BY_PLAYERS[r.players]
     elif hs == "all":
         per = total // r.players
-    elif isinstance(hs, int) and not isinstance(hs, bool):
-        if hs < 1:
-            raise RulesError("hand_size", hs, "an integer >= 1, 'by_players' or 'all'")
-        per = hs
     else:
-        raise RulesError("hand_size", hs, "'by_players', 'all' or an integer >= 1")
-    if per < 1:
-        raise RulesError(
-            "players",
-            r.players,
-            f"at most {total} players with a double-{r.set_max} set",
-            "the deal would leave a seat without a tile",
-        )
+        assert isinstance(hs, int)
+        per = hs
     if per * r.players > total:
         raise RulesError(
             "hand_size",
             hs,
             f"at most {total // r.players} tiles each for {r.players} players "
             f"with a double-{r.set_max} set",
-            f"the deal needs {per * r.players} tiles and the set has {total}",
+            # per may be any size; the product is printed only when it is small.
+            f"the deal needs {per * r.players} tiles and the set has {total}"
+            if per <= total
+            else f"the set has {total} tiles",
         )
     if r.spinner == "lead_double_cross" and r.lead_tile != "double_not_blank":
         raise RulesError(
@@ -379,7 +493,7 @@ _KARDINAL: dict[str, Any] = {
     "match_end": "complete_round",
 }
 
-PRESETS: dict[str, dict[str, Any]] = {
+_PRESET_SETTINGS: dict[str, dict[str, Any]] = {
     "standard": {},
     # pagat: teams are allowed, not imposed: Rules.preset("pagat", players=4, teams=True).
     "pagat": {"hand_size": 7, "first_leader": "random"},
@@ -406,4 +520,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "double_nine": {"set_max": 9},
     "double_twelve": {"set_max": 12},
 }
+PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {name: MappingProxyType(dict(settings)) for name, settings in _PRESET_SETTINGS.items()}
+)
+"""The presets of docs/rules.md by name: each the fields it sets (the others keep their
+defaults). Read-only: an edit would change every later :meth:`Rules.preset`."""
 Rules.PRESET_NAMES = tuple(PRESETS)
