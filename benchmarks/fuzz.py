@@ -82,7 +82,7 @@ from matador_env.engine import (
     public_view,
 )
 from matador_env.engine.rules import CHOICES
-from matador_env.flags import positive_int, positive_number
+from matador_env.flags import positive_int, positive_number, seed_arg
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.protocol import (
     ProtocolError,
@@ -826,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
     limit.add_argument(
         "--count", type=positive_int, default=None, help="trials per campaign instead"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument(
         "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
     )

@@ -73,7 +73,7 @@ from typing import Any
 
 from benchmarks.bot import ServerProcess
 from matador_env.engine import PRESETS, HandState, Rules
-from matador_env.flags import positive_number
+from matador_env.flags import positive_number, seed_arg
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 
 REQUEST_TIMEOUT = 2
@@ -757,7 +757,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seconds", type=positive_number, default=60.0, help="about how long (default 60)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the inputs (default 0)")
     args = parser.parse_args(argv)
     examples: list[str] = []
     counts = run_http_campaign(args.seconds, args.seed, examples)

@@ -31,6 +31,7 @@ import numpy as np
 from agents import make_agent
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, SeatView
+from matador_env.flags import int_at_least, positive_int
 from matador_env.policy import OnnxPolicy, bots_dir, load_policy, shipped_configurations
 
 
@@ -109,16 +110,22 @@ def main() -> None:
         choices=list(CONFIGURATIONS),
         help="a shipped configuration (repeatable; default: every shipped one)",
     )
-    parser.add_argument("--decisions", type=int, default=1000, help="views per configuration")
     parser.add_argument(
-        "--sweep-mb", type=int, default=32, help="memory summed before each cold call (MB)"
+        "--decisions", type=positive_int, default=1000, help="views per configuration"
     )
-    parser.add_argument("--seed", type=int, default=0, help="first deal and the turn order")
+    parser.add_argument(
+        "--sweep-mb",
+        type=positive_int,
+        default=32,
+        help="memory summed before each cold call (MB)",
+    )
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="first deal and the turn order"
+    )
     args = parser.parse_args()
-    if args.decisions < 1 or args.sweep_mb < 1:
-        parser.error("--decisions and --sweep-mb must be at least 1")
     shipped = [c.name for c in shipped_configurations()]
-    names = args.configuration or shipped
+    # A configuration named twice is measured once (dict keeps the order given).
+    names = list(dict.fromkeys(args.configuration or shipped))
     missing = [n for n in names if n not in shipped]
     if missing:
         parser.error(f"no shipped bot for {', '.join(missing)}; shipped: {', '.join(shipped)}")

@@ -85,6 +85,7 @@ from evaluate.stats import finite_or_none, interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
 from matador_env.files import atomic_write_json, atomic_write_text, folder_arg, make_folder
+from matador_env.flags import seed_arg
 from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
 
 __all__ = [
@@ -791,7 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # None until given, so that --combine can tell a measuring flag it was given.
     p.add_argument("--workers", type=int, help="processes (default: the CPU count)")
-    p.add_argument("--seed", type=int, help=f"master seed (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=seed_arg, help=f"master seed (default {DEFAULT_SEED})")
     p.add_argument("--search", metavar="SPEC", help="the search spec for every configuration")
     p.add_argument(
         "--quick", action="store_true", help=f"{QUICK_FRACTION:g} of the hands (smoke runs)"

@@ -34,8 +34,9 @@ from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
+from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import folder_arg
-from matador_env.flags import positive_int
+from matador_env.flags import positive_int, seed_arg
 from train.files import new_run_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         "--hands", type=positive_int, default=3000, help="duplicate deals vs expert"
     )
     parser.add_argument("--matches", type=int, default=500, help="duplicate matches vs expert")
-    parser.add_argument("--seed", type=int, default=20261122, help="evaluation master seed")
+    parser.add_argument("--seed", type=seed_arg, default=20261122, help="evaluation master seed")
     given.add_argument(
         "--out",
         type=folder_arg,
@@ -117,7 +118,13 @@ def main(argv: list[str] | None = None) -> None:
         minutes = None
     figures = [
         evaluate(policy, "expert", args.hands, args.matches, args.seed),
-        evaluate(policy, "random", max(200, args.hands // 5), args.matches // 5, args.seed + 1),
+        evaluate(
+            policy,
+            "random",
+            max(200, args.hands // 5),
+            args.matches // 5,
+            (args.seed + 1) % SEED_LIMIT,  # the arena's master seeds end at 2**64 - 1
+        ),
     ]
     for f in figures:
         print(json.dumps({"policy": policy, **f}), flush=True)

@@ -44,6 +44,7 @@ from matador_env.configs import (
 )
 from matador_env.engine import PRESETS, Rules, RulesError
 from matador_env.files import folder_arg, make_folder
+from matador_env.flags import seed_arg
 
 from .arena import (
     AgentRulesError,
@@ -136,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="more than two seats, no teams: play only A alone against a field of B's, "
         "A in each seat in turn (points: A minus the field's mean)",
     )
-    p.add_argument("--seed", type=int, default=2026, help="master seed (default 2026)")
+    p.add_argument("--seed", type=seed_arg, default=2026, help="master seed (default 2026)")
     p.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )

@@ -55,6 +55,8 @@ from typing import Any
 
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
+from .engine.state import SEED_LIMIT
+from .flags import seed_arg
 from .policy import (
     OnnxPolicy,
     PolicyError,
@@ -409,7 +411,7 @@ def encoding_examples(
     deal_seed = seed
     while len(positions) < count:
         state = HandState.deal(rules, deal_seed)
-        deal_seed += 1
+        deal_seed = (deal_seed + 1) % SEED_LIMIT  # the engine's seeds end at 2**64 - 1
         stop = rng.randrange(40)
         while state.outcome is None and stop > 0:
             moves = state.legal_moves()
@@ -468,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         "as in python -m matador_env.play and python -m evaluate",
     )
     ex.add_argument("--count", type=int, default=10, help="positions (default 10)")
-    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--seed", type=seed_arg, default=0)
     ex.add_argument("--level", default="trained", help="the bot whose moves are recorded")
     args = parser.parse_args(argv)
     if args.command == "levels":

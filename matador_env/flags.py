@@ -12,9 +12,10 @@ import argparse
 import math
 from collections.abc import Callable
 
-from .engine.tiles import parse_digits
+from .engine.state import SEED_LIMIT
+from .engine.tiles import parse_digits, shown_value
 
-__all__ = ["int_at_least", "positive_int", "positive_number"]
+__all__ = ["int_at_least", "positive_int", "positive_number", "seed_arg"]
 
 
 def positive_number(text: str) -> float:
@@ -49,3 +50,15 @@ def int_at_least(minimum: int, why: str = "") -> Callable[[str], int]:
 
 positive_int = int_at_least(1)
 """An integer, 1 or more (a count)."""
+
+
+def seed_arg(text: str) -> int:
+    """A seed, as the engine takes them: an integer from 0 to 2**64 - 1 (a negative
+    one would deal as its absolute value), else one line naming what is allowed."""
+    value = parse_digits(text)
+    if value is None or value >= SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"{shown_value(text)} is not allowed; allowed: an integer from 0 to "
+            f"{SEED_LIMIT - 1} (2**64 - 1)"
+        )
+    return value

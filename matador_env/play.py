@@ -80,6 +80,7 @@ from .engine import (
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text, file_arg, file_problem
+from .flags import seed_arg
 
 __all__ = [
     "Choice",
@@ -766,7 +767,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--match", action="store_true", help="play hands to the match target")
     parser.add_argument("--target", type=int, help="the match target (default: the preset's)")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=int, help="replay the same deals and bot moves")
+    parser.add_argument("--seed", type=seed_arg, help="replay the same deals and bot moves")
     parser.add_argument(
         "--record",
         type=file_arg,

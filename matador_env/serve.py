@@ -189,6 +189,7 @@ from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level
 from .configs import CONFIGURATIONS
 from .engine import PRESETS
 from .engine.tiles import parse_digits
+from .flags import seed_arg
 from .policy import bots_dir
 from .protocol import PROTOCOL_VERSION, ProtocolError, loads, move_to_json, view_from_json
 
@@ -935,7 +936,7 @@ def main(argv: list[str] | None = None) -> int:
         help="connections served at once; N more get 503, the rest are closed "
         f"(default {defaults.max_connections})",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the bots' generators")
+    parser.add_argument("--seed", type=seed_arg, default=None, help="seed of the bots' generators")
     parser.add_argument(
         "--log-level",
         default="info",

@@ -196,6 +196,8 @@ def test_vector_benchmark_takes_several_sections_with_a_tiny_budget() -> None:
         ("benchmarks.fuzz_http", ["--seconds", "nan"], "allowed: a number above 0"),
         ("benchmarks.rllib", ["--iterations", "0"], "allowed: an integer, 1 or more"),
         ("benchmarks.training", ["--hands", "0"], "argument --hands: '0' is not allowed"),
+        ("benchmarks.runtime", ["--decisions", "0"], "argument --decisions: '0' is not allowed"),
+        ("benchmarks.runtime", ["--seed", "-1"], "allowed: an integer, 0 or more"),
         ("benchmarks.training", ["--policy", "/nowhere"], "--policy: policy spec '/nowhere'"),
         ("benchmarks.training", ["--policy", "matador_env/bots/pagat"], "plays pagat only"),
     ],
@@ -211,3 +213,16 @@ def test_a_budget_or_policy_no_run_can_use_is_refused_at_once(
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert says in done.stderr.strip().splitlines()[-1]
+
+
+def test_runtime_benchmark_measures_a_configuration_named_twice_once() -> None:
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "benchmarks.runtime", "--configuration", "standard",
+            "--configuration", "standard", "--decisions", "3", "--sweep-mb", "1",
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("standard ")]
+    assert len(rows) == 1 and rows[0].endswith("3/3")

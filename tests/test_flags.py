@@ -5,10 +5,15 @@ allowed."""
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from matador_env.flags import int_at_least, positive_int, positive_number
+from matador_env.flags import int_at_least, positive_int, positive_number, seed_arg
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("text, value", [("1", 1), ("007", 7), ("1000", 1000)])
@@ -42,3 +47,38 @@ def test_a_time_budget_is_a_finite_number_above_0(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="allowed: a number above 0"):
         positive_number(text)
     assert positive_number("0.5") == 0.5
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), ("2026", 2026), (str(2**64 - 1), 2**64 - 1)])
+def test_a_seed_is_one_the_engine_deals(text: str, value: int) -> None:
+    assert seed_arg(text) == value
+
+
+@pytest.mark.parametrize("text", ["-5", str(2**64), "1.5", "３", ""])
+def test_a_seed_outside_the_engines_range_is_refused(text: str) -> None:
+    # random.Random deals -5 as 5: the engine refuses negative seeds, and so do the
+    # command lines, in one line before any work.
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        seed_arg(text)
+    assert str(refused.value).endswith(
+        "is not allowed; allowed: an integer from 0 to 18446744073709551615 (2**64 - 1)"
+    )
+
+
+@pytest.mark.parametrize(
+    "module", ["matador_env.play", "matador_env.serve", "evaluate", "benchmarks.strength"]
+)
+def test_command_lines_refuse_a_negative_seed_in_one_line(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--seed", "-5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "argument --seed: '-5' is not allowed; allowed: an integer from 0 to "
+            "18446744073709551615 (2**64 - 1)"
+        )
+    )

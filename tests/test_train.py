@@ -160,6 +160,16 @@ def test_resume_of_a_folder_without_a_run_is_refused(tmp_path: Path) -> None:
     assert "no args.json" in done.stderr
 
 
+def test_a_seed_numpy_cannot_take_is_refused_before_the_run(tmp_path: Path) -> None:
+    # SB3 seeds numpy with it: 2**32 died in the environments' processes.
+    done = _train("--seed", str(2**32), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--seed: 4294967296 is not allowed; allowed: an integer from 0 to 4294967295" in (
+        done.stderr
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_new_run_in_a_folder_that_holds_one_is_refused(tmp_path: Path) -> None:
     # The same words as train.rllib's and benchmarks.training's, with the command that
     # continues the run; the folder's run is left as it was.

@@ -39,6 +39,7 @@ from matador_env.files import atomic_write_text, folder_problem
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
 
 from .files import replace_dir
+from .run import LARGEST_SEED
 
 __all__ = ["install", "main", "train_command"]
 
@@ -243,8 +244,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         args.configs = [configuration(n) for n in (args.only or list(CONFIGURATIONS))]
     except ConfigurationError as e:
         parser.error(f"--only: {e}")
-    if args.seed < 0:
-        parser.error(f"--seed: {args.seed} is not allowed; allowed: an integer, 0 or more")
+    if not 0 <= args.seed <= LARGEST_SEED:
+        parser.error(
+            f"--seed: {args.seed} is not allowed; allowed: an integer from 0 to {LARGEST_SEED}"
+        )
     # Checked before hours of training, not after them.
     for flag in ("runs", "matrix_out", "bots_dir"):
         problem = folder_problem(getattr(args, flag))

@@ -58,6 +58,7 @@ from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
 from matador_env.files import atomic_write_json, file_arg, file_problem
+from matador_env.flags import seed_arg
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 
@@ -177,8 +178,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--ridge", type=float, default=0.05, help="pull towards the base set")
     parser.add_argument("--confirm-hands", type=int, default=1000, help="hands of fitted vs base")
-    parser.add_argument("--seed", type=int, default=11, help="positions and labels")
-    parser.add_argument("--confirm-seed", type=int, default=12, help="the confirming deals")
+    parser.add_argument("--seed", type=seed_arg, default=11, help="positions and labels")
+    parser.add_argument("--confirm-seed", type=seed_arg, default=12, help="the confirming deals")
     parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument(
         "--out",

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from matador_env.engine import Rules
+from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_json, folder_problem, make_folder
 from matador_env.matador_v0 import REWARD_KINDS
 
@@ -208,6 +209,10 @@ def run_name(args: TrainArgs) -> str:
     return f"{args.exp_name}__{args.preset}__{args.seed}__{int(time.time())}"
 
 
+LARGEST_SEED = 2**32 - 1
+"""The largest ``--seed``: the model's seed goes to ``numpy.random.seed``, which refuses
+a larger one (the run died with a traceback in its environments' processes)."""
+
 # The lowest value each integer argument allows.
 _INT_AT_LEAST: dict[str, int] = {
     "seed": 0,
@@ -320,6 +325,12 @@ def check_args(args: TrainArgs) -> Rules:
                 flag = flag_name(f.name)
                 raise ArgsError(
                     f"{flag}: {value!r} is not allowed; allowed: an integer, {low} or more"
+                )
+            if f.name == "seed" and value > LARGEST_SEED:
+                raise ArgsError(
+                    f"--seed: {shown_value(value)} is not allowed; allowed: an integer from 0 "
+                    f"to {LARGEST_SEED} (Stable-Baselines3 seeds numpy with it, which takes "
+                    "2**32 - 1 at most)"
                 )
         elif f.name in FLOAT_RANGES:
             check_number(flag_name(f.name), value, *FLOAT_RANGES[f.name])
