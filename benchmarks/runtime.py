@@ -31,7 +31,7 @@ import numpy as np
 from agents import make_agent
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, SeatView
-from matador_env.flags import int_at_least, positive_int
+from matador_env.flags import positive_int, seed_arg
 from matador_env.policy import OnnxPolicy, bots_dir, load_policy, shipped_configurations
 
 
@@ -119,9 +119,7 @@ def main() -> None:
         default=32,
         help="memory summed before each cold call (MB)",
     )
-    parser.add_argument(
-        "--seed", type=int_at_least(0), default=0, help="first deal and the turn order"
-    )
+    parser.add_argument("--seed", type=seed_arg, default=0, help="first deal and the turn order")
     args = parser.parse_args()
     shipped = [c.name for c in shipped_configurations()]
     # A configuration named twice is measured once (dict keeps the order given).

@@ -37,7 +37,7 @@ from agents import make_agent
 from matador_env.engine import HandState, Rules
 from matador_env.engine.tiles import parse_digits
 from matador_env.files import atomic_write, folder_arg, folder_problem
-from matador_env.flags import int_at_least, positive_int
+from matador_env.flags import positive_int, training_seed_arg
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
@@ -269,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m evaluate.demo", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
-        "--seed", type=int_at_least(0), default=2026, help="seed of the hand, runs and arena"
+        "--seed",
+        type=training_seed_arg,
+        default=2026,
+        help="seed of the hand, runs and arena (0 to 2**32 - 1: it seeds training runs)",
     )
     parser.add_argument("--hands", type=positive_int, default=600, help="arena hands per pairing")
     parser.add_argument(

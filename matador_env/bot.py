@@ -10,7 +10,7 @@
     reply = bot.move_json(view_json)      # the JSON protocol: a view in, a move out
 
 A bot needs neither torch nor the training code: trained levels run an exported
-policy with onnxruntime (``pip install 'matador-env[bot]'``), the heuristic
+policy with onnxruntime (``pip install '.[bot]'`` in the checkout), the heuristic
 levels only the engine.
 
 Levels (:data:`LEVELS`), weakest first:

@@ -15,7 +15,15 @@ from collections.abc import Callable
 from .engine.state import SEED_LIMIT
 from .engine.tiles import parse_digits, shown_value
 
-__all__ = ["int_at_least", "positive_int", "positive_number", "seed_arg"]
+__all__ = [
+    "LARGEST_TRAINING_SEED",
+    "int_at_least",
+    "positive_int",
+    "positive_number",
+    "seed_arg",
+    "seed_at_most",
+    "training_seed_arg",
+]
 
 
 def positive_number(text: str) -> float:
@@ -52,13 +60,32 @@ positive_int = int_at_least(1)
 """An integer, 1 or more (a count)."""
 
 
-def seed_arg(text: str) -> int:
-    """A seed, as the engine takes them: an integer from 0 to 2**64 - 1 (a negative
-    one would deal as its absolute value), else one line naming what is allowed."""
-    value = parse_digits(text)
-    if value is None or value >= SEED_LIMIT:
-        raise argparse.ArgumentTypeError(
-            f"{shown_value(text)} is not allowed; allowed: an integer from 0 to "
-            f"{SEED_LIMIT - 1} (2**64 - 1)"
-        )
-    return value
+LARGEST_TRAINING_SEED = 2**32 - 1
+"""The largest seed of a training run: Stable-Baselines3 and RLlib seed numpy with it,
+which takes no more (2**32 died in the environments' processes)."""
+
+
+def seed_at_most(largest: int, why: str) -> Callable[[str], int]:
+    """A seed from 0 to ``largest`` (``why``: that bound in words), else one line
+    naming what is allowed."""
+
+    def convert(text: str) -> int:
+        value = parse_digits(text)
+        if value is None or value > largest:
+            raise argparse.ArgumentTypeError(
+                f"{shown_value(text)} is not allowed; allowed: an integer from 0 to "
+                f"{largest} ({why})"
+            )
+        return value
+
+    return convert
+
+
+seed_arg = seed_at_most(SEED_LIMIT - 1, "2**64 - 1")
+"""A seed, as the engine takes them: an integer from 0 to 2**64 - 1 (a negative one
+would deal as its absolute value)."""
+
+training_seed_arg = seed_at_most(
+    LARGEST_TRAINING_SEED, "2**32 - 1, the most numpy's seeding takes: it seeds training"
+)
+"""A seed that also seeds a training run (:data:`LARGEST_TRAINING_SEED`)."""

@@ -3,7 +3,7 @@
 ``gymnasium.make_vec("Matador-v0", num_envs=N, ...)`` builds this environment: ``N``
 copies of :class:`~matador_env.gym_env.MatadorSingleEnv` stepped together by the
 compiled engine (:mod:`matador_env.vector`, which needs ``numba``: ``pip install
-'matador-env[batch]'``), several times faster than ``vectorization_mode="sync"``,
+'.[batch]'`` in the checkout), several times faster than ``vectorization_mode="sync"``,
 which steps ``N`` single envs one by one in Python (``python -m benchmarks.vector
 --section make_vec`` compares them). The keyword arguments are the single
 env's, and so are the spaces, rewards, illegal-action rule and infos, batched as
@@ -155,7 +155,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         except ImportError as exc:
             raise ImportError(
                 f"the compiled vector env needs numba ({exc}): pip install "
-                f"'matador-env[batch]', or pass {_SYNC} to gymnasium.make_vec"
+                f"'.[batch]' in the checkout, or pass {_SYNC} to gymnasium.make_vec"
             ) from None
         rules = resolve_rules(rules, preset, rule_overrides)
         n = rules.players

@@ -1,6 +1,6 @@
 """Exported policies: an ONNX network plus a JSON sidecar, played with onnxruntime.
 
-No torch is needed here (``pip install matador-env[bot]`` brings onnxruntime).
+No torch is needed here (``pip install '.[bot]'`` in the checkout brings onnxruntime).
 An exported policy is two files side by side::
 
     policy.onnx   input "obs" (batch x obs_size float32) -> output "logits" (batch x actions)
@@ -225,7 +225,7 @@ class OnnxPolicy:
             import onnxruntime as ort
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise PolicyError(
-                "playing an exported policy needs onnxruntime: pip install 'matador-env[bot]'"
+                "playing an exported policy needs onnxruntime: pip install '.[bot]' in the checkout"
             ) from exc
         options = ort.SessionOptions()
         # One thread: a policy this small is latency-bound, and callers parallelise

@@ -1,6 +1,6 @@
 """Ray RLlib (new API stack) for Matador: a masked RLModule and the env registration.
 
-Needs ``pip install "matador-env[compat]"`` (ray[rllib] and torch); nothing else in
+Needs ``pip install ".[compat]"`` in the checkout (ray[rllib] and torch); nothing else in
 ``matador_env`` imports this module.
 
 The environment reaches RLlib through Ray's own PettingZoo wrapper

@@ -2,7 +2,7 @@
 
 ::
 
-    pip install 'matador-env[serve]'           # Starlette on uvicorn, onnxruntime
+    pip install '.[serve]'    # in the checkout: Starlette on uvicorn, onnxruntime
     python -m matador_env.serve --port 8000    # --bots trained,casual,greedy,random
 
 A game frontend in any language sends a seat's *view* (:mod:`matador_env.protocol`)
@@ -206,7 +206,7 @@ try:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        "matador_env.serve needs Starlette and uvicorn: pip install 'matador-env[serve]'"
+        "matador_env.serve needs Starlette and uvicorn: pip install '.[serve]' in the checkout"
     ) from exc
 
 __all__ = [

@@ -93,7 +93,17 @@ def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
             ["--eval-hands", "-1"],
             "argument --eval-hands: '-1' is not allowed; allowed: an integer, 1 or more",
         ),
-        (["--seed", "-3"], "argument --seed: '-3' is not allowed; allowed: an integer, 0 or more"),
+        (
+            ["--seed", "-3"],
+            "argument --seed: '-3' is not allowed; allowed: an integer from 0 to 4294967295 "
+            "(2**32 - 1, the most numpy's seeding takes: it seeds training)",
+        ),
+        # The demo's training runs refused it, after its hand and its arena.
+        (
+            ["--seed", str(2**32)],
+            "argument --seed: '4294967296' is not allowed; allowed: an integer from 0 to "
+            "4294967295 (2**32 - 1, the most numpy's seeding takes: it seeds training)",
+        ),
         (["--out", ""], "argument --out: an empty path is not a folder"),
     ],
 )

@@ -293,7 +293,9 @@ def test_make_vec_without_numba_says_how_to_get_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
-    assert "matador-env[batch]" in done.stdout and "vectorization_mode='sync'" in done.stdout
+    assert (
+        "'.[batch]' in the checkout" in done.stdout and "vectorization_mode='sync'" in done.stdout
+    )
 
 
 def test_arguments_are_checked_and_named() -> None:

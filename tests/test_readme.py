@@ -81,6 +81,18 @@ def test_play_points_at_the_rules_document() -> None:
     assert "RULES.md" not in source and "docs/rules.md" in source
 
 
+def test_install_hints_in_the_code_install_from_the_checkout() -> None:
+    # The distribution is not on PyPI: "pip install 'matador-env[serve]'" in an error
+    # message or a --help text sent users to an index that does not have it.
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "matador_env").rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "matador-env[" in line
+    ]
+    assert found == []
+
+
 def test_install_lines_name_extras_that_exist() -> None:
     extras = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]

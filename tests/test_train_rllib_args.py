@@ -23,7 +23,9 @@ from train.rllib import RllibArgs, check_args
         (["--exp-name", "../up"], "--exp-name: '../up' is not allowed; allowed: a name for a"),
         (["--exp-name", ""], "--exp-name: '' is not allowed"),
         (["--num-cpus", "1", "--num-env-runners", "4"], "--num-env-runners: 4 env runners need"),
-        (["--seed", "-5"], "--seed: -5 is not allowed; allowed: an integer, 0 or more"),
+        (["--seed", "-5"], "--seed: -5 is not allowed; allowed: an integer from 0 to 4294967295"),
+        # RLlib seeds numpy with it, which takes no more: it died after Ray started.
+        (["--seed", str(2**32)], "--seed: 4294967296 is not allowed; allowed: an integer from 0"),
     ],
 )
 def test_a_bad_number_or_name_is_refused_before_ray(argv: list[str], says: str) -> None:

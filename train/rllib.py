@@ -36,7 +36,9 @@ from typing import Any
 import torch
 
 from matador_env.engine import Rules
+from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_json, atomic_write_text
+from matador_env.flags import LARGEST_TRAINING_SEED
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import (
@@ -133,8 +135,11 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
     hidden = layer_sizes(args.hidden, "--hidden")
     if args.reward not in REWARD_KINDS:
         raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
-    if args.seed < 0:  # numpy's generators, which RLlib seeds, take none below 0
-        raise ArgsError(f"--seed: {args.seed} is not allowed; allowed: an integer, 0 or more")
+    if not 0 <= args.seed <= LARGEST_TRAINING_SEED:  # RLlib seeds numpy's generators
+        raise ArgsError(
+            f"--seed: {shown_value(args.seed)} is not allowed; allowed: an integer from 0 "
+            f"to {LARGEST_TRAINING_SEED} (2**32 - 1, the most numpy's seeding takes)"
+        )
     for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):
         if getattr(args, flag) < 1:
             raise ArgsError(f"--{flag.replace('_', '-')}: must be a positive integer")

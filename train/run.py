@@ -47,6 +47,7 @@ from typing import Any, get_type_hints
 from matador_env.engine import Rules
 from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_json, folder_problem, make_folder
+from matador_env.flags import LARGEST_TRAINING_SEED
 from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import (
@@ -209,7 +210,7 @@ def run_name(args: TrainArgs) -> str:
     return f"{args.exp_name}__{args.preset}__{args.seed}__{int(time.time())}"
 
 
-LARGEST_SEED = 2**32 - 1
+LARGEST_SEED = LARGEST_TRAINING_SEED
 """The largest ``--seed``: the model's seed goes to ``numpy.random.seed``, which refuses
 a larger one (the run died with a traceback in its environments' processes)."""
 
