@@ -197,7 +197,7 @@ def test_vector_benchmark_takes_several_sections_with_a_tiny_budget() -> None:
         ("benchmarks.rllib", ["--iterations", "0"], "allowed: an integer, 1 or more"),
         ("benchmarks.training", ["--hands", "0"], "argument --hands: '0' is not allowed"),
         ("benchmarks.runtime", ["--decisions", "0"], "argument --decisions: '0' is not allowed"),
-        ("benchmarks.runtime", ["--seed", "-1"], "allowed: an integer, 0 or more"),
+        ("benchmarks.runtime", ["--seed", "-1"], "an integer from 0 to 18446744073709551615"),
         ("benchmarks.training", ["--policy", "/nowhere"], "--policy: policy spec '/nowhere'"),
         ("benchmarks.training", ["--policy", "matador_env/bots/pagat"], "plays pagat only"),
     ],
