@@ -26,7 +26,7 @@ from matador_env.engine import (
     render_table,
     replay,
 )
-from matador_env.engine.rules import LARGEST_SETTING, checked_value
+from matador_env.engine.rules import CHOICES, LARGEST_SETTING, checked_value
 from matador_env.engine.state import SEED_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -354,6 +354,10 @@ def record_text() -> str:
         ("seed: 7", "seed: 7\nfoo: bar", "line 4 'foo: bar' has an unknown key 'foo'"),
         ("seed: 7", "seed: 7\nhand 5: 1-1", "line 4 'hand 5: 1-1' is no seat's hand"),
         ("seed: 7", "seed: 7\nhand 00: 1-1", "is no seat's hand"),
+        # A word that is no tile or move names its line and place.
+        ("hand 1: ", "hand 1: 1-x ", "hand record: line 6 'hand 1: 1-x "),
+        ("boneyard: ", "boneyard: x ", "line 7 'boneyard: x 0-0 0-3 1-5"),
+        ("moves: ", "moves: draw 2-5@", ", word 2: not a move: '2-5@2-2'"),
     ],
 )
 def test_parse_hand_record_refuses_what_the_text_forms_refuse(
@@ -426,3 +430,8 @@ def test_presets_and_configurations_cannot_be_edited() -> None:
         CONFIGURATIONS["pagat"] = configuration("standard")  # type: ignore[index]
     assert Rules.preset("pagat").hand_size == 7
     assert Rules.preset("kardinal").to_dict() == {**Rules().to_dict(), **PRESETS["kardinal"]}
+    # The choices too: an edit would change what every later Rules accepts.
+    with pytest.raises(TypeError):
+        CHOICES["tie"] = ("void", "redeal", "coin")  # type: ignore[index]
+    with pytest.raises(RulesError, match="tie='coin' is not allowed"):
+        Rules(tie="coin")

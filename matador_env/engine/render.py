@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .rules import Rules, a_type
 from .state import SEED_LIMIT, Event, HandState, IllegalMoveError
@@ -170,6 +171,7 @@ def hand_records(finished: Sequence[HandState], current: HandState) -> list[str]
 
 
 _RECORD_KEYS = ("rules", "seed", "leader", "boneyard", "moves")
+T = TypeVar("T")
 
 
 def parse_hand_record(text: str) -> HandRecord:
@@ -243,10 +245,22 @@ def parse_hand_record(text: str) -> HandRecord:
     for key in hand_keys:
         if key not in fields:
             raise MoveParseError(f"hand record: missing {key}")
-        hands.append(tuple(Tile.parse(x) for x in fields[key].split()))
-    boneyard = tuple(Tile.parse(x) for x in fields["boneyard"].split())
-    moves = tuple(Move.parse(m) for m in fields["moves"].split())
+        hands.append(tuple(_read_line(Tile.parse, fields[key], line_of[key])))
+    boneyard = tuple(_read_line(Tile.parse, fields["boneyard"], line_of["boneyard"]))
+    moves = tuple(_read_line(Move.parse, fields["moves"], line_of["moves"]))
     return HandRecord(rules, seed, leader, tuple(hands), boneyard, moves)
+
+
+def _read_line(parse: Callable[[str], T], value: str, where: str) -> list[T]:
+    """Each space-separated word of a record line's ``value`` read by ``parse``; a
+    :class:`MoveParseError` names the line (``where``) and the word's place."""
+    out = []
+    for k, word in enumerate(value.split()):
+        try:
+            out.append(parse(word))
+        except MoveParseError as exc:
+            raise MoveParseError(f"hand record: {where}, word {k + 1}: {exc}") from None
+    return out
 
 
 def replay(rules: Rules, seed: int, leader: int | None, moves: Sequence[Move | str]) -> HandState:

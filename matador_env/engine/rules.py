@@ -74,24 +74,27 @@ class RulesError(ValueError):
 
 
 # Allowed values of the enumerated options; the first is the default.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "first_leader": ("random", "highest_double"),
-    "lead_tile": ("any", "highest_double", "double_not_blank"),
-    "next_leader": ("rotate", "loser", "winner"),
-    "draw_rule": ("until_playable", "up_to_two", "one", "none"),
-    "voluntary_draw": ("only_matadors", "never", "always"),
-    "matador_placement": (
-        "inline",
-        "crosswise_choice",
-        "crosswise_on_blank",
-        "upright",
-        "branching",
-    ),
-    "spinner": ("none", "first_double", "lead_double_cross"),
-    "blocked_scoring": ("others_minus_own", "others", "others_plus_own"),
-    "tie": ("void", "redeal"),
-    "match_end": ("first_to_target", "complete_round"),
-}
+# Read-only, as PRESETS: a caller's edit would change what every later Rules accepts.
+CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "first_leader": ("random", "highest_double"),
+        "lead_tile": ("any", "highest_double", "double_not_blank"),
+        "next_leader": ("rotate", "loser", "winner"),
+        "draw_rule": ("until_playable", "up_to_two", "one", "none"),
+        "voluntary_draw": ("only_matadors", "never", "always"),
+        "matador_placement": (
+            "inline",
+            "crosswise_choice",
+            "crosswise_on_blank",
+            "upright",
+            "branching",
+        ),
+        "spinner": ("none", "first_double", "lead_double_cross"),
+        "blocked_scoring": ("others_minus_own", "others", "others_plus_own"),
+        "tie": ("void", "redeal"),
+        "match_end": ("first_to_target", "complete_round"),
+    }
+)
 
 
 @dataclass(frozen=True)
