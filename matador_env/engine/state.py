@@ -514,101 +514,29 @@ class HandState:
         """
         if not isinstance(view, SeatView):
             raise ValueError(f"from_view: expected a SeatView, got {type(view).__name__}")
-        rules = view.rules
-        t = _tables(rules)
-        n = t.n
-        seats = []
-        for name in ("seat", "to_move", "leader"):
-            value = getattr(view, name)
-            seat = _seat_of(value, n)
-            if seat is None:
-                raise ValueError(f"from_view: {_seat_error('view.' + name, value, n)}")
-            seats.append(seat)
-        viewer, to_move, leader = seats
-        if not isinstance(hands, (list, tuple)) or len(hands) != n:
-            raise ValueError(
-                f"from_view: hands must be a list or tuple of {n} hands (one per seat), "
-                f"got {shown_value(hands)}"
-            )
-        ends = _view_ends(t, view.ends)
-        seen: dict[int, str] = {}
-        try:
-            _tile_indices(t, view.layout, "view.layout", seen, "given")
-            held = [
-                _tile_indices(t, hand, f"hand of seat {seat}", seen, "given")
-                for seat, hand in enumerate(hands)
-            ]
-            stock = tuple(_tile_indices(t, boneyard, "boneyard", seen, "given"))
-        except MoveParseError as exc:
-            raise MoveParseError(f"from_view: {exc}") from None
-        except ValueError as exc:
-            raise ValueError(f"from_view: {exc}") from None
-        masks = tuple(sum(1 << i for i in h) for h in held)  # no index twice: a sum is an or
-        own = 0
-        for shown in view.hand:
-            if not isinstance(shown, Tile) or _tile_problem(shown, t.S - 1) is not None:
-                raise ValueError(f"from_view: view.hand holds {shown_value(shown)}, not a tile")
-            own |= 1 << _tile_index(shown)
-        if masks[viewer] != own or len(held[viewer]) != len(view.hand):
-            raise ValueError("from_view: the viewer's hand must be the view's hand")
-        sizes = tuple(len(h) for h in held)
-        if sizes != view.hand_sizes:
-            raise ValueError(
-                f"from_view: hand sizes {sizes} differ from the view's {view.hand_sizes}"
-            )
-        if len(stock) != view.boneyard_size:
-            raise ValueError(
-                f"from_view: boneyard of {len(stock)} tiles, the view has {view.boneyard_size}"
-            )
-        if len(seen) != len(t.tiles):
-            missing = " ".join(str(t.tiles[i]) for i in range(len(t.tiles)) if i not in seen)
-            raise ValueError(
-                "from_view: hands, boneyard and layout must hold every tile once; "
-                f"missing {missing}"
-            )
-        draws, passes = view.draws_this_turn, view.passes_in_row
-        for name, count in (("draws_this_turn", draws), ("passes_in_row", passes)):
-            number = whole_number(count)
-            if number is None or number < 0:
-                raise ValueError(
-                    f"from_view: view.{name}={shown_value(count)} is not allowed; "
-                    f"allowed: {INTEGER_KINDS}, 0 or more"
-                )
-        for k, e in enumerate(view.history):
-            if not isinstance(e, Event) or not isinstance(e.move, Move):
-                raise ValueError(
-                    f"from_view: view.history[{k}] is {shown_value(e)}, not an Event with a Move"
-                )
+        # A search deals many worlds from one view: its own part is checked and read once.
+        last = _LAST_VIEW[0]
+        if last is not None and last[0] is view:
+            part = last[1]
+        else:
+            part = _view_part(view)
+            _LAST_VIEW[0] = (view, part)
+        masks, stock = _world_tiles(view, part, hands, boneyard)
         s = object.__new__(cls)
-        s._t = t
+        s._t = part.t
         s._seed = 0
         s._hands = masks
         s._stock = stock
         s._pos = 0
-        s._ends = ends
-        history: _HistoryNode | None = None
-        spinner_done = False
-        lead_passes = 0
-        for e in view.history:
-            history = (history, e.seat, e.move, e.ends)
-            if e.move.kind == "play":
-                tile = e.move.tile
-                if (
-                    tile is not None
-                    and tile.is_double
-                    and (e.move.mode == "lead" and t.spinner_lead or t.first_double)
-                ):
-                    spinner_done = True
-            elif e.move.kind == "pass" and not e.ends:
-                lead_passes += 1
-        s._spinner_done = spinner_done
-        s._to_move = to_move
-        s._leader = leader
-        s._dealt_leader = view.history[0].seat if view.history else leader
-        s._passes = operator.index(passes)
-        s._lead_passes = lead_passes
-        s._draws = operator.index(draws)
-        s._history = history
+        s._ends = part.ends
+        s._spinner_done = part.spinner_done
+        s._to_move = part.to_move
+        s._leader = part.leader
+        s._dealt_leader = part.dealt_leader
+        s._passes = part.passes
+        s._lead_passes = part.lead_passes
+        s._draws = part.draws
+        s._history = part.history
         s._n_actions = len(view.history)
         s._outcome = view.outcome
         s._legal = None
@@ -1192,6 +1120,190 @@ def _tile_indices(
         seen[i] = where
         append(i)
     return out
+
+
+class _ViewPart(NamedTuple):
+    """What :meth:`HandState.from_view` reads from the view itself, checked: the same
+    for every world dealt from one view."""
+
+    t: _Tables
+    viewer: int
+    to_move: int
+    leader: int
+    dealt_leader: int
+    ends: tuple[End, ...]
+    layout: tuple[int, ...]  # tile indices
+    layout_mask: int
+    own_mask: int
+    draws: int
+    passes: int
+    history: _HistoryNode | None
+    spinner_done: bool
+    lead_passes: int
+
+
+# The last view from_view read and its part: (view, part), or None.
+_LAST_VIEW: list[tuple[SeatView, _ViewPart] | None] = [None]
+
+
+def _view_part(view: SeatView) -> _ViewPart:
+    """The view's own part for :meth:`HandState.from_view`, or ``ValueError`` (its
+    message starts ``from_view:``) naming what is not allowed."""
+    t = _tables(view.rules)
+    n = t.n
+    seats = []
+    for name in ("seat", "to_move", "leader"):
+        value = getattr(view, name)
+        seat = _seat_of(value, n)
+        if seat is None:
+            raise ValueError(f"from_view: {_seat_error('view.' + name, value, n)}")
+        seats.append(seat)
+    viewer, to_move, leader = seats
+    ends = _view_ends(t, view.ends)
+    try:
+        layout = tuple(_tile_indices(t, view.layout, "view.layout", {}, "given"))
+    except MoveParseError as exc:
+        raise MoveParseError(f"from_view: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"from_view: {exc}") from None
+    own = 0
+    for shown in view.hand:
+        if not isinstance(shown, Tile) or _tile_problem(shown, t.S - 1) is not None:
+            raise ValueError(f"from_view: view.hand holds {shown_value(shown)}, not a tile")
+        own |= 1 << _tile_index(shown)
+    counts = []
+    for name in ("draws_this_turn", "passes_in_row"):
+        count = getattr(view, name)
+        number = whole_number(count)
+        if number is None or number < 0:
+            raise ValueError(
+                f"from_view: view.{name}={shown_value(count)} is not allowed; "
+                f"allowed: {INTEGER_KINDS}, 0 or more"
+            )
+        counts.append(number)
+    history: _HistoryNode | None = None
+    spinner_done = False
+    lead_passes = 0
+    for k, e in enumerate(view.history):
+        if not isinstance(e, Event) or not isinstance(e.move, Move):
+            raise ValueError(
+                f"from_view: view.history[{k}] is {shown_value(e)}, not an Event with a Move"
+            )
+        history = (history, e.seat, e.move, e.ends)
+        if e.move.kind == "play":
+            tile = e.move.tile
+            if (
+                tile is not None
+                and tile.is_double
+                and (e.move.mode == "lead" and t.spinner_lead or t.first_double)
+            ):
+                spinner_done = True
+        elif e.move.kind == "pass" and not e.ends:
+            lead_passes += 1
+    return _ViewPart(
+        t=t,
+        viewer=viewer,
+        to_move=to_move,
+        leader=leader,
+        dealt_leader=view.history[0].seat if view.history else leader,
+        ends=ends,
+        layout=layout,
+        layout_mask=sum(1 << i for i in layout),
+        own_mask=own,
+        draws=counts[0],
+        passes=counts[1],
+        history=history,
+        spinner_done=spinner_done,
+        lead_passes=lead_passes,
+    )
+
+
+def _world_tiles(
+    view: SeatView, part: _ViewPart, hands: object, boneyard: object
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Every seat's hand mask and the boneyard's indices of a world dealt from ``view``,
+    or ``ValueError`` (``MoveParseError`` for text that is no tile) naming what does not
+    fit it. A world of plain tiles that fits is read in one pass (a search deals
+    hundreds a decision); anything else goes through the checks that explain."""
+    t = part.t
+    n = t.n
+    if not isinstance(hands, (list, tuple)) or len(hands) != n:
+        raise ValueError(
+            f"from_view: hands must be a list or tuple of {n} hands (one per seat), "
+            f"got {shown_value(hands)}"
+        )
+    fast = _plain_world(part, hands, boneyard)
+    if fast is not None:
+        masks, sizes, stock = fast
+        if (
+            masks[part.viewer] == part.own_mask
+            and sizes == view.hand_sizes
+            and len(stock) == view.boneyard_size
+        ):
+            return masks, stock
+    seen = dict.fromkeys(part.layout, "view.layout")
+    try:
+        held = [
+            _tile_indices(t, hand, f"hand of seat {seat}", seen, "given")
+            for seat, hand in enumerate(hands)
+        ]
+        stock = tuple(_tile_indices(t, boneyard, "boneyard", seen, "given"))
+    except MoveParseError as exc:
+        raise MoveParseError(f"from_view: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"from_view: {exc}") from None
+    masks = tuple(sum(1 << i for i in h) for h in held)  # no index twice: a sum is an or
+    if masks[part.viewer] != part.own_mask or len(held[part.viewer]) != len(view.hand):
+        raise ValueError("from_view: the viewer's hand must be the view's hand")
+    sizes = tuple(len(h) for h in held)
+    if sizes != view.hand_sizes:
+        raise ValueError(f"from_view: hand sizes {sizes} differ from the view's {view.hand_sizes}")
+    if len(stock) != view.boneyard_size:
+        raise ValueError(
+            f"from_view: boneyard of {len(stock)} tiles, the view has {view.boneyard_size}"
+        )
+    if len(seen) != len(t.tiles):
+        missing = " ".join(str(t.tiles[i]) for i in range(len(t.tiles)) if i not in seen)
+        raise ValueError(
+            f"from_view: hands, boneyard and layout must hold every tile once; missing {missing}"
+        )
+    return masks, stock
+
+
+def _plain_world(
+    part: _ViewPart, hands: Sequence[object], boneyard: object
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """The hand masks, hand sizes and boneyard indices of a world made of plain
+    :class:`Tile` s of the set that, with the layout, hold every tile once; None for
+    anything else (text, other types, a tile twice or missing), which
+    :func:`_world_tiles` then checks one by one."""
+    set_max = part.t.S - 1
+    taken = part.layout_mask
+    masks = []
+    sizes = []
+    for hand in (*hands, boneyard):
+        if not isinstance(hand, (list, tuple)):
+            return None
+        mask = 0
+        for tile in hand:
+            if type(tile) is not Tile:
+                return None
+            lo, hi = tile
+            if type(lo) is not int or type(hi) is not int or not 0 <= lo <= hi <= set_max:
+                return None
+            bit = 1 << (hi * (hi + 1) // 2 + lo)
+            if taken & bit:
+                return None
+            taken |= bit
+            mask |= bit
+        masks.append(mask)
+        sizes.append(len(hand))
+    if taken != (1 << len(part.t.tiles)) - 1:
+        return None
+    bone = boneyard
+    assert isinstance(bone, (list, tuple))
+    stock = tuple(hi * (hi + 1) // 2 + lo for lo, hi in bone)
+    return tuple(masks[:-1]), tuple(sizes[:-1]), stock
 
 
 def _view_ends(t: _Tables, ends: object) -> tuple[End, ...]:
