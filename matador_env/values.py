@@ -10,17 +10,16 @@ import numbers
 
 import numpy as np
 
-from .engine.state import SEED_LIMIT
+from .engine.state import SEED_LIMIT, seat_number, seed_number
 from .engine.tiles import INTEGER_KINDS, shown_value, whole_number
 
 __all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
 
 
-def integer_value(value: object) -> int | None:
-    """``value`` as a plain ``int`` if it is an integer (see :data:`INTEGER_KINDS`),
-    else None: the engine's :func:`~matador_env.engine.tiles.whole_number`, so that
-    the environments and the engine take the same numbers."""
-    return whole_number(value)
+integer_value = whole_number
+"""``value`` as a plain ``int`` if it is an integer (see :data:`INTEGER_KINDS`), else
+None: the engine's own reading, so that the environments and the engine take the same
+numbers."""
 
 
 def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS) -> int:
@@ -48,16 +47,14 @@ def as_seed(seed: object) -> int | None:
     if seed is None:
         return None
     number = as_integer(seed, "seed", _SEEDS)
-    if not 0 <= number < SEED_LIMIT:
+    if seed_number(number) is None:
         raise ValueError(f"seed={shown_value(number)} is not allowed; allowed: {_SEEDS}")
     return number
 
 
-def seat_value(value: object, players: int) -> int | None:
-    """``value`` as a seat from 0 to ``players - 1`` (an integer as
-    :func:`integer_value` reads it), else None; the caller names the argument."""
-    seat = integer_value(value)
-    return seat if seat is not None and 0 <= seat < players else None
+seat_value = seat_number
+"""``value`` as a seat from 0 to ``players - 1`` (an integer as :func:`integer_value`
+reads it), else None: the engine's own reading; the caller names the argument."""
 
 
 def finite_real(name: str, value: object) -> float:

@@ -66,8 +66,8 @@ from ..engine import (
 )
 from ..engine.match import derive_seed
 from ..engine.rules import CHOICES
-from ..engine.state import SEED_LIMIT
-from ..engine.tiles import INTEGER_KINDS, shown_value, whole_number
+from ..engine.state import SEED_LIMIT, seed_number
+from ..engine.tiles import INTEGER_KINDS, shown_value
 from . import _kernels as K
 from . import _playouts as PL
 from . import _worlds as WD
@@ -183,8 +183,8 @@ def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
     keys = np.zeros((len(seeds), 2), np.uint32)
     klens = np.ones(len(seeds), np.int64)
     for j, given in enumerate(seeds):
-        seed = whole_number(given)
-        if seed is None or not 0 <= seed < SEED_LIMIT:
+        seed = seed_number(given)
+        if seed is None:
             raise BatchError(
                 f"seed of slot {j}: {shown_value(given)} is not allowed; allowed: "
                 f"{INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"

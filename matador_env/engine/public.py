@@ -37,10 +37,10 @@ from .state import (
     _bits,
     _checked_scores,
     _move_problem,
-    _seat_of,
     _tables,
     _tile_index,
     _tile_problem,
+    seat_number,
 )
 from .tiles import DRAW, INTEGER_KINDS, PASS, Move, MoveParseError, Tile, shown_value
 
@@ -115,7 +115,7 @@ def public_view(
     n = t.n
     numbers = []
     for name, value in (("seat", seat), ("first", first)):
-        number = _seat_of(value, n)
+        number = seat_number(value, n)
         if number is None:
             raise HistoryError(name, _no_seat(value, n))
         numbers.append(number)
@@ -163,7 +163,7 @@ def public_view(
             raise HistoryError(
                 "history", f"expected a (seat, move) pair, got {shown_value(item)}", k
             )
-        actor = _seat_of(who, n)
+        actor = seat_number(who, n)
         if actor is None:
             raise HistoryError("history", _no_seat(who, n), k, "seat")
         who = actor

@@ -45,6 +45,8 @@ __all__ = [
     "blocked_points",
     "SEED_LIMIT",
     "SCORE_LIMIT",
+    "seat_number",
+    "seed_number",
 ]
 
 SEED_LIMIT = 2**64
@@ -260,9 +262,10 @@ def _tables(rules: Rules) -> _Tables:
     return t
 
 
-def _seat_of(value: object, players: int) -> int | None:
+def seat_number(value: object, players: int) -> int | None:
     """``value`` as a seat number (an integer, see :data:`INTEGER_KINDS`, from 0 to
-    ``players - 1``; a numpy integer becomes an ``int``), else None."""
+    ``players - 1``; a numpy integer becomes an ``int``), else None; the caller names
+    the argument (the environments read their seats with it too)."""
     if type(value) is int:  # the common case, at the cost of one test
         return value if 0 <= value < players else None
     seat = whole_number(value)
@@ -276,10 +279,18 @@ def _seat_error(name: str, value: object, players: int) -> ValueError:
     )
 
 
+def seed_number(value: object) -> int | None:
+    """``value`` as a seed (an integer, see :data:`INTEGER_KINDS`, from 0 to
+    ``SEED_LIMIT - 1``), else None; the caller names the argument (the batch engine and
+    the environments read their seeds with it too)."""
+    number = whole_number(value)
+    return number if number is not None and 0 <= number < SEED_LIMIT else None
+
+
 def _checked_seed(seed: object) -> int:
     """``seed`` as an int from 0 to ``SEED_LIMIT - 1``, else ``ValueError``."""
-    number = whole_number(seed)
-    if number is None or not 0 <= number < SEED_LIMIT:
+    number = seed_number(seed)
+    if number is None:
         raise ValueError(
             f"seed={shown_value(seed)} is not allowed; allowed: {INTEGER_KINDS} from 0 "
             f"to {SEED_LIMIT - 1} (2**64 - 1)"
@@ -385,7 +396,7 @@ class HandState:
         seed = _checked_seed(seed)
         n = rules.players
         if leader is not None:
-            dealt_to = _seat_of(leader, n)
+            dealt_to = seat_number(leader, n)
             if dealt_to is None:
                 raise _seat_error("leader", leader, n)
             leader = dealt_to
@@ -451,7 +462,7 @@ class HandState:
             raise ValueError(
                 f"hands: expected a list of {n} hands for players={n}, got {shown_value(hands)}"
             )
-        first = _seat_of(leader, n)
+        first = seat_number(leader, n)
         if first is None:
             raise _seat_error("leader", leader, n)
         seed = _checked_seed(seed)
@@ -662,7 +673,7 @@ class HandState:
         """The seat's hand as a bit mask over tile indices (``ValueError`` for a seat
         that is not one, as :meth:`view`)."""
         n = self._t.n
-        number = _seat_of(seat, n)
+        number = seat_number(seat, n)
         if number is None:
             raise _seat_error("seat", seat, n)
         return self._hands[number]
@@ -1001,7 +1012,7 @@ class HandState:
         an integer from 0 to ``SCORE_LIMIT - 1``.
         """
         n = self._t.n
-        viewer = _seat_of(seat, n)
+        viewer = seat_number(seat, n)
         if viewer is None:
             raise _seat_error("seat", seat, n)
         seat = viewer
@@ -1154,7 +1165,7 @@ def _view_part(view: SeatView) -> _ViewPart:
     seats = []
     for name in ("seat", "to_move", "leader"):
         value = getattr(view, name)
-        seat = _seat_of(value, n)
+        seat = seat_number(value, n)
         if seat is None:
             raise ValueError(f"from_view: {_seat_error('view.' + name, value, n)}")
         seats.append(seat)
