@@ -14,6 +14,7 @@ train.bots``) go over the same table, in this order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -21,6 +22,7 @@ from typing import Any
 
 from .engine import Rules, RulesError
 from .engine.rules import a_type, checked_value
+from .engine.tiles import shown_value
 
 __all__ = [
     "CONFIGURATIONS",
@@ -34,7 +36,12 @@ __all__ = [
 
 
 class ConfigurationError(ValueError):
-    """An unknown configuration name; the message lists the known ones."""
+    """An unknown configuration name (the message lists the known ones), or a new
+    configuration's name that is not a word of lowercase letters, digits and
+    underscores."""
+
+
+_NAME = re.compile(r"[a-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,22 @@ class Configuration:
     """Players, when not the preset's."""
     teams: bool | None = None
     """Partnerships, when not the preset's."""
+
+    def __post_init__(self) -> None:
+        # A name becomes a directory (matador_env/bots/<name>/) and a table row: a word
+        # of lowercase letters, digits and underscores, nothing a path could climb out of.
+        if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
+            raise ConfigurationError(
+                f"a configuration's name is a word of lowercase letters, digits and "
+                f"underscores, e.g. 'standard_4p'; got {shown_value(self.name)}"
+            )
+        # The seats as Rules takes them (numpy integers held as ints), and a preset and
+        # seats that make rules: a bad one fails here, not at its first use.
+        if self.players is not None:
+            object.__setattr__(self, "players", checked_value("players", self.players))
+        if self.teams is not None:
+            object.__setattr__(self, "teams", checked_value("teams", self.teams))
+        self.rules()
 
     def rules(self) -> Rules:
         return seated_rules(self.preset, self.players, self.teams)
@@ -68,46 +91,6 @@ class Configuration:
         else:
             seats = f"{rules.players} players" + (", each for himself" if rules.players > 2 else "")
         return f"{self.preset}, {seats}"
-
-
-CONFIGURATIONS: Mapping[str, Configuration] = MappingProxyType(
-    {
-        c.name: c
-        for c in (
-            Configuration("standard", "standard"),
-            Configuration("pagat", "pagat"),
-            Configuration("kardinal", "kardinal"),
-            Configuration("kardinal_hard", "kardinal_hard"),
-            Configuration("polish", "polish"),
-            Configuration("leiden", "leiden"),
-            Configuration("double_nine", "double_nine"),
-            Configuration("double_twelve", "double_twelve"),
-            Configuration("standard_3p", "standard", players=3),
-            Configuration("standard_4p", "standard", players=4),
-            Configuration("pagat_teams", "pagat", players=4, teams=True),
-        )
-    }
-)
-"""Every configuration a bot is built for, by name, in the order tables list them.
-Read-only: an edit would change what every later lookup finds."""
-
-
-def configuration(name: str) -> Configuration:
-    """The configuration of that name; :class:`ConfigurationError` listing the names."""
-    try:
-        return CONFIGURATIONS[name]
-    except (KeyError, TypeError):
-        raise ConfigurationError(
-            f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}"
-        ) from None
-
-
-def configuration_of(rules: Rules) -> Configuration | None:
-    """The configuration whose rules equal ``rules`` exactly, if any."""
-    for c in CONFIGURATIONS.values():
-        if c.rules() == rules:
-            return c
-    return None
 
 
 def seated_rules(
@@ -186,3 +169,43 @@ def seated_rules_flag(
         return "--rules"
     seats = [f"--{k}" for k, v in (("players", players), ("teams", teams)) if v is not None]
     return " with ".join(seats) or "--preset"
+
+
+CONFIGURATIONS: Mapping[str, Configuration] = MappingProxyType(
+    {
+        c.name: c
+        for c in (
+            Configuration("standard", "standard"),
+            Configuration("pagat", "pagat"),
+            Configuration("kardinal", "kardinal"),
+            Configuration("kardinal_hard", "kardinal_hard"),
+            Configuration("polish", "polish"),
+            Configuration("leiden", "leiden"),
+            Configuration("double_nine", "double_nine"),
+            Configuration("double_twelve", "double_twelve"),
+            Configuration("standard_3p", "standard", players=3),
+            Configuration("standard_4p", "standard", players=4),
+            Configuration("pagat_teams", "pagat", players=4, teams=True),
+        )
+    }
+)
+"""Every configuration a bot is built for, by name, in the order tables list them.
+Read-only: an edit would change what every later lookup finds."""
+
+
+def configuration(name: str) -> Configuration:
+    """The configuration of that name; :class:`ConfigurationError` listing the names."""
+    try:
+        return CONFIGURATIONS[name]
+    except (KeyError, TypeError):
+        raise ConfigurationError(
+            f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}"
+        ) from None
+
+
+def configuration_of(rules: Rules) -> Configuration | None:
+    """The configuration whose rules equal ``rules`` exactly, if any."""
+    for c in CONFIGURATIONS.values():
+        if c.rules() == rules:
+            return c
+    return None

@@ -11,9 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from matador_env.configs import CONFIGURATIONS, configuration, seated_rules
+from matador_env.configs import (
+    CONFIGURATIONS,
+    Configuration,
+    ConfigurationError,
+    configuration,
+    seated_rules,
+)
 from matador_env.engine import (
     PRESETS,
+    HandRecord,
     HandState,
     IllegalMoveError,
     MatchState,
@@ -435,3 +442,73 @@ def test_presets_and_configurations_cannot_be_edited() -> None:
         CHOICES["tie"] = ("void", "redeal", "coin")  # type: ignore[index]
     with pytest.raises(RulesError, match="tie='coin' is not allowed"):
         Rules(tie="coin")
+
+
+# -- 12. a HandRecord and a Configuration built directly are checked as the parsed ones ----
+
+
+def _record_fields() -> dict[str, Any]:
+    record = parse_hand_record(record_text())
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "says"),
+    [
+        ({"rules": "standard"}, RulesError, "rules='standard' is not allowed"),
+        ({"seed": -1}, ValueError, "seed=-1 is not allowed"),
+        ({"seed": SEED_LIMIT}, ValueError, "from 0 to 18446744073709551615"),
+        ({"leader": 2}, ValueError, "leader must be a seat number"),
+        ({"leader": True}, ValueError, "leader must be a seat number"),
+        ({"boneyard": ()}, ValueError, "every tile must be placed once; missing"),
+        ({"moves": "draw"}, MoveParseError, "moves are a list or tuple of moves, got a str"),
+        ({"moves": ["draw", "2-5@"]}, MoveParseError, r"moves\[1\]: not a move: '2-5@'"),
+        ({"moves": [("draw", None)]}, MoveParseError, r"moves\[0\]: expected a Move or its text"),
+    ],
+)
+def test_a_hand_record_built_directly_refuses_what_no_record_holds(
+    change: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    fields = {**_record_fields(), **change}
+    with pytest.raises(error, match=says):
+        HandRecord(**fields)
+
+
+def test_a_hand_record_built_from_text_and_numpy_equals_the_parsed_one() -> None:
+    fields = _record_fields()
+    built = HandRecord(
+        fields["rules"],
+        np.uint64(fields["seed"]),
+        np.int8(fields["leader"]),
+        [[str(t) for t in hand] for hand in fields["hands"]],  # type: ignore[arg-type]
+        [str(t) for t in fields["boneyard"]],  # type: ignore[arg-type]
+        [str(m) for m in fields["moves"]],  # type: ignore[arg-type]
+    )
+    parsed = parse_hand_record(record_text())
+    assert built == parsed and hash(built) == hash(parsed)
+    assert type(built.seed) is int and type(built.leader) is int
+    assert built.replay() == parsed.replay()
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "says"),
+    [
+        (("../up", "standard"), ConfigurationError, "lowercase letters, digits and underscores"),
+        (("", "standard"), ConfigurationError, "got ''"),
+        ((3, "standard"), ConfigurationError, "got 3"),
+        (("x", "nope"), RulesError, "preset='nope' is not allowed"),
+        (("x", "standard", 1), RulesError, "players"),
+        (("x", "standard", 3, True), RulesError, "teams"),
+        (("x", "standard", 4, "yes"), RulesError, "teams='yes' is not allowed"),
+    ],
+)
+def test_a_configuration_refuses_a_name_or_seats_that_make_no_table(
+    args: tuple[Any, ...], error: type[Exception], says: str
+) -> None:
+    with pytest.raises(error, match=says):
+        Configuration(*args)
+
+
+def test_a_configuration_holds_numpy_seats_as_plain_values() -> None:
+    built = Configuration("standard_4p", "standard", np.int64(4))
+    assert built == configuration("standard_4p") and type(built.players) is int

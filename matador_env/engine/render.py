@@ -117,7 +117,15 @@ def render_table(
 
 @dataclass(frozen=True)
 class HandRecord:
-    """A hand as data: the rules, the deal (hands and boneyard order) and the moves."""
+    """A hand as data: the rules, the deal (hands and boneyard order) and the moves.
+
+    The constructor checks the deal as :meth:`HandState.from_deal` does (and takes
+    what it takes: tiles as :class:`Tile` s or their text, a seed and a leader as
+    integers) and holds it as tuples of :class:`Tile` s; each move is a :class:`Move`
+    or its text (``"2-5@0"``). Whether the moves are legal is :meth:`replay`'s to say.
+    Raises the errors of ``from_deal``, and :class:`MoveParseError` for a move that
+    does not read.
+    """
 
     rules: Rules
     seed: int
@@ -126,12 +134,41 @@ class HandRecord:
     boneyard: tuple[Tile, ...]
     moves: tuple[Move, ...]
 
+    def __post_init__(self) -> None:
+        start = HandState.from_deal(self.rules, self.hands, self.boneyard, self.leader, self.seed)
+        # The checked deal, as the state holds it: a record of text tiles or lists
+        # compares equal to (and hashes as) the same record read from its text.
+        object.__setattr__(self, "seed", start.seed)
+        object.__setattr__(self, "leader", start.dealt_leader)
+        object.__setattr__(self, "hands", tuple(tuple(hand) for hand in start.hands))
+        object.__setattr__(self, "boneyard", tuple(start.boneyard))
+        object.__setattr__(self, "moves", _record_moves(self.moves))
+
     def start(self) -> HandState:
         return HandState.from_deal(self.rules, self.hands, self.boneyard, self.leader, self.seed)
 
     def replay(self) -> HandState:
         """The hand after every recorded move; errors as :func:`replay`'s."""
         return _apply_moves(self.start(), self.moves)
+
+
+def _record_moves(moves: object) -> tuple[Move, ...]:
+    """A record's moves as :class:`Move` s: a list or tuple of moves or their text."""
+    if not isinstance(moves, (list, tuple)):
+        raise MoveParseError(
+            f"a hand record's moves are a list or tuple of moves, got {a_type(moves)}"
+        )
+    out = []
+    for k, move in enumerate(moves):
+        if isinstance(move, str):
+            try:
+                move = Move.parse(move)
+            except MoveParseError as e:
+                raise MoveParseError(f"moves[{k}]: {e}") from None
+        elif type(move) is not Move:
+            raise MoveParseError(f"moves[{k}]: expected a Move or its text, got {a_type(move)}")
+        out.append(move)
+    return tuple(out)
 
 
 def hand_record(state: HandState) -> str:
