@@ -124,6 +124,9 @@ from .engine import (
     Tile,
     set_tiles,
 )
+from .engine.rules import a_type
+from .engine.state import _checked_scores, _move_problem, _plainly_typed, _seat_error, seat_number
+from .engine.tiles import shown_value
 from .values import as_integer
 
 __all__ = [
@@ -163,8 +166,11 @@ class Piece:
         return int(np.prod(self.shape))
 
 
-def max_open_ends(rules: Rules) -> int:
-    """The most open ends a hand under ``rules`` can have at once (the slot count E)."""
+def max_open_ends(rules: Rules | str) -> int:
+    """The most open ends a hand under ``rules`` (a :class:`Rules` or a preset's name,
+    as :func:`encoding_for` takes them) can have at once (the slot count E)."""
+    if not isinstance(rules, Rules):
+        return encoding_for(rules).end_slots
     ends = 2 if rules.spinner == "none" else 4
     if rules.matador_placement == "branching":
         ends += len(_matadors(rules))
@@ -319,9 +325,22 @@ class Encoding:
     # -- actions ----------------------------------------------------------------------
 
     def encode_action(self, move: Move | str) -> int:
-        """The action of ``move`` (a :class:`Move` or its text form)."""
+        """The action of ``move`` (a :class:`Move` or its text form). Raises
+        ``TypeError`` for anything else, and ``ValueError`` for a move with no action
+        under these rules or one the engine would refuse however it is placed (a bool
+        or a float for a number, a plain tuple for the tile: equal to a real move,
+        they are not one)."""
         if isinstance(move, str):
             move = Move.parse(move)
+        elif not isinstance(move, Move):
+            raise TypeError(
+                f"move {shown_value(move)} ({type(move).__name__}) is not allowed; allowed: a "
+                "Move or its text form"
+            )
+        elif not _plainly_typed(move):
+            problem = _move_problem(move, self.rules.set_max)
+            if problem is not None:
+                raise ValueError(f"move {shown_value(move)} is not allowed: {problem}")
         try:
             return self.index[move]
         except KeyError:
@@ -344,20 +363,34 @@ class Encoding:
     def action_mask(self, moves: Iterable[Move | str]) -> np.ndarray:
         """``int8`` mask over the actions: 1 for each move in ``moves`` (each a
         :class:`Move` or its text form, as :meth:`encode_action` takes them; a move with
-        no action raises ``ValueError``, anything else ``TypeError``, naming it)."""
+        no action raises ``ValueError``, anything else ``TypeError``, naming it; so
+        does ``moves`` itself when it is one text, which would be read letter by
+        letter, or nothing to iterate). A :class:`Move` is looked up by equality alone,
+        as the engine's own moves are on every bot move; :meth:`encode_action` checks
+        its form as well (a bool for an end equals 1 here)."""
+        if type(moves) is not tuple and (
+            isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable)
+        ):  # (the engine gives tuples: one test on the path of every bot move)
+            raise TypeError(
+                f"moves={shown_value(moves)} ({type(moves).__name__}) is not allowed; allowed: "
+                "a list of moves (Move objects or their text forms), e.g. state.legal_moves()"
+            )
         # A bytearray is the cheapest buffer to fill from Python; numpy wraps it as is.
         mask = bytearray(self.num_actions)
         index = self.index
         for m in moves:
             try:
-                mask[index[m]] = 1  # type: ignore[index]  # the engine's moves: one lookup
+                a = index[m]  # type: ignore[index]  # the engine's moves: one lookup
             except (KeyError, TypeError):  # text, a move with no action, or no move
+                a = -1
+            if a < 0 or type(m) is not Move:  # (a plain tuple equal to a move is none)
                 if not isinstance(m, (Move, str)):
                     raise TypeError(
-                        f"moves entry {m!r} ({type(m).__name__}) is not allowed; "
+                        f"moves entry {shown_value(m)} ({type(m).__name__}) is not allowed; "
                         "allowed: a Move or its text form"
-                    ) from None
-                mask[self.encode_action(m)] = 1
+                    )
+                a = self.encode_action(m)
+            mask[a] = 1
         return np.frombuffer(mask, np.int8)
 
     def describe_action(self, action: int) -> str:
@@ -420,6 +453,8 @@ class Encoding:
         # The hot path of a trained bot's move: scalar writes at precomputed
         # positions, no temporary table. ObservationTracker and the tests hold it
         # equal, number for number, to the pieces table.
+        if type(view) is not SeatView:
+            raise _not_a(view, "observation", "a SeatView (state.view(seat))")
         rules = view.rules
         if not self.encodes(rules):
             raise ValueError("observation: the view's rules differ from this encoding's")
@@ -482,10 +517,14 @@ class Encoding:
 
         It reads every hand and the boneyard: never give it to a policy that acts.
         ``cannot`` is the cannot-answer table if the caller keeps one; by default
-        it is rebuilt from the history.
+        it is rebuilt from the history. ``scores`` are the match totals as
+        :meth:`HandState.view` takes them (one integer of 0 or more per side).
         """
+        if not isinstance(state, HandState):
+            raise _not_a(state, "state_tensor", "a HandState (a seat's view holds too little)")
         if state.rules != self.rules:
             raise ValueError("state_tensor: the state's rules differ from this encoding's")
+        scores = _checked_scores(scores, self.rules)
         out = np.zeros(self.state_size, np.float32)
         off = self.state_offsets
         T = self.num_tiles
@@ -525,19 +564,58 @@ class Encoding:
         }
 
     def check_signature(self, saved: dict[str, object]) -> None:
-        """Raise ``ValueError`` naming what differs if ``saved`` is not :meth:`signature`."""
+        """Raise ``ValueError`` naming what differs if ``saved`` is not :meth:`signature`
+        (each differing rules field on its own; ``TypeError`` if ``saved`` is no dict)."""
+        if not isinstance(saved, dict):
+            raise _not_a(saved, "check_signature", "a dict, as signature() gives")
         mine = self.signature()
-        diff = [k for k in mine if saved.get(k) != mine[k]]
-        if diff:
-            details = "; ".join(f"{k}: saved {saved.get(k)!r}, now {mine[k]!r}" for k in diff)
-            raise ValueError(f"the saved encoding does not match this one ({details})")
+        details = []
+        for key, now in mine.items():
+            was = saved.get(key, "<missing>")
+            if key == "rules" and isinstance(was, dict) and isinstance(now, dict):
+                details += [
+                    f"rules.{field}: saved {shown_value(was.get(field, '<missing>'))}, now "
+                    f"{shown_value(now.get(field, '<missing>'))}"
+                    for field in sorted(set(was) | set(now))
+                    if not _same(was.get(field, _MISSING), now.get(field, _MISSING))
+                ]
+            elif not _same(was, now):
+                details.append(f"{key}: saved {shown_value(was)}, now {shown_value(now)}")
+        if details:
+            raise ValueError(f"the saved encoding does not match this one ({'; '.join(details)})")
 
     def split(self, vector: np.ndarray, state: bool = False) -> dict[str, np.ndarray]:
         """The named pieces of an observation (or, with ``state=True``, a state) vector."""
         pieces, offsets = (
             (self.state_pieces, self.state_offsets) if state else (self.pieces, self.offsets)
         )
+        size = self.state_size if state else self.obs_size
+        if not isinstance(vector, np.ndarray) or vector.shape != (size,):
+            what = "a state" if state else "an observation"
+            got = f"shape {vector.shape}" if isinstance(vector, np.ndarray) else a_type(vector)
+            raise ValueError(
+                f"split: expected {what} vector, a numpy array of shape ({size},) under these "
+                f"rules{'' if state else ' (a state vector: state=True)'}; got {got}"
+            )
         return {p.name: vector[offsets[p.name]].reshape(p.shape) for p in pieces}
+
+
+_MISSING = object()
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal and of the same type: a saved ``True`` or ``1.0`` is not the encoding
+    version 1, though Python compares them equal (a signature's values are numbers,
+    text and the rules' dict of them)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _not_a(value: object, where: str, allowed: str) -> TypeError:
+    return TypeError(f"{where}: expected {allowed}, got {a_type(value)}")
 
 
 def _offsets(pieces: Sequence[Piece]) -> dict[str, slice]:
@@ -649,8 +727,16 @@ class ObservationTracker:
         return self._master[c0 : c0 + self._n * self._C].reshape(self._n, self._C)
 
     def start(self, state: HandState, scores: Sequence[int] | None = None) -> None:
-        """A new hand (usually just dealt), with the match totals so far, if any."""
+        """A new hand (usually just dealt), with the match totals so far, if any (as
+        :meth:`HandState.view` takes them)."""
         enc = self.enc
+        if not isinstance(state, HandState):
+            raise _not_a(state, "ObservationTracker.start", "a HandState")
+        if not enc.encodes(state.rules):
+            raise ValueError(
+                "ObservationTracker.start: the state's rules differ from the encoding's"
+            )
+        scores = _checked_scores(scores, enc.rules)
         at = self._at
         master = self._master
         n, T = self._n, self._T
@@ -676,10 +762,13 @@ class ObservationTracker:
         master[self._to_move0 + self._to_move] = 1.0
 
     def set_scores(self, scores: Sequence[int]) -> None:
-        """The match totals per side."""
+        """The match totals per side (as :meth:`HandState.view` takes them)."""
+        if scores is None:
+            raise ValueError("set_scores: expected the match totals, one per side; got None")
+        totals = _checked_scores(scores, self.enc.rules) or ()
         scale = self.enc.score_scale
         s0 = self._at["scores"]
-        for side, total in enumerate(scores):
+        for side, total in enumerate(totals):
             self._master[s0 + side] = min(total, scale) / scale
 
     def _mark(self, seat: int, cols: list[int]) -> None:
@@ -757,7 +846,10 @@ class ObservationTracker:
 
     def observation(self, seat: int) -> np.ndarray:
         """The observation of ``seat`` in the state last given to :meth:`advance`."""
-        return self._master.take(self._gather[seat])
+        number = seat_number(seat, self._n)
+        if number is None:
+            raise _seat_error("seat", seat, self._n)
+        return self._master.take(self._gather[number])
 
     def gather_tables(self) -> tuple[np.ndarray, list[np.ndarray]]:
         """The master vector and each seat's index table (``observation`` is one take)."""
@@ -806,9 +898,13 @@ def action_mask(rules: Rules | str, moves: Iterable[Move | str]) -> np.ndarray:
 
 def observation(view: SeatView) -> np.ndarray:
     """The observation vector of a seat's view (no hidden information: it takes a view)."""
+    if type(view) is not SeatView:
+        raise _not_a(view, "observation", "a SeatView (state.view(seat))")
     return encoding_for(view.rules).observation(view)
 
 
 def state_tensor(state: HandState, scores: Sequence[int] | None = None) -> np.ndarray:
     """The full-information state vector of a hand (reads every hand: critics only)."""
+    if not isinstance(state, HandState):
+        raise _not_a(state, "state_tensor", "a HandState (a seat's view holds too little)")
     return encoding_for(state.rules).state_tensor(state, scores)
