@@ -46,7 +46,6 @@ session is, and the random generator a bot owns is locked.
 
 from __future__ import annotations
 
-import math
 import random
 import threading
 from abc import ABC, abstractmethod
@@ -61,6 +60,7 @@ from .policy import (
     OnnxPolicy,
     PolicyError,
     bots_dir,
+    check_temperature,
     load_policy,
     shipped_configurations,
 )
@@ -214,8 +214,7 @@ class PolicyBot(Bot):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed)
-        if not (temperature >= 0 and math.isfinite(temperature)):
-            raise BotError(f"temperature must be a finite number >= 0, got {temperature!r}")
+        check_temperature(temperature, BotError)
         self.policy = policy
         self.rules = policy.rules
         self.name = name

@@ -2,9 +2,11 @@
 
 Exported policies are a chain of dense layers (``Gemm``), each optionally followed
 by ``Tanh`` or ``Relu``, after the no-op ``Cast`` and ``Flatten`` that the torch
-export puts in front. :func:`read_mlp` recognises exactly that chain and returns
-its weights as a :class:`NumpyMLP`; any other graph (another operator, a branch,
-weights kept outside the file) gives ``None``, and the caller keeps onnxruntime.
+export puts in front; an ``Identity`` node that copies a stored weight (the export
+shares equal tensors so) names that weight. :func:`read_mlp` recognises exactly that
+chain and returns its weights as a :class:`NumpyMLP`; any other graph (another
+operator, a branch, weights kept outside the file) gives ``None``, and the caller
+keeps onnxruntime.
 
 Why: a bot plays one observation at a time, where onnxruntime's own per-call
 work costs more than the arithmetic, and with cold caches (the search's playouts
@@ -130,6 +132,17 @@ def _build(model: memoryview, obs_size: int, num_actions: int) -> NumpyMLP:
     activation: str | None = None
     for node in nodes:
         op, domain, inputs, outputs_, attrs = _node(node)
+        if (
+            op == "Identity"
+            and domain in ("", "ai.onnx")
+            and len(inputs) == len(outputs_) == 1
+            and inputs[0] in weights
+        ):
+            # The torch export stores equal tensors once (an untrained network's zero
+            # biases of equal size) and names the copy by an Identity node; nodes come
+            # in order, so the copy is known before a Gemm reads it.
+            weights[outputs_[0]] = weights[inputs[0]]
+            continue
         if domain not in ("", "ai.onnx") or not inputs or inputs[0] != current:
             raise _NotAnMlp(f"node {op} off the chain")
         if len(outputs_) != 1:

@@ -12,12 +12,12 @@ given they must be the rules the policy was trained for. A mismatch raises
 :class:`PolicyMismatchError` naming both sides.
 
 Both files are checked before a policy is handed out: a sidecar that is not
-JSON, too large or too deeply nested, lacks a field or holds one of the wrong
-type; a network onnxruntime cannot read, whose input is not ``obs`` (float32,
-batch x obs_size) or whose output is not ``logits`` (float32, batch x
-num_actions), or that fails or answers with the wrong size on a probe
-observation. Each raises :class:`PolicyError` naming the file, never a raw
-onnxruntime, JSON or attribute error.
+JSON, too large or too deeply nested, lacks a field (every :class:`Rules` field
+among its rules too) or holds one of the wrong type; a network onnxruntime cannot
+read, whose input is not ``obs`` (float32, batch x obs_size) or whose output is not
+``logits`` (float32, batch x num_actions), or that fails or answers with the wrong
+size on a probe observation. Each raises :class:`PolicyError` naming the file, never
+a raw onnxruntime, JSON or attribute error.
 
 Runtimes: onnxruntime loads and checks every network. A network that is a plain
 chain of dense layers (every one ``python -m train`` exports) then plays one
@@ -42,11 +42,12 @@ directory holding ``policy.onnx``, or a stem (``runs/x/best`` ->
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ __all__ = [
     "BOTS_DIR",
     "BOTS_DIR_VARIABLE",
     "bots_dir",
+    "check_temperature",
     "default_policy",
     "shipped_configurations",
 ]
@@ -102,6 +104,12 @@ class PolicyError(ValueError):
 
 class PolicyMismatchError(PolicyError):
     """A policy made for other rules or another observation encoding."""
+
+
+_RULES_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Rules))
+"""Every field of :class:`Rules`: a sidecar's ``rules`` names each one (the export writes
+:meth:`Rules.to_dict`), since :meth:`Rules.from_dict` would fill a missing one with its
+default and so play the network under rules it was not trained for."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,15 @@ class PolicyInfo:
         if not isinstance(data["rules"], dict):
             raise PolicyError(
                 f"{source}: rules must be an object of Rules fields, got {_short(data['rules'])}"
+            )
+        # A missing field would load as its default: a pagat network stripped of the
+        # fields where pagat differs would load for standard rules, {} as standard.
+        missing = [name for name in _RULES_FIELDS if name not in data["rules"]]
+        if missing:
+            raise PolicyError(
+                f"{source}: rules lack {', '.join(missing)}; a sidecar of format_version "
+                f"{POLICY_FORMAT_VERSION} names every Rules field (the export writes them "
+                "all): re-export the policy"
             )
         try:
             rules = Rules.from_dict(data["rules"])
@@ -319,11 +336,12 @@ class OnnxPolicy:
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Raw action logits for a batch (or a single) observation.
 
-        Raises ``ValueError`` for an observation of the wrong shape, and
-        :class:`PolicyError` when the network fails or answers with anything but
-        finite logits of ``num_actions`` per observation.
+        Raises ``ValueError`` for an observation of the wrong shape or with values that
+        are not finite, and :class:`PolicyError` when the network fails or answers with
+        anything but finite logits of ``num_actions`` per observation.
         """
         x, single = self._rows(obs, "logits")
+        self._finite(x, "logits")
         if x.shape[0] != 1:
             out = self._checked(x, self._run_batch)
         elif self._mlp is not None:
@@ -346,20 +364,56 @@ class OnnxPolicy:
             )
         return x, single
 
-    def _checked(self, x: np.ndarray, run: Callable[[np.ndarray], Any]) -> np.ndarray:
+    @staticmethod
+    def _finite(x: np.ndarray, caller: str) -> None:
+        """``ValueError`` naming ``caller`` when the observations ``x`` (float32) hold a
+        value that is not finite: the network's logits would not be finite either (or an
+        inf saturate to finite nonsense), and the error would blame the file."""
+        if not np.isfinite(x).all():
+            raise ValueError(
+                f"{caller}: the observation holds values that are not finite (nan or inf "
+                "as float32); allowed: finite numbers, as the encoding writes them"
+            )
+
+    def _legal(self, mask: np.ndarray) -> np.ndarray:
+        """The legal actions (ascending indices) of an action mask: ``ValueError`` unless
+        it is 1-D with one entry per action, of bools or of integers 0 and 1, and marks
+        at least one (a longer mask would index past the network's logits, a shorter
+        one leave actions out, and any nonzero float would count as legal)."""
+        m = np.asarray(mask)
+        n = self.info.num_actions
+        if m.shape != (n,):
+            raise ValueError(
+                f"act: the mask must have one entry per action, shape ({n},); got shape {m.shape}"
+            )
+        legal = np.flatnonzero(m)
+        integers = m.dtype.kind in "iu"
+        if m.dtype != np.bool_ and (not integers or np.count_nonzero(m == 1) != legal.size):
+            what = "integers other than 0 and 1" if integers else f"{m.dtype} values"
+            raise ValueError(
+                f"act: the mask holds {what}; allowed: bools, or the integers 0 (illegal) "
+                "and 1 (legal)"
+            )
+        if legal.size == 0:
+            raise ValueError("act: the mask marks no legal action")
+        return legal
+
+    def _checked(
+        self, x: np.ndarray, run: Callable[[np.ndarray], Any], caller: str = "logits"
+    ) -> np.ndarray:
         """``run(x)``, or :class:`PolicyError` when it fails or answers with anything but
-        finite logits of ``num_actions`` for each row of ``x``."""
+        finite logits of ``num_actions`` for each row of ``x`` (``ValueError`` naming
+        ``caller`` instead when ``x`` itself is not finite: then the input is at fault)."""
         try:
             out = run(x)
         except Exception as exc:  # onnxruntime's errors share no base class but Exception
             raise PolicyError(
                 f"{self.path}: the network failed ({type(exc).__name__}: {_short(str(exc))})"
             ) from None
-        if (
-            not isinstance(out, np.ndarray)
-            or out.shape != (x.shape[0], self.info.num_actions)
-            or not np.isfinite(out).all()
-        ):
+        shaped = isinstance(out, np.ndarray) and out.shape == (x.shape[0], self.info.num_actions)
+        if not shaped or not np.isfinite(out).all():
+            if shaped:
+                self._finite(x, caller)
             raise PolicyError(
                 f"{self.path}: the network answered {getattr(out, 'shape', type(out).__name__)} "
                 f"{getattr(out, 'dtype', '')}; expected finite logits of shape "
@@ -390,31 +444,40 @@ class OnnxPolicy:
         return slot.out.copy()
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: random.Random | None = None) -> int:
-        """The action: the most likely legal one, or sampled when ``rng`` is given."""
-        legal = np.flatnonzero(mask)
-        if legal.size == 0:
-            raise ValueError("act: the mask marks no legal action")
+        """The action: the most likely legal one, or sampled when ``rng`` is given.
+
+        Raises ``ValueError`` for a mask that is not one entry per action of bools or
+        integers 0 and 1 marking at least one legal action, and for an observation of
+        the wrong shape or with values that are not finite.
+        """
+        legal = self._legal(mask)
         if legal.size == 1:
             # A forced move (a draw, a pass, a single fit): nothing for the network to
             # choose, so it is not run, as the search and expert agents skip it too.
             return int(legal[0])
+        self._finite(self._rows(obs, "act")[0], "act")
         return self._pick(obs, legal, rng)
 
     def legal_logits(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The logits of the actions ``legal`` (indices) for one observation: what a move
         runs. In numpy only the rows those need are read (:mod:`matador_env.onnx_mlp`).
 
-        Raises ``ValueError`` for an observation of the wrong shape, and
-        :class:`PolicyError` when the network answers logits that are not finite.
+        Raises ``ValueError`` for an observation of the wrong shape, and when the logits
+        are not finite, for an observation with values that are not finite; else
+        :class:`PolicyError` (the network is at fault). Every bot move runs this, so the
+        observation's values are checked only then: :meth:`act` and :meth:`logits`
+        check them before running the network, and :meth:`choose`'s come from the
+        encoding, finite by construction.
         """
         x, _ = self._rows(obs, "legal_logits")
         if x.shape[0] != 1:
             raise ValueError(f"legal_logits: one observation expected, got shape {np.shape(obs)}")
         mlp = self._mlp
         if mlp is None:
-            return self._checked(x, self._run_bound)[0].take(legal)
+            return self._checked(x, self._run_bound, "legal_logits")[0].take(legal)
         out = mlp.legal_logits(x[0], legal)
         if not np.isfinite(out).all():
+            self._finite(x, "legal_logits")
             raise PolicyError(f"{self.path}: the network answered logits that are not finite")
         return out
 
@@ -426,9 +489,9 @@ class OnnxPolicy:
         temperature: float = 1.0,
     ) -> int:
         """The action among ``legal`` (two or more, ascending) as :meth:`act` plays it,
-        sampled at ``temperature`` when ``rng`` is given."""
+        sampled at ``temperature`` (checked; 0: the most likely) when ``rng`` is given."""
         logits = self.legal_logits(obs, legal)
-        if rng is None:
+        if rng is None or temperature == 0:
             # float32 -> float64 is exact and order-preserving, and argmax keeps the
             # first of equal maxima in both, so there is no need to widen here.
             return int(legal[logits.argmax()])
@@ -440,7 +503,10 @@ class OnnxPolicy:
         self, view: SeatView, rng: random.Random | None = None, temperature: float = 1.0
     ) -> Move:
         """The move for a seat's view (argmax, or sampled at ``temperature`` when ``rng``
-        is given)."""
+        is given; 0 is the most likely move, as :class:`~matador_env.bot.PolicyBot`
+        takes it). ``ValueError`` for a temperature that is not a finite number >= 0
+        (:func:`check_temperature`)."""
+        check_temperature(temperature)
         enc = self.encoding
         if not enc.encodes(view.rules):
             raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))
@@ -448,8 +514,21 @@ class OnnxPolicy:
         if len(moves) == 1:
             return moves[0]  # forced: see act()
         obs = enc.observation(view)
+        # The mask of the view's own legal moves needs none of act()'s checks.
         legal = enc.action_mask(moves).nonzero()[0]  # two or more: not forced
         return enc.moves[self._pick(obs, legal, rng, temperature)]
+
+
+def check_temperature(temperature: object, error: type[ValueError] = ValueError) -> None:
+    """``error`` unless ``temperature`` is a finite number >= 0, the temperatures a policy
+    samples at (0: its most likely move): a negative one would favour the least likely
+    moves, and nan or inf make no weights at all."""
+    # Exact types first: the check runs on every move, and isinstance of numpy's
+    # abstract number types costs a bot move about a microsecond (bool is refused).
+    number = type(temperature) in (float, int) or isinstance(temperature, np.integer | np.floating)
+    # The chained comparison is false for nan as well as for negatives and inf.
+    if not (number and 0 <= temperature < math.inf):  # type: ignore[operator]
+        raise error(f"temperature must be a finite number >= 0, got {_short(temperature)}")
 
 
 def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "auto") -> OnnxPolicy:

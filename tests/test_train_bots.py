@@ -89,7 +89,12 @@ def test_tiny_bot_recipe_trains_installs_and_plays(tmp_path: Path, name: str) ->
 
     sidecar = json.loads((bots / name / "policy.json").read_text())
     assert sidecar["provenance"]["configuration"] == name
-    assert sidecar["provenance"]["rebuild"] == f"python -m train.bots --only {name}"
+    # The command that rebuilds this bot: its folders and the tiny recipe's flags.
+    rebuild = sidecar["provenance"]["rebuild"]
+    assert rebuild.startswith(
+        f"python -m train.bots --only {name} --runs {runs} --bots-dir {bots} -- "
+    )
+    assert "--timesteps 256" in rebuild and f"--bc-teacher {teacher}" in rebuild
     assert sorted(p.name for p in (bots / name).iterdir()) == ["policy.json", "policy.onnx"]
     assert _play_hand(bots / name, name, seed=3) > 0
     # The run's own figures, as a table row.

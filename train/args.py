@@ -115,6 +115,30 @@ class ArgsError(ValueError):
     """A command-line argument that is not allowed; the message names the flag and what is."""
 
 
+MIN_DECISIONS = 2
+"""The fewest decisions a warm start takes: one held out to measure the agreement with
+the teacher, one to train on (with one alone, the fit trained on nothing)."""
+
+
+def check_decisions(decisions: int, none_ok: bool = True) -> None:
+    """:class:`ArgsError` naming ``--bc-decisions`` unless ``decisions`` is at least
+    :data:`MIN_DECISIONS`, or (``none_ok``, as on the command line) 0 for no warm start
+    or -1 for the recipe's count: the check of ``train.run.check_args``, of
+    ``train.pretrain.collect`` and of ``train.pretrain.fit`` alike (here, where no
+    torch is imported, so that the flags are checked before it loads)."""
+    if decisions >= MIN_DECISIONS or (none_ok and decisions in (0, -1)):
+        return
+    # A count of 1 comes from the command line, where 0 and -1 are allowed too; a
+    # collection or fit of none (never asked by the trainer) is no flag's value.
+    flag_values = none_ok or decisions > 0
+    allowed = "0 (no warm start), -1 (the recipe's) or " if flag_values else ""
+    raise ArgsError(
+        f"--bc-decisions: {decisions} is not allowed; allowed: {allowed}at least "
+        f"{MIN_DECISIONS} (a twentieth of them, at least one, is held out to measure the "
+        "clone's agreement with the teacher, and the rest are trained on)"
+    )
+
+
 def check_number(
     flag: str, value: Any, low: float, high: float, low_ok: bool, allowed: str
 ) -> None:

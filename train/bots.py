@@ -8,40 +8,78 @@ by ``--only``), in order:
    bot was made otherwise), into ``<runs>/<name>`` with ``--seed``. A
    finished run (its ``summary.json`` written) is reused; an interrupted one is
    resumed (``--resume``), so running the command again continues where it stopped;
-2. **install**: the run's best policy (``best/policy.onnx`` + ``policy.json``) replaces
-   ``matador_env/bots/<name>/`` in one rename, its sidecar's provenance naming the
-   configuration and this command;
+2. **install** (in this process): the run's best policy (``best/policy.onnx`` +
+   ``policy.json``) replaces ``matador_env/bots/<name>/`` in one rename, its sidecar's
+   provenance naming the configuration and the command that rebuilds it
+   (:func:`rebuild_command`: this one, with the seed, folders and flags after ``--``
+   that the run was really made with);
 3. **figures**: each run's own figures as a table (printed, and written to
    ``<runs>/training.md``), then ``python -m benchmarks.strength`` over the
    configurations built, the strength matrix of ``matador_env/bots/README.md``
    (``--no-matrix`` skips it).
 
-Each step runs as its own process, so one configuration's failure stops the command
-with that step's exit status and leaves the bots installed so far in place. Time on
-two cores: about 20 minutes of training per configuration, longer where
-:data:`RECIPE_FLAGS` asks for more (its comments give each bot's time; the longest,
-double_twelve, about two hours), plus the matrix.
+The flags after ``--`` go to ``python -m train`` and are checked before anything runs:
+those that ``train.bots`` sets itself (:data:`OWN_FLAGS`: the rules, the run folder,
+the seed...) are refused, and the rest are read and checked by ``python -m train``'s
+own parser and checks for every new run. Training and the matrix run as processes of
+their own: one configuration's failure stops the command with that step's exit status
+(an install that fails, with one line and exit status 1), leaving the bots installed
+so far in place. Time on two cores: about 20 minutes of training per configuration,
+longer where :data:`RECIPE_FLAGS` asks for more (its comments give each bot's time; the
+longest, double_twelve, about two hours), plus the matrix.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, get_type_hints
 
 from evaluate.stats import interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.files import atomic_write_text, folder_problem
-from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, load_policy
+from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 
-from .files import replace_dir
-from .run import LARGEST_SEED
+from .args import ArgsError, flag_name, given_fields, parse
+from .files import RUN_ARGS_FILE, replace_dir
+from .run import (
+    LARGEST_SEED,
+    TrainArgs,
+    check_args,
+    load_run_args,
+    recipe_decisions,
+    recipe_teacher,
+)
 
-__all__ = ["install", "main", "train_command"]
+__all__ = ["OWN_FLAGS", "install", "main", "rebuild_command", "train_command"]
+
+DEFAULT_RUNS = "runs/bots"
+"""``--runs`` unless given."""
+DEFAULT_SEED = 1
+"""``--seed`` unless given (every shipped bot's)."""
+
+_RULES_FLAG = "each configuration fixes its rules (--only NAME chooses them)"
+OWN_FLAGS: dict[str, str] = {
+    "preset": _RULES_FLAG,
+    "players": _RULES_FLAG,
+    "teams": _RULES_FLAG,
+    "rules": _RULES_FLAG,
+    "out": "each run's folder is <--runs>/NAME (give another --runs)",
+    "resume": "an unfinished run in <--runs>/NAME is resumed without it",
+    "seed": "give train.bots' own --seed, before --",
+    "exp_name": "train.bots names its runs itself",
+    "progress": "train.bots trains without progress bars",
+}
+"""The ``python -m train`` fields that :func:`train_command` sets itself, refused after
+``--``, each with why: another preset or folder trained a bot that the install then
+refused, after the whole run, and every later call reused that run and failed again."""
 
 
 RECIPE_FLAGS: dict[str, list[str]] = {
@@ -127,12 +165,17 @@ def train_command(
 ) -> list[str]:
     """The ``python -m train`` command line that builds (or resumes) the bot of ``config``;
     ``extra`` flags change the recipe of a new run (a resumed run keeps its own)."""
-    if (run_dir / "args.json").is_file():
+    if (run_dir / RUN_ARGS_FILE).is_file():
         return [sys.executable, "-m", "train", "--resume", str(run_dir), "--no-progress"]
+    return [sys.executable, "-m", "train", *_new_run_flags(config, run_dir, seed, extra)]
+
+
+def _new_run_flags(
+    config: Configuration, run_dir: Path, seed: int, extra: list[str] | None = None
+) -> list[str]:
+    """The flags of a new ``python -m train`` run of ``config``'s bot (the fields of
+    :data:`OWN_FLAGS` among them); ``extra`` last, so that it changes the recipe."""
     return [
-        sys.executable,
-        "-m",
-        "train",
         *config.flags(),
         "--exp-name",
         "bot",  # RECIPE_FLAGS may name another; argparse keeps the last
@@ -146,15 +189,58 @@ def train_command(
     ]
 
 
+def rebuild_command(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> str:
+    """The ``python -m train.bots`` command that rebuilds the bot of ``run_dir`` into
+    ``bots_dir``: ``--only`` its configuration, with the run's seed, the folders when
+    they are not the defaults, and after ``--`` each ``python -m train`` flag whose value
+    in the run's ``args.json`` differs from the plain recipe's (``extra`` flags given
+    to a new run, a larger ``--timesteps`` given on resuming it).
+    :class:`~train.args.ArgsError` when ``args.json`` cannot be read."""
+    made = load_run_args(run_dir, {})
+    rules = config.rules()
+    plain = parse(TrainArgs, _new_run_flags(config, run_dir, made.seed))
+    # The recipe's choices, as a new run fixes them in its args.json.
+    plain.bc_decisions = recipe_decisions(plain.bc_decisions, rules)
+    plain.bc_teacher = recipe_teacher(plain.bc_teacher, rules)
+    extra: list[str] = []
+    for field in dataclasses.fields(TrainArgs):
+        value = getattr(made, field.name)
+        if field.name in OWN_FLAGS or value == getattr(plain, field.name):
+            continue
+        extra += _flag_words(field.name, value)
+    words = ["python", "-m", "train.bots", "--only", config.name]
+    if made.seed != DEFAULT_SEED:
+        words += ["--seed", str(made.seed)]
+    if run_dir.parent.resolve() != Path(DEFAULT_RUNS).resolve():
+        words += ["--runs", str(run_dir.parent)]
+    if bots_dir.resolve() != BOTS_DIR.resolve():
+        words += ["--bots-dir", str(bots_dir)]
+    return shlex.join([*words, *(["--", *extra] if extra else [])])
+
+
+def _flag_words(name: str, value: Any) -> list[str]:
+    """The command-line words that give field ``name`` of :class:`TrainArgs` ``value``."""
+    flag = flag_name(name)
+    if isinstance(value, bool):
+        return [flag if value else f"--no-{flag[2:]}"]
+    if isinstance(value, list):
+        return [flag, *map(str, value)]
+    return [flag, str(value)]
+
+
 def install(config: Configuration, run_dir: Path, bots_dir: Path = BOTS_DIR) -> Path:
-    """Copy the run's best policy into ``bots_dir/<name>`` in one rename; the folder."""
+    """Copy the run's best policy into ``bots_dir/<name>`` in one rename; the folder.
+
+    Raises :class:`PolicyError` when the best policy does not load or plays other rules
+    than the configuration's, and :class:`~train.args.ArgsError` when the run's
+    ``args.json`` cannot be read (its provenance needs it)."""
     best = run_dir / "best"
     # Loading it checks the files and that they play exactly the configuration's rules.
     load_policy(best, rules=config.rules())
     sidecar = json.loads((best / SIDECAR_FILE).read_text(encoding="utf-8"))
     provenance = dict(sidecar.get("provenance") or {})
     provenance["configuration"] = config.name
-    provenance["rebuild"] = f"python -m train.bots --only {config.name}"
+    provenance["rebuild"] = rebuild_command(config, run_dir, bots_dir)
     sidecar["provenance"] = provenance
 
     def fill(folder: Path) -> None:
@@ -195,9 +281,12 @@ def training_table(runs: Path, names: list[str]) -> str:
             teacher += f" + DAgger {args['bc_dagger_decisions']:,}"
             if args.get("bc_dagger_rounds", 1) > 1:
                 teacher += f" x {args['bc_dagger_rounds']} rounds"
+        # No warm start (--bc-decisions 0) records no pretrain figures, and a held-out
+        # set of forced moves no agreement (None): an empty cell either way.
+        agreement = (summary.get("pretrain") or {}).get("held_out_agreement")
         lines.append(
             f"| {name} | {teacher} | {summary['minutes']} "
-            f"| {summary['pretrain'].get('held_out_agreement', '')} "
+            f"| {'' if agreement is None else agreement} "
             f"| {best['provenance']['steps']:,} | {_figure(final['expert'])} "
             f"| {_figure(final['random'])} |"
         )
@@ -219,8 +308,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="configurations to build (default: all; repeat or list several): "
         + ", ".join(CONFIGURATIONS),
     )
-    parser.add_argument("--runs", default="runs/bots", help="folder of the training runs")
-    parser.add_argument("--seed", type=int, default=1, help="seed of every training run")
+    parser.add_argument("--runs", default=DEFAULT_RUNS, help="folder of the training runs")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of every training run")
     parser.add_argument(
         "--no-matrix", action="store_true", help="skip the strength matrix at the end"
     )
@@ -237,11 +326,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         nargs="*",
         metavar="-- TRAIN_FLAG",
         help="flags after -- go to every new python -m train run (e.g. -- --timesteps 100000, "
-        "with --bots-dir elsewhere to keep the shipped bots); the shipped bots use none",
+        "with --bots-dir elsewhere to keep the shipped bots); the shipped bots use none. "
+        "Refused there, as train.bots sets them: "
+        + ", ".join(_own_flag_text(name) for name in OWN_FLAGS),
     )
     args = parser.parse_args(argv)
+    # A name given twice is built once (duplicates also made the count look like all
+    # the configurations, and the matrix ran --all).
+    names = list(dict.fromkeys(args.only or CONFIGURATIONS))
     try:
-        args.configs = [configuration(n) for n in (args.only or list(CONFIGURATIONS))]
+        args.configs = [configuration(n) for n in names]
     except ConfigurationError as e:
         parser.error(f"--only: {e}")
     if not 0 <= args.seed <= LARGEST_SEED:
@@ -260,7 +354,43 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                 f"--seed: {Path(args.runs) / config.name} holds a run of seed {seed}, not "
                 f"{args.seed}, and would be reused; give --seed {seed} or another --runs folder"
             )
+    _check_train_flags(parser, args)
     return args
+
+
+def _own_flag_text(name: str) -> str:
+    """``--seed`` for ``seed``; both forms of a switch (``--teams/--no-teams``)."""
+    flag = flag_name(name)
+    hint = get_type_hints(TrainArgs)[name]
+    switch = hint is bool or bool in getattr(hint, "__args__", ())
+    return f"{flag}/--no-{flag[2:]}" if switch else flag
+
+
+def _check_train_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, in one line, flags after ``--`` that :data:`OWN_FLAGS` names, or that
+    ``python -m train``'s parser or checks refuse in any new run they would go to: before
+    any training, not after the first configurations' hours."""
+    # Read by train's own parser (abbreviations and --no- forms included); a flag it
+    # does not know, or a value it cannot read, ends here with its one line.
+    given = given_fields(
+        TrainArgs, args.train_flags, prog="python -m train.bots (a python -m train flag after --)"
+    )
+    for name in OWN_FLAGS:
+        if name in given:
+            parser.error(
+                f"{_own_flag_text(name)} after -- is not allowed: {OWN_FLAGS[name]}; allowed "
+                "after --: the other python -m train flags (e.g. --timesteps 100000)"
+            )
+    for config in args.configs:
+        run_dir = Path(args.runs) / config.name
+        if (run_dir / RUN_ARGS_FILE).is_file():
+            continue  # resumed or reused with its own flags, not these
+        try:
+            check_args(
+                parse(TrainArgs, _new_run_flags(config, run_dir, args.seed, args.train_flags))
+            )
+        except ArgsError as e:
+            parser.error(f"{config.name}, with the flags after --: {e}")
 
 
 def _run_seed(run_dir: Path) -> int | None:
@@ -291,7 +421,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{head}: training stopped with exit status {code}", file=sys.stderr)
                 return code
             print(f"{head}: trained in {(time.monotonic() - t0) / 60:.1f} min", flush=True)
-        target = install(config, run_dir, Path(args.bots_dir))
+        try:
+            target = install(config, run_dir, Path(args.bots_dir))
+        except (PolicyError, ArgsError) as e:
+            print(
+                f"python -m train.bots: error: {head}: cannot install the run's best policy: "
+                f"{e}; delete {run_dir} to train it again, or give another --runs",
+                file=sys.stderr,
+            )
+            return 1
         print(f"{head}: installed {target}", flush=True)
     table = training_table(runs, [c.name for c in args.configs])
     print(table, flush=True)

@@ -65,6 +65,18 @@ __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"
 BASE_SPEC = "expert:weights=base"
 CHUNK = 50
 """Positions per unit of work."""
+MIN_WIDTH = 2
+"""The fewest candidates per position: the fit learns only from the differences between
+one position's values, so a position of one valued candidate teaches it nothing."""
+MAX_SKIPPED = 10_000
+"""Positions in a row that :func:`label_positions` may find without two candidates to
+value before it gives up. With a width of two or more a position is skipped only when
+all its moves leave the same ends, so a long run of them means the rules leave nothing
+to fit, and looking on would never end."""
+
+
+class LabelError(ValueError):
+    """Positions that cannot be labelled: too few candidates to tell apart."""
 
 
 @dataclass(frozen=True)
@@ -100,15 +112,33 @@ def positions(config: Configuration, seed: int, keep: float) -> Iterator[SeatVie
 def label_positions(
     config: Configuration, seed: int, count: int, samples: int, width: int, keep: float
 ) -> list[Labelled]:
-    """``count`` positions of ``config`` from ``seed``, each labelled by the search."""
+    """``count`` positions of ``config`` from ``seed``, each labelled by the search.
+
+    :class:`LabelError` for a ``width`` below :data:`MIN_WIDTH`, and when
+    :data:`MAX_SKIPPED` positions in a row have fewer than two candidates to value
+    (else it would look for ever)."""
+    if width < MIN_WIDTH:
+        raise LabelError(
+            f"width {width}: at least {MIN_WIDTH} candidates per position are needed, since "
+            "the fit learns from the differences between one position's values"
+        )
     expert = ExpertAgent(ExpertWeights())
     search = SearchAgent(samples=samples, width=width, halving=0)
     rng = random.Random(derive(seed, "search"))
     out: list[Labelled] = []
+    skipped = 0
     for view in positions(config, seed, keep):
         _, valued = search.evaluate(view, rng)
         if len(valued) < 2:
-            continue  # every move leaves the same ends: nothing to tell apart
+            # Every move leaves the same ends: nothing to tell apart.
+            skipped += 1
+            if skipped >= MAX_SKIPPED:
+                raise LabelError(
+                    f"{config.name}: {skipped} positions in a row had fewer than two "
+                    f"candidates to value (width {width}); none to fit on"
+                )
+            continue
+        skipped = 0
         features = expert.features(view)
         rows = [features[view.legal_moves.index(move)] for move, _ in valued]
         out.append(
@@ -124,15 +154,23 @@ def label_positions(
 
 def fit_weights(data: list[Labelled], base: ExpertWeights, ridge: float) -> ExpertWeights:
     """Least squares of the score to the values, per position centred, pulled towards
-    ``base`` by ``ridge`` (in units of the positions' own spread of each feature)."""
+    ``base`` by ``ridge`` (in units of the positions' own spread of each feature).
+
+    With ``ridge`` 0 and few positions the features can be collinear, and the least
+    squares have many solutions: the one nearest ``base`` is taken, so a combination of
+    weights the positions do not tell apart keeps its base value as an unexercised
+    weight does (a plain solve raised LinAlgError: Singular matrix there)."""
     x = np.concatenate([d.features - d.features.mean(axis=0) for d in data])
     y = np.concatenate([d.values - d.values.mean() for d in data])
     w0 = np.array(astuple(base), dtype=np.float64)
     spread = (x**2).mean(axis=0)
     # A feature that never varies within a position is not fitted: it keeps w0.
     penalty = np.where(spread > 1e-12, ridge * len(x) * spread, 1.0)
-    w = np.linalg.solve(x.T @ x + np.diag(penalty), x.T @ y + penalty * w0)
-    return ExpertWeights(*(float(f"{v:.4g}") for v in w))
+    # Solved for the change from w0, (X'X + P) d = X'(y - X w0), the normal equations of
+    # w = w0 + d shifted by w0; the least-norm d (lstsq) is the change nearest base
+    # when they have many solutions, and the one solution when they have one.
+    change = np.linalg.lstsq(x.T @ x + np.diag(penalty), x.T @ (y - x @ w0), rcond=None)[0]
+    return ExpertWeights(*(float(f"{v:.4g}") for v in w0 + change))
 
 
 def agreement(data: list[Labelled], weights: ExpertWeights) -> float:
@@ -166,9 +204,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         nargs="+",
+        action="extend",
         metavar="NAME",
-        default=names,
-        help="configurations to fit",
+        help="configurations to fit (default: all; repeat or list several, each once): "
+        + ", ".join(names),
     )
     parser.add_argument("--positions", type=int, default=3000, help="positions per configuration")
     parser.add_argument("--samples", type=int, default=128, help="search worlds per candidate")
@@ -189,15 +228,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    # A name given twice is fitted once (it would label the same positions twice and
+    # record twice the positions it has); the order of first mention is kept.
+    args.only = list(dict.fromkeys(args.only or names))
     try:
         args.configs = [configuration(n) for n in args.only]
     except ConfigurationError as e:
         parser.error(str(e))
-    for flag in ("positions", "samples", "width", "confirm_hands", "workers"):
+    for flag in ("positions", "samples", "confirm_hands", "workers"):
         if getattr(args, flag) < 1:
             parser.error(
                 f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}"
             )
+    if args.width < MIN_WIDTH:
+        parser.error(
+            f"--width must be at least {MIN_WIDTH}, got {args.width}: the fit learns from the "
+            "differences between the values of one position's candidates"
+        )
     if not 0 < args.keep <= 1:  # also refuses nan (inf is above 1)
         parser.error(f"--keep must be in (0, 1], got {args.keep}")
     if not (math.isfinite(args.ridge) and args.ridge >= 0):
@@ -272,14 +319,20 @@ def main(argv: list[str] | None = None) -> int:
         bar = tqdm(total=args.positions * len(args.configs), unit="position", file=sys.stderr)
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(processes=min(args.workers, len(units))) as pool:
-        # imap keeps the units' order, so the data (and the fit) do not depend on timing.
-        for name, data in pool.imap(_label_unit, units):
-            labelled[name].extend(data)
-            if bar is not None:
-                bar.update(len(data))
-    if bar is not None:
-        bar.close()
+    try:
+        with ctx.Pool(processes=min(args.workers, len(units))) as pool:
+            # imap keeps the units' order, so the data (and the fit) do not depend on timing.
+            for name, data in pool.imap(_label_unit, units):
+                labelled[name].extend(data)
+                if bar is not None:
+                    bar.update(len(data))
+    except LabelError as e:
+        # Nothing is written: the weights file keeps what it held.
+        print(f"python -m train.expert_fit: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
     seconds = time.perf_counter() - start
     print(f"labelled {sum(map(len, labelled.values()))} positions in {seconds:.0f} s")
     for config in args.configs:

@@ -20,7 +20,9 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
    the squared error of the value head against the return. Pretraining the value
    head as well means PPO's first advantages are not noise, so the first updates
    refine the cloned policy instead of unlearning it. A twentieth of the decisions
-   is held out to report the agreement with the teacher. With
+   (at least one) is held out to report the agreement with the teacher on those
+   with a choice (None when none has one); so a warm start takes at least
+   :data:`MIN_DECISIONS`. With
    ``--bc-soft-temperature T`` the policy's target is spread over the search
    teacher's candidates instead (:func:`soft_targets`, a softmax of their mean
    playout results over ``T`` points, recorded with every search decision): two
@@ -51,9 +53,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 from matador_env.files import atomic_write
 
+from .args import check_decisions
 from .files import RunFolderError
 
 CHUNK = 10_000
@@ -189,7 +193,13 @@ def collect(
     """The teacher's decisions (collected into ``folder``, reusing chunks already there);
     with ``driver`` (an exported policy) that policy plays the learner's seat and the
     teacher labels its decisions (DAgger round ``dagger_round``, each round seeded apart
-    from the first collection and from the other rounds)."""
+    from the first collection and from the other rounds).
+
+    :class:`ArgsError` for a first collection (no ``driver``) of fewer than
+    :data:`MIN_DECISIONS`, before anything is collected; a DAgger round adds to it,
+    so it may be smaller."""
+    if driver is None:
+        check_decisions(decisions, none_ok=False)
     folder.mkdir(parents=True, exist_ok=True)
     chunks = math.ceil(decisions / CHUNK)
     jobs = []
@@ -264,9 +274,13 @@ def fit(
     seed: int,
     progress: bool,
     soft_temperature: float = 0.0,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """Behaviour cloning of ``policy`` (an sb3-contrib MaskableActorCriticPolicy) on
-    ``data``; returns held-out figures (agreement with the teacher, value error).
+    ``data``; returns held-out figures (agreement with the teacher, value error), each a
+    finite number or None (the agreement when no held-out decision has a choice), so
+    that the checkpoint's state.json that records them is strict JSON.
+
+    :class:`ArgsError` for fewer than :data:`MIN_DECISIONS` decisions.
 
     ``soft_temperature`` above 0: the target of a decision is spread over the
     teacher's candidates, a softmax of their mean playout results divided by this
@@ -283,8 +297,9 @@ def fit(
             "soft targets need a teacher that values its candidates (the search agent); "
             "this teacher only chooses"
         )
-    gen = np.random.default_rng(seed)
     n = len(data["action"])
+    check_decisions(n, none_ok=False)
+    gen = np.random.default_rng(seed)
     order = gen.permutation(n)
     held = order[: max(1, n // 20)]
     train_idx = order[max(1, n // 20) :]
@@ -343,14 +358,20 @@ def fit(
         dist = policy.get_distribution(obs[idx], action_masks=masks[idx].numpy())
         chosen = dist.distribution.probs.argmax(dim=1)
         choice = masks[idx].sum(dim=1) > 1
-        agree = (chosen == actions[idx])[choice].float().mean().item()
+        # Forced moves agree by construction, so only decisions with a choice count;
+        # when none of the held-out ones has one there is no agreement to report.
+        agree = (chosen == actions[idx])[choice].float().mean().item() if choice.any() else None
         value_mse = torch.nn.functional.mse_loss(values.flatten(), returns[idx]).item()
+    figures = {
+        "held_out_agreement": agree,
+        "held_out_cross_entropy": -log_prob.mean().item(),
+        "held_out_value_mse": value_mse,
+    }
     return {
         "decisions": int(n),
         "held_out": int(len(held)),
-        "held_out_agreement": round(float(agree), 4),
-        "held_out_cross_entropy": round(float(-log_prob.mean().item()), 4),
-        "held_out_value_mse": round(float(value_mse), 4),
+        # None, not NaN: json.dumps would write a bare NaN, which strict JSON refuses.
+        **{k: finite_or_none(None if v is None else round(v, 4)) for k, v in figures.items()},
     }
 
 

@@ -52,6 +52,7 @@ from matador_env.matador_v0 import REWARD_KINDS
 
 from .args import (
     ArgsError,
+    check_decisions,
     check_exp_name,
     check_number,
     flag_name,
@@ -335,6 +336,7 @@ def check_args(args: TrainArgs) -> Rules:
                 )
         elif f.name in FLOAT_RANGES:
             check_number(flag_name(f.name), value, *FLOAT_RANGES[f.name])
+    check_decisions(args.bc_decisions)
     check_exp_name(args.exp_name)
     rollout = args.n_steps * args.n_envs
     if not isinstance(args.batch_size, int) or not 2 <= args.batch_size <= rollout:
