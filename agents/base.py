@@ -1,8 +1,9 @@
 """The agent interface, the simplest baselines and the registry of agent specs.
 
 An agent sees one seat's :class:`~matador_env.engine.SeatView` (its legal moves
-are ``view.legal_moves``) and returns one of those moves. All randomness comes
-from the ``rng`` passed in, so a game replays from its seeds.
+are ``view.legal_moves``) and returns one of those moves; a view with none (another
+seat to act, the hand over) is refused (:func:`moves_to_choose`). All randomness
+comes from the ``rng`` passed in, so a game replays from its seeds.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 from matador_env.bot import greedy_move
 from matador_env.engine import Move, Rules, SeatView
-from matador_env.engine.tiles import parse_digits
+from matador_env.engine.tiles import INTEGER_KINDS, parse_digits, shown_value, whole_number
 
 __all__ = [
     "Agent",
@@ -25,6 +26,8 @@ __all__ = [
     "make_agent",
     "register",
     "known_specs",
+    "checked_count",
+    "moves_to_choose",
     "spec_bool",
     "spec_count",
     "spec_number",
@@ -44,10 +47,38 @@ class Agent(ABC):
 
     @abstractmethod
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        """Choose one of ``view.legal_moves``."""
+        """Choose one of ``view.legal_moves``; a view with none to choose from is
+        refused (:func:`moves_to_choose`)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def moves_to_choose(view: object, agent: str) -> tuple[Move, ...]:
+    """``view.legal_moves``, once ``view`` is a :class:`SeatView` whose seat has a move
+    to make: the check at the start of every agent's ``act`` (``agent`` names the
+    player in the message). Else ``TypeError`` (not a view: a ``HandState`` is not,
+    ``state.view(seat)`` is) or ``ValueError`` (the hand is over, or another seat is
+    to act), as :meth:`matador_env.bot.Bot.choose` refuses them.
+
+    One type test and one length test: it runs on every move of every game, the
+    search's and the arena's included (the search's playouts and the expert's
+    scoring inside it call no ``act``, so it runs once per move)."""
+    if not isinstance(view, SeatView):
+        raise TypeError(
+            f"{agent}: expected a SeatView (a seat's view: state.view(seat)), "
+            f"got {type(view).__name__}"
+        )
+    moves = view.legal_moves
+    if not moves:
+        if view.outcome is not None:
+            raise ValueError(
+                f"{agent}: the hand is over ({view.outcome}); there is no move to make"
+            )
+        if view.seat != view.to_move:
+            raise ValueError(f"{agent}: seat {view.seat} is not to act: seat {view.to_move} is")
+        raise ValueError(f"{agent}: the view of seat {view.seat}, to act, lists no legal move")
+    return moves
 
 
 class RandomAgent(Agent):
@@ -56,7 +87,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = view.legal_moves
+        moves = moves_to_choose(view, self.name)
         return moves[rng.randrange(len(moves))]
 
 
@@ -66,6 +97,7 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
+        moves_to_choose(view, self.name)
         # The bot runtime's "greedy" level is the same player: one definition.
         return greedy_move(view)
 
@@ -101,6 +133,32 @@ def spec_count(agent: str, key: str, raw: str, least: int = 1) -> int:
         )
     if number < least:
         raise AgentSpecError(f"{agent} option {key}={number}: must be >= {least}")
+    return number
+
+
+def checked_count(
+    agent: str, key: str, value: object, least: int = 1, most: int | None = None
+) -> int:
+    """Argument ``key`` of ``agent``'s constructor as an ``int`` from ``least`` to
+    ``most`` (no bound: None), the range its spec allows (:func:`spec_count`); an
+    integer of :data:`~matador_env.engine.tiles.INTEGER_KINDS` (a numpy integer
+    becomes an ``int``), else ``TypeError`` (a float, a bool, a str); out of range,
+    ``ValueError``. Both name the argument, the value and what is allowed."""
+    allowed = (
+        f"an integer >= {least}"
+        if most is None
+        else f"{least} or {most}"
+        if most == least + 1
+        else f"an integer from {least} to {most}"
+    )
+    number = whole_number(value)
+    if number is None:
+        raise TypeError(
+            f"{agent}: {key}={shown_value(value)} is not allowed; allowed: {allowed} "
+            f"({INTEGER_KINDS})"
+        )
+    if number < least or (most is not None and number > most):
+        raise ValueError(f"{agent}: {key}={number} is not allowed; allowed: {allowed}")
     return number
 
 
@@ -183,8 +241,14 @@ def make_agent(spec: str) -> Agent:
     the canonical form of ``spec``: equal for two spellings of one player.
 
     Raises :class:`AgentSpecError` (a ``ValueError``) naming the known specs when the
-    agent is unknown or the spec malformed.
+    agent is unknown or the spec malformed, and ``TypeError`` when ``spec`` is no
+    ``str``.
     """
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"make_agent: the spec is a str, e.g. 'search:samples=32', got "
+            f"{shown_value(spec)}; known specs: {', '.join(known_specs())}"
+        )
     name = spec.strip().partition(":")[0].strip()
     if name not in _REGISTRY:
         raise AgentSpecError(

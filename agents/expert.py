@@ -34,8 +34,12 @@ Each term is a feature of :meth:`ExpertAgent.features`; the score is their
 weighted sum. The weights depend on the configuration played: where
 ``agents/expert_weights.json`` holds a set fitted for it (``python -m
 train.expert_fit``, see :func:`fitted_weights`), that set, else the base set
-:class:`ExpertWeights`. ``expert:weights=base`` plays the base set under every
-rules; every weight is settable from the spec on top (e.g. ``expert:partner=8``).
+:class:`ExpertWeights`. The configuration is matched on the rules of the hand: the
+match's own fields (:data:`MATCH_FIELDS`: the target, how a match ends, who leads
+later hands) change no decision and are not compared, so a match to 150 under
+polish rules plays polish's set; rules of no configuration in the hand's fields
+play the base set. ``expert:weights=base`` plays the base set under every rules;
+every weight is settable from the spec on top (e.g. ``expert:partner=8``).
 The player works from the seat's view only (its estimates of the other hands
 come from :class:`agents.knowledge.Knowledge`); it looks no further than the
 ends its move leaves and takes well under a millisecond per move.
@@ -45,15 +49,19 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import numbers
 import random
+from collections.abc import Mapping
 from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from matador_env.configs import configuration_of
+from matador_env.configs import CONFIGURATIONS, Configuration
 from matador_env.engine import Move, Rules, SeatView
+from matador_env.engine.tiles import shown_value
 
-from .base import Agent, AgentSpecError, register, spec_number
+from .base import Agent, AgentSpecError, moves_to_choose, register, spec_number
 from .knowledge import Knowledge, bits, regular_fit
 
 __all__ = [
@@ -62,6 +70,8 @@ __all__ = [
     "ExpertAgent",
     "ExpertWeights",
     "ExpertWeightsError",
+    "MATCH_FIELDS",
+    "configuration_played",
     "fitted_weights",
 ]
 
@@ -122,6 +132,23 @@ class ExpertWeights:
     draw_instead: float = -10.0
     """Drawing although a non-matador tile could be placed (``voluntary_draw="always"``)."""
 
+    def __post_init__(self) -> None:
+        # A weight is multiplied into every move's score: a str or None would fail
+        # mid-game, and a nan or an inf would leave no move scored above another.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(
+                    f"ExpertWeights: {f.name}={shown_value(value)} is not allowed; allowed: "
+                    "a finite number (an int or a float, not a bool)"
+                )
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"ExpertWeights: {f.name}={shown_value(value)} is not allowed; allowed: "
+                    "a finite number"
+                )
+            object.__setattr__(self, f.name, float(value))
+
 
 FEATURES: tuple[str, ...] = tuple(f.name for f in fields(ExpertWeights))
 
@@ -166,6 +193,30 @@ def fitted_weights(path: Path = FITTED_WEIGHTS_PATH) -> dict[str, ExpertWeights]
         ) from None
 
 
+MATCH_FIELDS: tuple[str, ...] = ("target_score", "match_end", "next_leader")
+"""The rules fields of the match around a hand, never of a hand in play (docs/rules.md,
+"Partnerships and matches" and ``next_leader``: who leads the *later* hands). The
+expert reads none of them (nor the match scores): its decisions depend on the hand
+alone, so they do not decide which fitted set it plays. ``tie`` and ``first_leader``
+are of the hand (how a blocked hand scores, who leads it) and do."""
+
+
+@functools.cache
+def configuration_played(rules: Rules) -> Configuration | None:
+    """The configuration whose rules equal ``rules`` in every field of the hand
+    (:data:`MATCH_FIELDS` aside): ``Rules.preset("polish", target_score=150)`` plays
+    polish's hands, and its fitted weights. None for the rules of no configuration."""
+    hand = _hand_fields(rules)
+    for config in CONFIGURATIONS.values():
+        if _hand_fields(config.rules()) == hand:
+            return config
+    return None
+
+
+def _hand_fields(rules: Rules) -> tuple[Any, ...]:
+    return tuple(getattr(rules, f.name) for f in fields(rules) if f.name not in MATCH_FIELDS)
+
+
 class ExpertAgent(Agent):
     """The strongest hand-written player: a one-ply score of every legal move."""
 
@@ -174,20 +225,43 @@ class ExpertAgent(Agent):
     def __init__(
         self,
         weights: ExpertWeights | None = None,
-        overrides: dict[str, float] | None = None,
+        overrides: Mapping[str, float] | None = None,
     ) -> None:
         """``weights``: one set for every rules; None: the set fitted for the view's
         configuration (:func:`fitted_weights`), else the base set. ``overrides``
-        replaces single weights of whichever set applies."""
+        replaces single weights of whichever set applies: names of :data:`FEATURES`,
+        finite numbers. Anything else is refused here (``TypeError`` or
+        ``ValueError`` naming it), not at the first move."""
+        if weights is not None and not isinstance(weights, ExpertWeights):
+            raise TypeError(
+                f"ExpertAgent: weights={shown_value(weights)} is not allowed; allowed: an "
+                "ExpertWeights, or None for the set fitted for the configuration played"
+            )
+        if overrides is None:
+            overrides = {}
+        if not isinstance(overrides, Mapping):
+            raise TypeError(
+                f"ExpertAgent: overrides={shown_value(overrides)} is not allowed; allowed: a "
+                "mapping of weight names to numbers, or None"
+            )
+        unknown = [key for key in overrides if key not in FEATURES]
+        if unknown:
+            raise ValueError(
+                f"ExpertAgent: overrides name no weight: {shown_value(unknown)}; "
+                f"weights: {', '.join(FEATURES)}"
+            )
+        # ExpertWeights checks each value (a finite number) and holds it as a float.
+        checked = replace(ExpertWeights(), **overrides)
         self.fixed = weights
-        self.overrides = dict(overrides or {})
+        self.overrides = {key: getattr(checked, key) for key in overrides}
         self._vectors: dict[Rules, tuple[float, ...]] = {}
 
     def weights_for(self, rules: Rules) -> ExpertWeights:
-        """The weights this player uses under ``rules``."""
+        """The weights this player uses under ``rules``: the set fitted for the
+        configuration those rules play (:func:`configuration_played`), if any."""
         weights = self.fixed
         if weights is None:
-            config = configuration_of(rules)
+            config = configuration_played(rules)
             weights = fitted_weights().get(config.name) if config else None
         return replace(weights or ExpertWeights(), **self.overrides)
 
@@ -198,7 +272,7 @@ class ExpertAgent(Agent):
         return vector
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = view.legal_moves
+        moves = moves_to_choose(view, self.name)
         if len(moves) == 1:
             return moves[0]
         scores = self.scores(view)

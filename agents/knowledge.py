@@ -195,6 +195,8 @@ class Knowledge:
         """Per seat, the unseen tiles it certainly does not hold."""
         self.soft = soft
         self._marginals: list[list[float]] | None = None
+        self._no_exact: set[int] = set()
+        """The ``relax`` levels at which :meth:`_exact` proved that no deal exists."""
 
     # -- inference ----------------------------------------------------------------------
 
@@ -323,20 +325,35 @@ class Knowledge:
         Built constructively (the most constrained seat first, tiles taken in a
         random order while every cap holds), then mixed by random swaps that keep
         every inference, so that the worlds come close to uniform over the
-        consistent ones. Falls back to the known voids only, then to sizes only,
-        should the caps ever be unsatisfiable (they are sound, so only if
-        the history was not produced by these rules).
+        consistent ones. Should ``tries`` constructions all dead-end (tight voids
+        and caps over several hidden hands), an exact search (:meth:`_exact`) deals
+        one that keeps every inference, mixed the same way. Only when that search
+        proves no such deal exists (the inferences are sound, so only if the history
+        was not produced by these rules) are the caps let go, then the voids.
         """
-        for relax in (0, 1, 2):
-            for _ in range(tries if relax == 0 else 8):
-                got = self._construct(rng, relax)
-                if got is not None:
-                    hands, rest = got
-                    if relax == 0:
-                        self._mix(rng, hands, rest)
-                    rng.shuffle(rest)
-                    return hands, rest
-        raise AssertionError("no deal fits the sizes")  # pragma: no cover - sizes always fit
+        for _ in range(tries):
+            got = self._construct(rng, 0)
+            if got is not None:
+                hands, rest = got
+                self._mix(rng, hands, rest)
+                rng.shuffle(rest)
+                return hands, rest
+        # Only here, after the constructive tries: where they succeed, the worlds (and
+        # the random numbers drawn) stay those the compiled dealer
+        # (matador_env.batch.deal_hidden_hands) reproduces.
+        got = self._exact(rng, 0)
+        if got is not None:
+            hands, rest = got
+            self._mix(rng, hands, rest)
+        else:
+            # _exact exhausted its search: no deal keeps every cap. Keep the voids
+            # alone, else (none keeps even those) the sizes alone, which always fit.
+            got = self._exact(rng, 1) or self._construct(rng, 2)
+            if got is None:  # pragma: no cover - a hand of any tiles always fits
+                raise AssertionError("no deal fits the sizes")
+            hands, rest = got
+        rng.shuffle(rest)
+        return hands, rest
 
     def sample_many(self, rng: random.Random, count: int) -> list[tuple[list[int], list[int]]]:
         """``count`` determinizations, drawn from the worlds :meth:`sample_masks` deals.
@@ -469,6 +486,138 @@ class Knowledge:
             hands[s] = h
             remaining &= ~h
         return hands, bits(remaining)
+
+    def _exact(self, rng: random.Random, relax: int) -> tuple[list[int], list[int]] | None:
+        """A deal of the unseen tiles that keeps every void (and with ``relax`` 0 every
+        cap), or None when there is none: the search is exhausted, not cut by a count.
+
+        Randomised backtracking over the unseen tiles, the most constrained first (the
+        fewest hidden hands may hold them; ties in random order). Each tile goes to a
+        hand with room that may still hold it, or to the boneyard while it has room,
+        tried in a random order weighted by the room left, so a tile lands about
+        where a random deal would put it (:meth:`_mix` then spreads the deal as it
+        does a constructed one). After each placement a feasibility check cuts most
+        dead branches at once: every set of hands must find among the tiles left as
+        many as it needs that it may still hold (Hall's condition, exact for voids
+        alone), and no hand may need more than its caps let it take. A state that
+        failed is remembered by (tiles placed, room left in each hand, budget left
+        under each cap): the tiles left are then fixed, so that state fails whatever
+        went where before, and no state is searched twice. A proof that no deal
+        exists is kept, so a view whose history these rules did not produce costs
+        the search once.
+        """
+        if relax in self._no_exact:
+            return None
+        seats = [s for s in self.hidden_seats if self.sizes[s] > 0]
+        hands_n = len(seats)
+        unseen = self.unseen
+        allowed = [unseen & ~self.void[s] for s in seats]
+        caps: list[tuple[int, int]] = []  # (hand, tiles): the hands' soft caps
+        budget: list[int] = []  # how many more of each cap's tiles its hand may take
+        if relax == 0:
+            for k, s in enumerate(seats):
+                for mask, cap in self.soft[s]:
+                    caps.append((k, mask & unseen))
+                    budget.append(cap)
+        caps_on = [[c for c, (k2, _) in enumerate(caps) if k2 == k] for k in range(hands_n)]
+        capped = [0] * hands_n  # per hand, the tiles under some cap of it
+        for k, m in caps:
+            capped[k] |= m
+        tiles = bits(unseen)
+        rng.shuffle(tiles)
+        holders = {t: sum(a >> t & 1 for a in allowed) for t in tiles}
+        tiles.sort(key=holders.__getitem__)  # stable: ties stay in random order
+        # For each tile and hand, the caps of that hand that hold the tile.
+        caps_of = [
+            [[c for c in caps_on[k] if caps[c][1] >> t & 1] for k in range(hands_n)] for t in tiles
+        ]
+        left = [0] * (len(tiles) + 1)  # left[i]: the tiles from the i-th on
+        for i in range(len(tiles) - 1, -1, -1):
+            left[i] = left[i + 1] | 1 << tiles[i]
+        need = [self.sizes[s] for s in seats]
+        hands = [0] * hands_n
+        spent = [0] * hands_n  # tiles a hand may no longer take: a cap it has filled
+        failed: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+
+        # The sets of hands whose needs fillable() weighs against the tiles left: every
+        # set (Hall's condition) up to six hands; past that, 2**n sets would cost more
+        # than the search they save, so each hand and all together only (the search
+        # stays exact either way, only slower to give up on a dead end).
+        if hands_n <= 6:
+            groups = [[k for k in range(hands_n) if sub >> k & 1] for sub in range(1, 1 << hands_n)]
+        else:
+            groups = [[k] for k in range(hands_n)] + [list(range(hands_n))]
+
+        def fillable(i: int) -> bool:
+            """Whether the hands might still be filled from the tiles from the i-th on:
+            every set of hands needs no more than it may take, counted twice: the
+            tiles any of them may hold (Hall's condition, exact for voids alone), and
+            those outside their own caps plus what their caps still let in (a tile
+            under a cap counts against one at least)."""
+            avail = [left[i] & allowed[k] & ~spent[k] for k in range(hands_n)]
+            room = [
+                sum(min(budget[c], (avail[k] & caps[c][1]).bit_count()) for c in caps_on[k])
+                for k in range(hands_n)
+            ]
+            for group in groups:
+                any_ = free = want = most = 0
+                for k in group:
+                    any_ |= avail[k]
+                    free |= avail[k] & ~capped[k]
+                    want += need[k]
+                    most += room[k]
+                if any_.bit_count() < want or free.bit_count() + most < want:
+                    return False
+            return True
+
+        def place(i: int) -> bool:
+            if i == len(tiles):
+                return True
+            key = (i, tuple(need), tuple(budget))
+            if key in failed:
+                return False
+            bit = 1 << tiles[i]
+            room = len(tiles) - i - sum(need)  # the boneyard's
+            options = [
+                (need[k], k) for k in range(hands_n) if need[k] and allowed[k] & ~spent[k] & bit
+            ]
+            if room:
+                options.append((room, -1))
+            # A random order weighted by the room left (without replacement: the
+            # largest u ** (1 / weight) first).
+            options.sort(key=lambda o: rng.random() ** (1.0 / o[0]), reverse=True)
+            for _, k in options:
+                if k < 0:  # the boneyard
+                    if fillable(i + 1) and place(i + 1):
+                        return True
+                    continue
+                was = spent[k]
+                hands[k] |= bit
+                need[k] -= 1
+                for c in caps_of[i][k]:
+                    budget[c] -= 1
+                    if not budget[c]:
+                        spent[k] |= caps[c][1]
+                if fillable(i + 1) and place(i + 1):
+                    return True
+                hands[k] &= ~bit
+                need[k] += 1
+                for c in caps_of[i][k]:
+                    budget[c] += 1
+                spent[k] = was
+            failed.add(key)
+            return False
+
+        if not (fillable(0) and place(0)):
+            self._no_exact.add(relax)
+            return None
+        out = [0] * self.n
+        out[self.me] = self.hand
+        dealt = 0
+        for k, s in enumerate(seats):
+            out[s] = hands[k]
+            dealt |= hands[k]
+        return out, bits(unseen & ~dealt)
 
     def _mix(self, rng: random.Random, hands: list[int], rest: list[int]) -> None:
         seats = self.hidden_seats

@@ -18,15 +18,23 @@ import random
 
 from matador_env.bot import LEVELS, Bot, BotError, load_bot, load_level
 from matador_env.engine import Move, Rules, SeatView
+from matador_env.engine.tiles import shown_value
 from matador_env.policy import RUNTIMES, OnnxPolicy, PolicyError, load_policy
 
-from .base import Agent, AgentSpecError, known_specs, register, spec_bool
+from .base import Agent, AgentSpecError, known_specs, moves_to_choose, register, spec_bool
 
 
 class PolicyAgent(Agent):
     """Plays an exported policy's most likely legal move."""
 
     def __init__(self, path: str, sample: bool = False, runtime: str = "auto") -> None:
+        """``path`` and ``runtime`` are checked by :func:`load_policy`; ``sample`` is
+        True or False alone (a str such as "false" is true, and would sample)."""
+        if not isinstance(sample, bool):
+            raise TypeError(
+                f"PolicyAgent: sample={shown_value(sample)} is not allowed; allowed: True "
+                "(draw from the policy's distribution) or False (its most likely move)"
+            )
         self.path = path
         self.sample = sample
         self.policy: OnnxPolicy = load_policy(path, runtime=runtime)
@@ -37,6 +45,7 @@ class PolicyAgent(Agent):
         )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
+        moves_to_choose(view, self.name)
         return self.policy.choose(view, rng if self.sample else None)
 
 
@@ -65,6 +74,14 @@ class BotAgent(Agent):
     """A bot runtime level; the arena's random generator drives its sampling."""
 
     def __init__(self, level: str) -> None:
+        """``level``: one of :data:`~matador_env.bot.LEVELS`, as ``bot:<level>`` allows."""
+        allowed = f"one of the levels {', '.join(LEVELS)}"
+        if not isinstance(level, str):
+            raise TypeError(
+                f"BotAgent: level={shown_value(level)} is not allowed; allowed: {allowed}"
+            )
+        if level not in LEVELS:
+            raise ValueError(f"BotAgent: level={level!r} is not allowed; allowed: {allowed}")
         # The trained levels play every shipped configuration, each with its own bot.
         self.bot: Bot = load_level(level) if level in ("trained", "casual") else load_bot(level)
         self.name = f"bot:{level}"
@@ -75,6 +92,7 @@ class BotAgent(Agent):
         self.bot.check_rules(rules)
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
+        moves_to_choose(view, self.name)
         return self.bot.choose(view, rng)
 
 

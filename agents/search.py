@@ -48,7 +48,7 @@ from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
 
-from .base import Agent, AgentSpecError, register, spec_count
+from .base import Agent, AgentSpecError, checked_count, moves_to_choose, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
 from .knowledge import Knowledge, Tables, bits
 
@@ -561,8 +561,14 @@ class SearchAgent(Agent):
         halving: int = 1,
         fast: int = 1,
     ) -> None:
-        if samples < 1 or playouts < 1 or width < 1:
-            raise ValueError("samples, playouts and width must be >= 1")
+        """Each argument is an integer in the range its spec option allows
+        (:data:`_RANGES`): a float such as 2.5, a bool or a str is refused here with
+        ``TypeError``, a value out of range with ``ValueError``, never mid-game."""
+        samples = checked_count("SearchAgent", "samples", samples, *_RANGES["samples"])
+        playouts = checked_count("SearchAgent", "playouts", playouts, *_RANGES["playouts"])
+        width = checked_count("SearchAgent", "width", width, *_RANGES["width"])
+        halving = checked_count("SearchAgent", "halving", halving, *_RANGES["halving"])
+        fast = checked_count("SearchAgent", "fast", fast, *_RANGES["fast"])
         self.samples = samples
         self.playouts = playouts
         self.width = width
@@ -578,14 +584,14 @@ class SearchAgent(Agent):
             self.name += ",fast=0"
         self.spec = (
             f"search:samples={samples},playouts={playouts},width={width},"
-            f"halving={int(bool(halving))},fast={int(bool(fast))}"
+            f"halving={halving},fast={fast}"
         )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = view.legal_moves
+        moves = moves_to_choose(view, self.name)
         if len(moves) == 1:
             return moves[0]
-        return self.evaluate(view, rng)[0]
+        return self._search(view, rng).move
 
     def evaluate(self, view: SeatView, rng: random.Random) -> tuple[Move, list[tuple[Move, float]]]:
         """The chosen move, and each candidate with its mean playout result."""
@@ -594,7 +600,13 @@ class SearchAgent(Agent):
 
     def search(self, view: SeatView, rng: random.Random) -> SearchResult:
         """The whole decision: the chosen move, the candidates, their mean playout
-        results and the worlds each was played in (fewer for those dropped early)."""
+        results and the worlds each was played in (fewer for those dropped early).
+        A view with no move to make is refused as :meth:`act` refuses it."""
+        moves_to_choose(view, self.name)
+        return self._search(view, rng)
+
+    def _search(self, view: SeatView, rng: random.Random) -> SearchResult:
+        """:meth:`search` of a view already checked (:meth:`act` checks it once)."""
         kn = Knowledge(view)
         moves = list(view.legal_moves)
         prior = self.expert.scores(view, kn)
@@ -741,24 +753,32 @@ _BatchPlayout = Callable[[list[tuple[list[int], list[int]]], list[int], int], An
 _LINES: dict[Rules, LineRollout] = {}
 
 
-_INT_OPTIONS = ("samples", "playouts", "width", "halving", "fast")
-_FLAGS = ("halving", "fast")
+# Each option's range, (least, most) with None for no bound: the spec's and the
+# constructor's alike. halving and fast are flags, written 0 or 1.
+_RANGES: dict[str, tuple[int, int | None]] = {
+    "samples": (1, None),
+    "playouts": (1, None),
+    "width": (1, None),
+    "halving": (0, 1),
+    "fast": (0, 1),
+}
 
 
 def _build(options: dict[str, str]) -> Agent:
     values: dict[str, int] = {}
     for key, raw in options.items():
-        if key not in _INT_OPTIONS:
+        if key not in _RANGES:
             raise AgentSpecError(
-                f"search has no option {key!r}; options: {', '.join(_INT_OPTIONS)} "
+                f"search has no option {key!r}; options: {', '.join(_RANGES)} "
                 "(e.g. search:samples=32,playouts=2,width=6)"
             )
-        if key in _FLAGS:
-            if raw not in ("0", "1"):
-                raise AgentSpecError(f"search option {key}={raw!r}: expected 0 or 1")
+        least, most = _RANGES[key]
+        if most == least + 1:  # a flag
+            if raw not in (str(least), str(most)):
+                raise AgentSpecError(f"search option {key}={raw!r}: expected {least} or {most}")
             values[key] = int(raw)
         else:
-            values[key] = spec_count("search", key, raw)
+            values[key] = spec_count("search", key, raw, least)
     return SearchAgent(**values)
 
 
