@@ -36,9 +36,11 @@ wrappers, ``NormalizeObservation`` among them, only the default).
 Seeds
 =====
 
-``reset(seed=s)`` seeds slot ``i`` with ``s + i`` (a list: one seed per slot; None:
-fresh entropy; an entry that is neither an int nor None is refused with a
-``ValueError`` naming its index), and each slot draws its later episodes' deals and,
+``reset(seed=s)`` seeds slot ``i`` with ``s + i`` (a sequence, as ``SyncVectorEnv``
+takes one: a list, tuple, range or 1-d array with one seed per slot; None: fresh
+entropy). Seeds are the single env's, integers from 0 to 2**64 - 1, ``s + i``
+included: anything else is refused with a ``ValueError`` naming it (and its index)
+before anything changes. Each slot draws its later episodes' deals and,
 with ``seat=None``, its learner seats from that seed's stream exactly as a single env
 reset with the same seed does. So slot ``i`` deals the same hands, and seats the
 learner in the same seats, as env ``i`` of
@@ -46,6 +48,10 @@ learner in the same seats, as env ``i`` of
 mode) reset with the same seed; with deterministic opponents (``"trained"`` or an
 exported policy's path) every observation, reward and info is the same
 (``tests/test_gym_vector.py`` checks it).
+``np_random_seed`` and ``np_random`` are per slot, as ``SyncVectorEnv``'s (tuples of
+the slots' seeds and streams), and ``reset(options={"reset_mask": mask})`` resets the
+masked slots only, as ``SyncVectorEnv`` does (other options are refused: the single
+env takes none).
 ``"random"`` and ``"casual"`` opponents draw their moves from one stream per slot,
 restarted from the slot's seed at every seeded reset (fresh entropy before the
 first): they replay, and a slot's do not depend on the other slots' seeds or
@@ -86,7 +92,7 @@ from .matador_v0 import (
     all_or_nothing,
     resolve_rules,
 )
-from .values import integer_value, seat_value
+from .values import seat_value
 
 __all__ = ["MatadorVectorEnv"]
 
@@ -122,10 +128,6 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **rule_overrides: Any,
     ) -> None:
-        count = integer_value(num_envs)
-        if count is None or count < 1:
-            raise ValueError(f"num_envs={num_envs!r} is not allowed; allowed: an integer >= 1")
-        num_envs = count
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         try:
             mode: AutoresetMode | None = AutoresetMode(autoreset_mode)
@@ -151,12 +153,15 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 f"allowed: None, or {_SYNC} for environments that draw"
             )
         try:
+            from .batch import MAX_SIZE, checked_int
             from .vector import UnplayableOpponents, VectorEnv
         except ImportError as exc:
             raise ImportError(
                 f"the compiled vector env needs numba ({exc}): pip install "
                 f"'.[batch]' in the checkout, or pass {_SYNC} to gymnasium.make_vec"
             ) from None
+        # Before anything is sized by it (the batch engine's bound on its slots).
+        num_envs = checked_int("num_envs", num_envs, 1, MAX_SIZE)
         rules = resolve_rules(rules, preset, rule_overrides)
         n = rules.players
         if illegal_reward is None:  # the batch's "raise instead", which the single env lacks
@@ -171,7 +176,10 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         self.autoreset_mode = autoreset_mode
         self.fixed_seat = seat
         self.render_mode = None
+        # Each slot's stream of the single env's np_random, and the seed it was started
+        # from (np_random_seed); None until the slot's first episode or seeded reset.
         self._streams: list[np.random.Generator | None] = [None] * num_envs
+        self._stream_seeds: list[int | None] = [None] * num_envs
         self._first_seeds: list[int | None] = [None] * num_envs
         try:
             self.venv = VectorEnv(
@@ -193,10 +201,11 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 f"{exc}; or pass {_SYNC} to gymnasium.make_vec, whose single envs play "
                 "bots that move from a seat's view, agents and one spec per seat"
             ) from None
-        # A callable opponents can raise in the middle of a step or reset: then this env
-        # saves what they change, its slots' seed streams with the batch's, and puts it
-        # back (the batch would save its own only: this env's episode starts never raise).
-        self._guarded = self.venv._user_opponents
+        # A callable opponents can raise in the middle of a step or reset (and so can
+        # rules whose deals may all end before the learner moves): then this env saves
+        # what they change, its slots' seed streams with the batch's, and puts it back
+        # (the batch would save its own only: this env's episode starts never raise).
+        self._guarded = self.venv._may_fail_midway
         self.venv._guarded = False
         # Until a seeded reset, the opponents' streams start from fresh entropy, as the
         # deals do.
@@ -211,33 +220,105 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._started = False
         # Next-step auto-reset: the slots whose episode ended on the last step, whose
-        # next action is ignored (their new episode is under way, its first turn shown).
+        # next action is ignored (their new episode is under way, its first turn shown),
+        # and the last observations that step showed for them (a reset of other slots
+        # shows them again).
         self._resetting = np.zeros(num_envs, np.bool_)
+        self._final_obs: np.ndarray | None = None
 
     # -- gymnasium API --------------------------------------------------------------------
 
     def reset(
         self,
         *,
-        seed: int | Sequence[int | None] | None = None,
+        seed: int | Sequence[int | None] | np.ndarray | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start every slot's episode. ``seed``: an int (slot ``i`` gets ``seed + i``), a
-        list with one seed or None per slot, or None."""
-        seeds = self._slot_seeds(seed)
-        return all_or_nothing(self._guarded, self._save, self._restore, self._reset, seeds)
+        sequence (list, tuple, range, 1-d array) with one seed or None per slot, or
+        None; each seed from 0 to 2**64 - 1 (``seed + i`` too), else ``ValueError``.
 
-    def _reset(self, seeds: list[int | None]) -> tuple[np.ndarray, dict[str, Any]]:
-        for b, s in enumerate(seeds):
+        ``options``: None, or ``{"reset_mask": mask}`` as ``SyncVectorEnv`` takes it (a
+        bool array of shape ``(num_envs,)``, at least one True; after a first reset of
+        every slot): only those slots start an episode, each with its own seed; the
+        others go on, their observation as the last step showed it, and the infos
+        hold the reset slots only (``infos["_" + key]`` is the mask). Any other option
+        is refused with a ``ValueError`` (the single env takes none)."""
+        mask = self._reset_mask(options)
+        seeds = self._slot_seeds(seed)
+        return all_or_nothing(self._guarded, self._save, self._restore, self._reset, seeds, mask)
+
+    def _reset(
+        self, seeds: list[int | None], mask: np.ndarray | None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        B = self.num_envs
+        starting = np.ones(B, np.bool_) if mask is None else mask
+        # A slot whose episode ended on the last step (next-step auto-reset) already
+        # holds its next episode, drawn from its stream as a single env's reset draws
+        # it: reset without a seed, that is the episode (a second deal would draw the
+        # stream twice, where a single env reset once).
+        again = starting & ~(self._resetting & np.array([s is None for s in seeds]))
+        for b in np.flatnonzero(again).tolist():
+            s = seeds[b]
             if s is not None:
-                self._streams[b] = seeding.np_random(s)[0]
+                self._streams[b], self._stream_seeds[b] = seeding.np_random(s)
             self._first_seeds[b] = s
         # The opponents' streams replay from the seeds too, each slot's from its own.
-        self.venv.seed_opponents(seeds)
-        obs, _, seats = self.venv.reset()
+        self.venv.seed_opponents([s if again[b] else None for b, s in enumerate(seeds)])
+        if again.any():
+            obs, _, seats = self.venv.reset(mask=None if again.all() else again)
+        else:
+            obs, _, seats = self.venv._observe_all()
+        infos = self._infos(seats)
+        if mask is not None:
+            kept = ~mask & self._resetting
+            if kept.any():
+                assert self._final_obs is not None  # set by the step that ended them
+                obs[kept] = self._final_obs[kept]
+            # As SyncVectorEnv: the infos of the slots reset, zeros elsewhere.
+            for key in [key for key in infos if not key.startswith("_")]:
+                infos[key][~mask] = 0
+                infos["_" + key] = mask.copy()
         self._started = True
-        self._resetting[:] = False
-        return obs, self._infos(seats)
+        self._resetting &= ~starting
+        return obs, infos
+
+    def _reset_mask(self, options: dict[str, Any] | None) -> np.ndarray | None:
+        """The ``reset_mask`` of ``options`` (None: every slot), checked as SyncVectorEnv
+        checks it; ``ValueError`` for anything else."""
+        if options is None:
+            return None
+        if not isinstance(options, dict):
+            raise ValueError(
+                f"options={options!r} is not allowed; allowed: None or a dict "
+                "({'reset_mask': mask})"
+            )
+        other = sorted(set(options) - {"reset_mask"}, key=repr)
+        if other:
+            raise ValueError(
+                f"options: {', '.join(map(repr, other))} is not allowed; allowed: 'reset_mask' "
+                "(the compiled vector env takes no other option; the single env takes none)"
+            )
+        if "reset_mask" not in options:
+            return None
+        mask = options["reset_mask"]
+        B = self.num_envs
+        if not (
+            isinstance(mask, np.ndarray)
+            and mask.shape == (B,)
+            and mask.dtype == np.bool_
+            and mask.any()
+        ):
+            raise ValueError(
+                f"options['reset_mask']={mask!r} is not allowed; allowed: a numpy bool "
+                f"array of shape ({B},) with at least one True (as SyncVectorEnv)"
+            )
+        if not self._started and not mask.all():
+            raise ValueError(
+                "options['reset_mask'] before the first reset: the other slots have no "
+                "episode to go on with; allowed: reset() every slot first"
+            )
+        return mask.copy()
 
     def step(
         self, actions: Any
@@ -260,7 +341,8 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             # The ended episodes' last observations and infos stand in for the new
             # episodes' first, which the next step returns.
             ended = vinfos["_final_observation"]
-            obs[ended] = vinfos["final_observation"][ended]
+            self._final_obs = vinfos["final_observation"]
+            obs[ended] = self._final_obs[ended]
             for key, values in self._final_infos(vinfos, seats_before).items():
                 infos[key][ended] = values[ended]
         elif vinfos:
@@ -287,6 +369,20 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         is the single env's, all False at an episode's end)."""
         return self.venv.action_masks().astype(bool)
 
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Each slot's seed of its random stream, as ``SyncVectorEnv`` gives its single
+        envs' ``np_random_seed``: the seed of the last seeded reset of the slot, or the
+        fresh entropy its stream was started from (now, if it had none, as a single
+        env's is)."""
+        return tuple(self._stream(b)[1] for b in range(self.num_envs))
+
+    @property  # type: ignore[misc]  # SyncVectorEnv's too: a tuple, no setter
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """Each slot's random stream (its deals and learner seats), as ``SyncVectorEnv``
+        gives its single envs' ``np_random``."""
+        return tuple(self._stream(b)[0] for b in range(self.num_envs))
+
     def render(self) -> None:
         return None
 
@@ -299,10 +395,11 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         """Copies of what a step or reset changes: the batch's slots, this env's."""
         streams = [None if s is None else s.bit_generator.state for s in self._streams]
         started = (self._started, self._resetting.copy())
-        return self.venv._save(), streams, list(self._first_seeds), started
+        seeds = (list(self._first_seeds), list(self._stream_seeds))
+        return self.venv._save(), streams, seeds, started
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
-        venv, streams, first_seeds, (started, resetting) = saved
+        venv, streams, (first_seeds, stream_seeds), (started, resetting) = saved
         self.venv._restore(venv)
         for b, state in enumerate(streams):
             stream = self._streams[b]
@@ -311,26 +408,27 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             elif stream is not None:
                 stream.bit_generator.state = state
         self._first_seeds = first_seeds
+        self._stream_seeds = stream_seeds
         self._started = started
         self._resetting[...] = resetting
 
-    def _slot_seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
-        B = self.num_envs
-        allowed = f"allowed: None, an int, or a list of {B} ints or Nones (one per slot)"
+    def _slot_seeds(self, seed: int | Sequence[int | None] | np.ndarray | None) -> list[int | None]:
+        """One seed or None per slot (see :meth:`reset`), read as the batch env reads
+        them (:func:`~matador_env.vector.slot_seeds`)."""
+        from .vector import slot_seeds  # imported with the batch env by __init__
+
         if seed is None:
-            return [None] * B
-        first = integer_value(seed)
-        if first is not None:
-            return [first + i for i in range(B)]
-        if not (isinstance(seed, (list, tuple)) and len(seed) == B):
-            raise ValueError(f"seed={seed!r} is not allowed; {allowed}")
-        seeds: list[int | None] = []
-        for i, s in enumerate(seed):
-            value = None if s is None else integer_value(s)
-            if s is not None and value is None:
-                raise ValueError(f"seed[{i}]={s!r} is not allowed (seed={seed!r}); {allowed}")
-            seeds.append(value)
-        return seeds
+            return [None] * self.num_envs
+        return slot_seeds(seed, self.num_envs, "seed", nones=True)
+
+    def _stream(self, b: int) -> tuple[np.random.Generator, int]:
+        """Slot ``b``'s random stream and its seed; one from fresh entropy if it has none
+        yet (as a single env's ``np_random`` starts)."""
+        stream, seed = self._streams[b], self._stream_seeds[b]
+        if stream is None or seed is None:
+            stream, seed = seeding.np_random()
+            self._streams[b], self._stream_seeds[b] = stream, seed
+        return stream, seed
 
     def _episode_starts(self, slots: np.ndarray) -> tuple[list[int], list[int]]:
         """Each slot's next game seed and learner seat, drawn as ``MatadorSingleEnv.reset``
@@ -339,9 +437,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         n = self.rules.players
         seeds, seats = [], []
         for b in slots.tolist():
-            stream = self._streams[b]
-            if stream is None:
-                stream = self._streams[b] = seeding.np_random()[0]
+            stream = self._stream(b)[0]
             game_seed = self._first_seeds[b]
             self._first_seeds[b] = None
             if game_seed is None:
@@ -373,7 +469,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             infos[key] = values
         infos["seat"] = seats.astype(np.int64)
         infos["illegal_action"] = np.zeros(B, np.int64)
-        infos["action_mask"] = self.venv.action_masks().copy()
+        infos["action_mask"] = self.venv.action_masks()  # a copy
         for key in list(infos):
             infos["_" + key] = np.ones(B, np.bool_)
         return infos

@@ -75,32 +75,45 @@ from it with the same games (training's checkpoints save it).
 
 Bad input (wrong shape or dtype, out-of-range or illegal actions, bad seeds)
 raises a ``ValueError`` naming the slot and what was allowed; then nothing changed.
-Integer arguments take Python or numpy integers (not bools); ``match_bonus`` and
-``illegal_reward`` finite numbers. A callable ``opponents`` (or ``episode_starts``)
+Integer arguments take Python or numpy integers (not bools), ``num_envs`` from 1 to
+:data:`~matador_env.batch.MAX_SIZE` (2**24); ``match_bonus`` and ``illegal_reward``
+finite numbers. A callable ``opponents`` (or ``episode_starts``)
 that raises, or returns a wrong shape or an illegal action, in the middle of
 :meth:`VectorEnv.step` or :meth:`VectorEnv.reset` leaves every slot as it was before
 that call too: with such callables each call first saves what it changes (the built-in
-opponents never raise, and pay nothing for it). The callable's own state is its own.
+opponents never raise, and pay nothing for it). So does learner mode under rules that
+deal a hand of one tile, where a deal can end before the learner's first turn and a
+slot whose 1000 deals in a row all do raises ``ValueError`` (``"these rules leave it
+no decision"``). The callable's own state is its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
-from .batch import BatchEngine, BatchError, array_from_state, seed_keys, seeds_from_state
+from .batch import (
+    MAX_SIZE,
+    BatchEngine,
+    BatchError,
+    array_from_state,
+    checked_int,
+    refuse_where,
+    seeds_from_state,
+)
 from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
-from .engine.state import SEED_LIMIT
-from .engine.tiles import shown_value
+from .engine.state import SEED_LIMIT, seed_number
+from .engine.tiles import INTEGER_KINDS, shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     EPISODE_KINDS,
     INFO_KEYS,
     REWARD_KINDS,
+    TERMINATION_CODES,
     all_or_nothing,
     resolve_rules,
 )
@@ -131,6 +144,60 @@ truncated, infos)``."""
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
+
+
+@overload
+def slot_seeds(
+    seeds: object, num_envs: int, name: str, *, nones: Literal[False] = False
+) -> list[int]: ...
+@overload
+def slot_seeds(
+    seeds: object, num_envs: int, name: str, *, nones: Literal[True]
+) -> list[int | None]: ...
+def slot_seeds(
+    seeds: object, num_envs: int, name: str, *, nones: bool = False
+) -> list[int | None] | list[int]:
+    """One seed per slot, read as both vector environments read their seeds: an int
+    ``s`` seeds slot ``i`` with ``s + i``; a sequence (a list, tuple, range or 1-d
+    array) gives one per slot, or with ``nones`` None for "no seed here" (the caller
+    says what that means). Every seed is the engine's, 0 to 2**64 - 1, and so is
+    ``s + i`` (it is refused, not wrapped round: a single env refuses such a seed
+    too). :class:`BatchError` names ``name``, the value and what is allowed; the
+    caller handles a ``seeds`` of None itself."""
+    either = " or None" if nones else ""
+    allowed = (
+        f"None, an integer from 0 to {SEED_LIMIT - num_envs} (slot i is seeded {name} + i, "
+        f"and a seed is at most 2**64 - 1), or a sequence of {num_envs} integers{either} "
+        "(one per slot)"
+    )
+    first = seeds if type(seeds) is int else integer_value(seeds)
+    if first is not None:
+        if not 0 <= first <= SEED_LIMIT - num_envs:
+            raise BatchError(f"{name}={shown_value(seeds)} is not allowed; allowed: {allowed}")
+        return [first + i for i in range(num_envs)]
+    if (
+        isinstance(seeds, (str, bytes))
+        or not isinstance(seeds, (Sequence, np.ndarray))
+        or (isinstance(seeds, np.ndarray) and seeds.ndim != 1)
+    ):
+        raise BatchError(f"{name}={shown_value(seeds)} is not allowed; allowed: {allowed}")
+    given = list(seeds)
+    if len(given) != num_envs:
+        raise BatchError(f"{name}: expected {num_envs} (one per slot), got {len(given)}")
+    out: list[int | None] = []
+    for i, value in enumerate(given):
+        if value is None and nones:
+            out.append(None)
+            continue
+        seed = seed_number(value)
+        if seed is None:
+            raise BatchError(
+                f"{name}[{i}]={shown_value(value)} is the seed of slot {i}: "
+                f"{shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} from 0 to "
+                f"{SEED_LIMIT - 1} (2**64 - 1){either}"
+            )
+        out.append(seed)
+    return out
 
 
 class UnplayableOpponents(ValueError):
@@ -205,6 +272,8 @@ class VectorEnv:
         seed: int | None = 0,
         **rule_overrides: Any,
     ) -> None:
+        # First: the seed's range below depends on it.
+        B = checked_int("num_envs", num_envs, 1, MAX_SIZE)
         rules = resolve_rules(rules, preset, rule_overrides)
         if mode not in MODES:
             raise ValueError(f"mode={mode!r} is not allowed; allowed: {MODES}")
@@ -247,6 +316,8 @@ class VectorEnv:
                 "opponents uses opponent_slots; allowed: a callable (obs, masks, slots, "
                 "episodes) -> actions, or opponent_slots=False"
             )
+        # What the saved states record of the opponents: the name given, or a callable.
+        self._opponents_spec = opponents if isinstance(opponents, str) else "callable"
         if isinstance(opponents, str) and not random_opponents:
             if opponent_slots:
                 raise ValueError(
@@ -268,18 +339,17 @@ class VectorEnv:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
         else:
             first = integer_value(seed)
-            limit = SEED_LIMIT - (integer_value(num_envs) or 1)
-            if first is None or not 0 <= first <= limit:
+            if first is None or not 0 <= first <= SEED_LIMIT - B:
                 raise ValueError(
                     f"seed={shown_value(seed)} is not allowed; allowed: an integer from 0 to "
                     f"2**64 - num_envs (slot i is seeded seed + i, and a game's seed is at "
                     "most 2**64 - 1) or None (fresh entropy)"
                 )
             seed = first
-        self.eng = BatchEngine(rules, num_envs)
+        self.eng = BatchEngine(rules, B)
         self.rules = rules
         self.enc = self.eng.enc
-        self.num_envs = B = self.eng.size
+        self.num_envs = B
         self.mode = mode
         self.episode = episode
         self.reward = reward
@@ -292,10 +362,15 @@ class VectorEnv:
         self.opponent_slots = opponent_slots
         self.illegal_reward = illegal_reward
         self._custom_starts = episode_starts
-        # Only callables the user gave can raise in the middle of a step: then steps and
-        # resets save what they change first, and put it back if one raises.
+        # Only callables the user gave can raise in the middle of a step, and in learner
+        # mode rules that deal a hand of one tile (a deal can then end before the
+        # learner's first turn, and a slot whose deals all do raises, see
+        # _play_opponents): then steps and resets save what they change first, and put
+        # it back if one raises. The others pay nothing for it.
         self._user_opponents = callable(opponents) and not isinstance(opponents, _BotOpponents)
-        self._guarded = self._user_opponents or episode_starts is not None
+        no_decision = mode == "learner" and min(rules.tiles_per_seat) <= 1
+        self._may_fail_midway = self._user_opponents or no_decision
+        self._guarded = self._may_fail_midway or episode_starts is not None
         self.obs_size = self.enc.obs_size
         self.num_actions = self.enc.num_actions
         self.encoding_version = ENCODING_VERSION
@@ -325,40 +400,61 @@ class VectorEnv:
     # -- public API -------------------------------------------------------------------------
 
     def reset(
-        self, seeds: int | Sequence[int] | None = None
+        self,
+        seeds: int | Sequence[int] | np.ndarray | None = None,
+        *,
+        mask: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start every slot's first episode; ``(obs, masks, seats)`` of the seats to move
         (learner mode: the learners). ``seeds``: an int ``s`` (slot ``i`` is seeded
-        ``s + i``), a list of one int per slot, or None (the seeds of the last reset
-        with seeds, at first the constructor's ``seed + i``)."""
-        B = self.num_envs
-        base_seeds = None
-        if seeds is not None:
-            first = integer_value(seeds)
-            if first is not None:
-                base_seeds = [first + i for i in range(B)]
-            elif isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, np.ndarray)):
-                raise BatchError(
-                    f"seeds={seeds!r} is not allowed; allowed: None, an int (slot i is seeded "
-                    f"seeds + i) or a list of {B} ints (one per slot)"
-                )
-            else:
-                base_seeds = list(seeds)
-                if len(base_seeds) != B:
-                    raise BatchError(f"seeds: expected {B} (one per slot), got {len(base_seeds)}")
-            seed_keys(base_seeds)
-        return all_or_nothing(self._guarded, self._save, self._restore, self._reset, base_seeds)
+        ``s + i``), a sequence of one int per slot (a list, tuple, range or 1-d array),
+        or None (the seeds of the last reset with seeds, at first the constructor's
+        ``seed + i``); each seed from 0 to 2**64 - 1.
 
-    def _reset(self, base_seeds: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ``mask`` (a bool per slot, at least one True): start only those slots (their
+        episode counters restart, their seeds are taken from ``seeds``); the others go
+        on as they are, and are returned as they stand. Only after a first reset of
+        every slot."""
+        B = self.num_envs
+        base_seeds = None if seeds is None else slot_seeds(seeds, B, "seeds")
+        slots = self._all if mask is None else self._mask_slots(mask)
+        return all_or_nothing(
+            self._guarded, self._save, self._restore, self._reset, base_seeds, slots
+        )
+
+    def _mask_slots(self, mask: object) -> np.ndarray:
+        """The slots of a reset's ``mask``, checked."""
+        B = self.num_envs
+        arr = np.asarray(mask)
+        if arr.shape != (B,) or arr.dtype != np.bool_ or not arr.any():
+            raise BatchError(
+                f"mask={shown_value(mask)} is not allowed; allowed: {B} bools (one per slot), "
+                "at least one True"
+            )
+        if not self._started and not arr.all():
+            raise BatchError(
+                "mask: a reset of some slots before the first reset of every slot; "
+                "allowed: reset() every slot first"
+            )
+        return np.flatnonzero(arr)
+
+    def _reset(
+        self, base_seeds: list[int] | None, slots: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if base_seeds is not None:
-            self._base_seeds = [int(s) for s in base_seeds]
-        self._episodes[:] = 0
-        self._start(self._all)
+            for b in slots.tolist():
+                self._base_seeds[b] = base_seeds[b]
+        self._episodes[slots] = 0
+        self._start(slots)
         self._started = True
         if self.mode == "learner":
             B = self.num_envs
+            # Only the slots started now have opponents to move: the others' learners
+            # are to move already.
+            fresh = np.zeros(B, np.bool_)
+            fresh[slots] = True
             none = np.zeros(B, np.bool_)
-            self._play_opponents(np.zeros(B, np.float32), {}, np.ones(B, np.bool_), none, none)
+            self._play_opponents(np.zeros(B, np.float32), {}, fresh, none, none)
         return self._observe_all()
 
     def step(
@@ -370,20 +466,36 @@ class VectorEnv:
         self-play mode ``rewards`` is ``(num_envs, players)``; in learner mode it is the
         learner's, ``(num_envs,)``. Observations are of the next episode where one ended.
         ``skip`` (a bool per slot) leaves those slots as they are, whatever their action.
+
+        Every slot not skipped has a seat to move, so its action is one of that seat's
+        legal actions: another one (-1 included, which the batch engine reads as
+        "leave the slot") raises :class:`BatchError` naming the slot, the action and
+        the legal ones, and nothing changes; with ``illegal_reward`` it is an illegal
+        action instead (any integer, a ``uint64`` past 2**63 too), as in the single env.
         """
         if not self._started:
             raise BatchError("step() before reset(); allowed: reset() first")
         eng = self.eng
         seats = eng.to_move.copy()
         B = self.num_envs
-        acts = eng.action_array(actions)
+        lenient = self.illegal_reward is not None
+        acts = eng.action_array(actions, self.num_actions if lenient else None)
         if skip is not None:
             skip = np.asarray(skip)
             if skip.shape != (B,) or skip.dtype != np.bool_:
                 raise BatchError(f"skip must be {B} bools (one per slot), got {skip!r}")
+        if not lenient and acts.min() < 0:
+            # The engine takes -1 as "leave the slot": here only a skipped slot may.
+            negative = acts < 0
+            if skip is not None:
+                negative &= ~skip
+            if negative.any():
+                b = int(np.flatnonzero(negative)[0])
+                raise BatchError(eng._why(b, int(acts[b])))
+        if skip is not None:
             acts[skip] = -1  # the engine leaves a slot with -1 as it is
         illegal = None
-        if self.illegal_reward is not None:
+        if lenient:
             illegal = ~eng.legal(acts)
             if skip is not None:
                 illegal &= ~skip
@@ -427,8 +539,9 @@ class VectorEnv:
         return obs, masks, seats_now, seat_rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8."""
-        return self._masks
+        """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8: a
+        copy, the caller's to keep (the next step overwrites the environment's own)."""
+        return self._masks.copy()
 
     def results(
         self, seats: np.ndarray | Sequence[int], slots: np.ndarray | Sequence[int] | None = None
@@ -447,25 +560,19 @@ class VectorEnv:
         out["match_won"] = ((out["match_over"] == 1) & (won != 0)).astype(np.int64)
         return out
 
-    def seed_opponents(self, seed: int | Sequence[int | None]) -> None:
+    def seed_opponents(self, seed: int | Sequence[int | None] | np.ndarray | None) -> None:
         """Restart the opponents' random streams (``"random"`` and ``"casual"``): an int
         ``s`` seeds slot ``i``'s with ``s + i``, as the constructor's ``seed`` does; a
         list gives one seed per slot (None: that slot's stream goes on). Each slot has
         its own stream, so a slot's opponents play the same moves whatever the other
-        slots' seeds and actions."""
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            per_slot: list[int | None] = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            per_slot = list(seed)  # type: ignore[arg-type]
-            if len(per_slot) != self.num_envs:
-                raise BatchError(
-                    f"opponent seeds: expected {self.num_envs} (one per slot), got {len(per_slot)}"
-                )
-        # Ints below 2**64, or it names the slot (a None stands in as 0).
-        seed_keys([0 if s is None else s for s in per_slot])
+        slots' seeds and actions. Seeds as :meth:`reset` takes them (None: every
+        stream goes on)."""
+        if seed is None:
+            return
+        per_slot = slot_seeds(seed, self.num_envs, "opponent seeds", nones=True)
         for b, s in enumerate(per_slot):
             if s is not None:
-                K.seed_stream(self._rng[b : b + 1], np.uint64(s % 2**64), 0)
+                K.seed_stream(self._rng[b : b + 1], np.uint64(s), 0)
 
     # What a slot holds between two steps, beyond the engine's arrays.
     _STATE_ARRAYS = ("_episodes", "_hands", "learner", "_with_scores", "_last_hand", "_rng")
@@ -473,8 +580,10 @@ class VectorEnv:
     def get_state(self) -> dict[str, Any]:
         """Every slot between two steps as plain JSON data (lists of numbers): the batch
         engine's hands and matches, each slot's episode counter, seeds, learner seat and
-        opponents' random stream. :meth:`set_state` goes on from it as this environment
-        would; a callable ``opponents`` keeps its own state (save it beside this)."""
+        opponents' random stream, and (``"arguments"``) the arguments the environment
+        was made with that its future depends on. :meth:`set_state` goes on from it as
+        this environment would; a callable ``opponents`` keeps its own state (save it
+        beside this)."""
         if not self._started:
             raise BatchError("get_state() before reset(); allowed: reset() first")
         state: dict[str, Any] = {
@@ -482,14 +591,25 @@ class VectorEnv:
         }
         state["base_seeds"] = list(self._base_seeds)
         state["engine"] = self.eng.get_state()
+        state["arguments"] = self._arguments()
         return state
 
     def set_state(self, state: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Continue from a :meth:`get_state` of an environment of the same arguments;
-        returns ``(obs, masks, seats)`` as the step that led there did. ``BatchError``
-        names what does not fit; then nothing changed."""
+        returns ``(obs, masks, seats)`` as the step that led there did.
+
+        ``BatchError`` names what does not fit, and then nothing changed: a state
+        saved under other arguments (``"arguments"`` and the engine's rules, size and
+        encoding version, each named with both values; a state written before they
+        were recorded holds none, and is taken on its values alone), and values this
+        environment never holds between two steps: the engine's (see
+        :meth:`BatchEngine.set_state`), a learner that is no seat (or not the fixed
+        one, or not the seat to move), a random stream's state of 0 (xorshift never
+        leaves it), seeds outside 0 to 2**64 - 1, a negative counter, a hand over, a
+        match over or a slot out of step with the episode kind."""
         if not isinstance(state, dict):
             raise BatchError(f"state: expected a dict from get_state(), got {type(state).__name__}")
+        self._check_arguments(state)
         arrays = {
             name: array_from_state(state, name.lstrip("_"), getattr(self, name))
             for name in self._STATE_ARRAYS
@@ -498,12 +618,103 @@ class VectorEnv:
         engine = state.get("engine")
         if not isinstance(engine, dict):
             raise BatchError("state: 'engine' is not the engine's get_state()")
-        self.eng.set_state(engine)
+        loaded = self.eng._read_state(engine)
+        self._check_slots(arrays, loaded)
+        self.eng._put_state(loaded)
         for name, value in arrays.items():
             getattr(self, name)[...] = value
         self._base_seeds = base_seeds
         self._started = True
         return self._observe_all()
+
+    def _arguments(self) -> dict[str, Any]:
+        """The arguments a saved state belongs to (beyond the engine's rules and size):
+        every one that changes what a slot does next."""
+        return {
+            "num_envs": self.num_envs,
+            "encoding_version": ENCODING_VERSION,
+            "mode": self.mode,
+            "learner": self.fixed_learner,
+            "episode": self.episode,
+            "reward": self.reward,
+            "match_bonus": self.match_bonus,
+            "max_hands": self.max_hands,
+            "illegal_reward": self.illegal_reward,
+            "opponents": self._opponents_spec,
+            "opponent_slots": self.opponent_slots,
+            "episode_starts": self._custom_starts is not None,
+        }
+
+    def _check_arguments(self, state: dict[str, Any]) -> None:
+        if "arguments" not in state:
+            return  # written before they were recorded: the values are checked alone
+        saved = state["arguments"]
+        mine = self._arguments()
+        if not isinstance(saved, dict) or set(saved) != set(mine):
+            raise BatchError(
+                f"state: 'arguments' is {shown_value(saved)}; allowed: a mapping of "
+                f"{', '.join(mine)} (as get_state() writes)"
+            )
+        for key, value in mine.items():
+            # type() too: True == 1 and 1 == 1.0 in Python, not in a saved state.
+            if saved[key] != value or type(saved[key]) is not type(value):
+                raise BatchError(
+                    f"state: saved with {key}={shown_value(saved[key])}, but this environment "
+                    f"has {key}={shown_value(value)}; allowed: a state of an environment of "
+                    "the same arguments"
+                )
+
+    def _check_slots(self, a: dict[str, np.ndarray], engine: dict[str, Any]) -> None:
+        """The slots of a state hold what they hold between two steps (:meth:`set_state`)."""
+        n = self.rules.players
+        episodes, hands, learner = a["_episodes"], a["_hands"], a["learner"]
+        last, rng = a["_last_hand"], a["_rng"]
+        st = engine["st"]
+        match = self.episode == "match"
+        refuse_where(episodes < 0, "its episode counter is negative")
+        refuse_where(
+            (hands < 0) | (hands >= (self.max_hands if match else 1)),
+            f"its hand count is not 0 to {self.max_hands - 1 if match else 0} (episode="
+            f"{self.episode!r}{f', max_hands={self.max_hands}' if match else ''})",
+        )
+        refuse_where((learner < 0) | (learner >= n), f"its learner is no seat 0 to {n - 1}")
+        if self.fixed_learner is not None:
+            refuse_where(learner != self.fixed_learner, f"its learner is not {self.fixed_learner}")
+        if self.mode == "learner":
+            refuse_where(
+                st[:, K.TO_MOVE] != learner, "its learner is not to move (between two steps it is)"
+            )
+        refuse_where(rng == 0, "its opponents' random state is 0, which xorshift never leaves")
+        refuse_where(
+            a["_with_scores"] != match,
+            f"its observation's scores are not as episode={self.episode!r} shows them",
+        )
+        refuse_where(
+            engine["in_match"] != match, f"it is not playing as episode={self.episode!r} plays"
+        )
+        refuse_where(st[:, K.OVER] != 0, "its hand is over (between two steps a new one runs)")
+        if match:
+            mst = engine["mst"]
+            refuse_where(mst[:, K.M_OVER] != 0, "its match is over")
+            # Every hand that ended was scored and the next one dealt.
+            refuse_where(
+                mst[:, K.M_DEALS] != hands + 1, "its match's deals are not its hands played + 1"
+            )
+        sides = self.rules.sides
+        refuse_where(
+            (last[:, 0] < 0)
+            | (last[:, 0] > max(TERMINATION_CODES.values()))
+            | (last[:, 1] < -1)
+            | (last[:, 1] >= n)
+            | (last[:, 2] < -1)
+            | (last[:, 2] >= sides)
+            | (last[:, 3] < 0),
+            "its last hand's result is out of range (termination, winner, side, points)",
+        )
+        refuse_where(
+            (hands == 0) & (last != np.array(_NO_HAND)).any(1),
+            "it has a last hand's result but no hand played",
+        )
 
     # -- internals --------------------------------------------------------------------------
 
@@ -524,8 +735,9 @@ class VectorEnv:
     def _restore(self, saved: tuple[Any, ...]) -> None:
         """Every slot as it was at :meth:`_save`."""
         engine, hand_seeds, match_seeds, arrays, base_seeds, masks, obs, started = saved
-        # The engine's own set_state: it also forgets the masks it computed since.
-        self.eng.set_state({**engine, "hand_seeds": hand_seeds, "match_seeds": match_seeds})
+        # Taken as the engine's set_state takes a state (it also forgets the masks it
+        # computed since), without its checks: these are the engine's own arrays.
+        self.eng._put_state({**engine, "hand_seeds": hand_seeds, "match_seeds": match_seeds})
         for name, value in zip(self._STATE_ARRAYS, arrays, strict=True):
             getattr(self, name)[...] = value
         self._base_seeds = base_seeds
@@ -705,7 +917,7 @@ class VectorEnv:
                 return
             if self.opponents == "random":
                 # Every opponent move up to the learners' turns (or the hands' ends) at once.
-                ended = eng.play_random_until(self.learner, self._rng)
+                ended = eng._play_random_until(self.learner, self._rng)
             else:
                 masks = eng.legal_masks(self._masks)
                 acts = np.full(B, -1, np.int64)

@@ -287,6 +287,14 @@ def test_a_saved_state_that_does_not_fit_is_refused_and_changes_nothing() -> Non
     bigger = VectorEnv(4, preset="standard", mode="learner")
     bigger.reset()
     wrong_size = bigger.get_state()
+    with pytest.raises(
+        BatchError, match="saved with num_envs=4, but this environment has num_envs=3"
+    ):
+        env.set_state(wrong_size)
+    # A state written before the arguments were recorded names none: its shapes are checked.
+    del wrong_size["arguments"]
+    for key in ("rules", "size", "encoding_version"):
+        del wrong_size["engine"][key]
     with pytest.raises(BatchError, match=r"'episodes' has shape \(4,\); allowed: \(3,\)"):
         env.set_state(wrong_size)
     fits = env.get_state()

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding import Encoding, encoding_for
+from ..encoding import ENCODING_VERSION, Encoding, encoding_for
 from ..engine import (
     BLANK,
     BRANCH,
@@ -66,18 +66,20 @@ from ..engine import (
 )
 from ..engine.match import derive_seed
 from ..engine.rules import CHOICES
-from ..engine.state import SEED_LIMIT, seed_number
-from ..engine.tiles import INTEGER_KINDS, shown_value
+from ..engine.state import SEED_LIMIT, seat_number, seed_number
+from ..engine.tiles import INTEGER_KINDS, shown_value, whole_number
 from . import _kernels as K
 from . import _playouts as PL
 from . import _worlds as WD
 
 __all__ = [
+    "MAX_SIZE",
     "BatchEngine",
     "BatchError",
     "BatchRules",
     "WorldPlayouts",
     "batch_rules",
+    "checked_int",
     "deal_hidden_hands",
     "random_hands",
     "seed_keys",
@@ -85,10 +87,52 @@ __all__ = [
 
 _KINDS = (PLAIN, CROSS, BLANK, BRANCH, SPINNER)
 _MAX_PLAYERS = 127  # seats live in an int8 tile-location array
+_INT64_MAX = 2**63 - 1
+
+MAX_SIZE = 2**24
+"""The most slots a :class:`BatchEngine` (and a vector environment) holds: 16,777,216.
+Each slot takes some kilobytes (its arrays, legal masks, and in the vector
+environments an observation of hundreds of float32s), so this is already tens of
+gigabytes; a larger count is a mistake, refused before numpy is asked for the
+memory (it would fail with a message about dimensions, or take the machine)."""
 
 
 class BatchError(ValueError):
     """Bad input to the batch engine: names the slot (if any) and what was allowed."""
+
+
+def checked_int(name: str, value: object, low: int, high: int | None = None) -> int:
+    """``value`` as a plain ``int`` from ``low`` to ``high`` (no top when None), read as
+    the engine reads integers (:func:`~matador_env.engine.tiles.whole_number`: numpy
+    integers too, never a bool or a float), else :class:`BatchError` naming ``name``,
+    the value and what is allowed."""
+    number = value if type(value) is int else whole_number(value)
+    if number is None or number < low or (high is not None and number > high):
+        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise BatchError(
+            f"{name}={shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} {bounds}"
+        )
+    return number
+
+
+def _checked_seed(name: str, value: object) -> int:
+    """``value`` as a seed of the engine (0 to ``SEED_LIMIT - 1``), else
+    :class:`BatchError` naming ``name``."""
+    seed = value if type(value) is int and 0 <= value < SEED_LIMIT else seed_number(value)
+    if seed is None:
+        raise BatchError(
+            f"{name}={shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} from 0 "
+            f"to {SEED_LIMIT - 1} (2**64 - 1)"
+        )
+    return seed
+
+
+def _kernel_seed(seed: int) -> int:
+    """A seed from 0 to 2**64 - 1 as the ``int64`` of the same bits: the kernels take
+    their random seeds as ``np.uint64(seed)``, and one integer type keeps them to one
+    compiled version (a Python int from 2**63 would be typed ``uint64``, and mixed
+    with ``int64`` arithmetic numba makes a float of it)."""
+    return seed - SEED_LIMIT if seed > _INT64_MAX else seed
 
 
 @dataclass(frozen=True)
@@ -196,19 +240,48 @@ def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def array_from_state(state: Mapping[str, Any], name: str, like: np.ndarray) -> np.ndarray:
-    """``state[name]`` as an array of ``like``'s shape and type, or :class:`BatchError`."""
+    """``state[name]`` as a new array of ``like``'s shape and type, or :class:`BatchError`.
+
+    Integers within that type's range (bools where ``like`` holds bools), taken as
+    they are: a float (``0.7``) or a bool where a number belongs, or a number outside
+    the type (an ``int64`` 300 for an ``int8``), is refused, not rounded or wrapped."""
     if name not in state:
         raise BatchError(f"state: {name!r} is missing")
+    given = state[name]
+    want = "bools" if like.dtype == np.bool_ else f"integers that fit {like.dtype}"
     try:
-        value = np.asarray(state[name], dtype=like.dtype)
+        value = np.asarray(given)
+        if (
+            like.dtype == np.uint64
+            and value.dtype.kind in "fO"
+            and isinstance(given, list)
+            and all(type(x) is int for x in given)
+        ):
+            # numpy reads a list of ints from 2**63 as floats: read it as uint64 (an
+            # int outside 0 to 2**64 - 1 raises OverflowError).
+            value = np.asarray(given, dtype=np.uint64)
     except (ValueError, TypeError, OverflowError) as e:
         raise BatchError(f"state: {name!r} is not an array of {like.dtype} ({e})") from None
+    if value.dtype.kind not in ("b" if like.dtype == np.bool_ else "iu"):
+        raise BatchError(
+            f"state: {name!r} is not an array of {like.dtype} (it holds {value.dtype} "
+            f"values); allowed: {want}"
+        )
     if value.shape != like.shape:
         raise BatchError(f"state: {name!r} has shape {value.shape}; allowed: {like.shape}")
-    return value
+    if value.size and like.dtype != np.bool_:
+        info = np.iinfo(like.dtype)
+        low, high = int(value.min()), int(value.max())
+        if low < info.min or high > info.max:
+            raise BatchError(
+                f"state: {name!r} holds {low if low < info.min else high}; allowed: {want}"
+            )
+    return value.astype(like.dtype)
 
 
 def seeds_from_state(state: Mapping[str, Any], name: str, size: int) -> list[int]:
+    """``state[name]``: a list of ``size`` seeds (plain ints from 0 to 2**64 - 1, as
+    :meth:`BatchEngine.get_state` writes them), else :class:`BatchError`."""
     seeds = state.get(name)
     if not (
         isinstance(seeds, list)
@@ -216,7 +289,20 @@ def seeds_from_state(state: Mapping[str, Any], name: str, size: int) -> list[int
         and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
     ):
         raise BatchError(f"state: {name!r} is not a list of {size} ints (one per slot)")
+    for j, seed in enumerate(seeds):
+        if not 0 <= seed < SEED_LIMIT:
+            raise BatchError(
+                f"state: {name!r}[{j}]={shown_value(seed)} (slot {j}) is not allowed; "
+                f"allowed: seeds from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
+            )
     return list(seeds)
+
+
+def refuse_where(bad: np.ndarray, what: str) -> None:
+    """:class:`BatchError` naming the first slot where ``bad`` (a bool per slot) holds:
+    "state: slot b: ``what``"."""
+    if bad.any():
+        raise BatchError(f"state: slot {int(np.flatnonzero(bad)[0])}: {what}")
 
 
 class BatchEngine:
@@ -231,11 +317,9 @@ class BatchEngine:
 
     def __init__(self, rules: Rules, size: int) -> None:
         br = self.br = batch_rules(rules)
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise BatchError(f"size={size!r} is not allowed; allowed: an integer >= 1")
         self.rules = rules
         self.enc = br.enc
-        self.size = B = int(size)
+        self.size = B = checked_int("size", size, 1, MAX_SIZE)
         n = rules.players
         T = self.enc.num_tiles
         E = self.enc.end_slots
@@ -261,6 +345,9 @@ class BatchEngine:
         self._masks = np.zeros((B, self.num_actions), np.int8)
         self._masks_fresh = False
         self._rows = np.arange(B)
+        # to_move's view, made once (st is only ever written in place).
+        self._to_move = self.st[:, K.TO_MOVE]
+        self._to_move.flags.writeable = False
 
     # -- state as data --------------------------------------------------------------------
 
@@ -269,27 +356,259 @@ class BatchEngine:
         "winners", "in_match",
     )  # fmt: skip
 
+    # What a state belongs to: a state of other rules, size or observation layout would
+    # play another game (or index outside the arrays) if it were taken.
+    _ORIGIN = ("rules", "size", "encoding_version")
+
     def get_state(self) -> dict[str, Any]:
-        """Every slot's hand and match as plain JSON data (lists of numbers);
-        :meth:`set_state` goes on from it."""
+        """Every slot's hand and match as plain JSON data (lists of numbers), with the
+        rules (as text), size and encoding version they belong to; :meth:`set_state`
+        goes on from it."""
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self._STATE_ARRAYS}
         state["hand_seeds"] = list(self.hand_seeds)
         state["match_seeds"] = list(self.match_seeds)
+        state.update(self._origin())
         return state
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Continue from a :meth:`get_state` of an engine of the same rules and size.
-        :class:`BatchError` names what does not fit; then nothing changed."""
-        arrays = {
+
+        :class:`BatchError` names what does not fit; then nothing changed. Refused: a
+        state saved under other rules, size or encoding version (naming both values;
+        a state written before these were recorded names none, and is taken on its
+        values alone), an array of another shape or type, and values no game
+        reaches: numbers out of their range (a seat, a tile, an end, a termination),
+        and parts that disagree (hand sizes and the tiles held, the boneyard and the
+        deal's order, the ends and the tiles played, a finished hand's counts). The
+        kernels index arrays by these numbers unchecked, so a tampered state is not
+        just another game: it could read or write outside them."""
+        self._put_state(self._read_state(state))
+
+    def _origin(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules.to_text(),
+            "size": self.size,
+            "encoding_version": ENCODING_VERSION,
+        }
+
+    def _read_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """``state`` checked (see :meth:`set_state`) and read into arrays and seed lists,
+        for :meth:`_put_state`; nothing changes here."""
+        if not isinstance(state, Mapping):
+            raise BatchError(
+                f"state: expected a mapping from get_state(), got {type(state).__name__}"
+            )
+        self._check_origin(state)
+        loaded: dict[str, Any] = {
             name: array_from_state(state, name, getattr(self, name)) for name in self._STATE_ARRAYS
         }
-        seeds = {
-            name: seeds_from_state(state, name, self.size) for name in ("hand_seeds", "match_seeds")
-        }
-        for name, value in arrays.items():
-            getattr(self, name)[...] = value
-        self.hand_seeds, self.match_seeds = seeds["hand_seeds"], seeds["match_seeds"]
+        for name in ("hand_seeds", "match_seeds"):
+            loaded[name] = seeds_from_state(state, name, self.size)
+        self._check_slots(loaded)
+        return loaded
+
+    def _put_state(self, loaded: Mapping[str, Any]) -> None:
+        """Take a state read by :meth:`_read_state` (or saved from this engine's own
+        arrays, which need no check)."""
+        for name in self._STATE_ARRAYS:
+            getattr(self, name)[...] = loaded[name]
+        self.hand_seeds = list(loaded["hand_seeds"])
+        self.match_seeds = list(loaded["match_seeds"])
         self._masks_fresh = False
+
+    def _check_origin(self, state: Mapping[str, Any]) -> None:
+        """A state names the rules, size and encoding version it was saved under, or
+        (written before they were recorded) none of them."""
+        given = [key for key in self._ORIGIN if key in state]
+        if not given:
+            return
+        missing = [key for key in self._ORIGIN if key not in state]
+        if missing:
+            raise BatchError(
+                f"state: {missing[0]!r} is missing; allowed: a state that names all of "
+                f"{', '.join(self._ORIGIN)} (as get_state() writes), or none of them"
+            )
+        mine = self._origin()
+        saved_rules = state["rules"]
+        try:
+            rules = Rules.from_text(saved_rules)
+        except ValueError as e:  # RulesError
+            raise BatchError(f"state: 'rules' is not a rules text ({e})") from None
+        if rules != self.rules:
+            differ = ", ".join(
+                f"{f}={getattr(rules, f)!r} (this engine: {getattr(self.rules, f)!r})"
+                for f in self.rules.to_dict()
+                if getattr(rules, f) != getattr(self.rules, f)
+            )
+            raise BatchError(
+                f"state: saved under other rules: {differ}; allowed: a state of this engine's rules"
+            )
+        for key in ("size", "encoding_version"):
+            if whole_number(state[key]) != mine[key]:
+                raise BatchError(
+                    f"state: saved with {key}={shown_value(state[key])}, but this engine has "
+                    f"{key}={mine[key]!r}; allowed: a state of the same {key}"
+                )
+
+    def _check_slots(self, a: Mapping[str, Any]) -> None:
+        """Every slot of the arrays ``a`` holds what a game (or a new engine) holds; the
+        checks go in an order where each may index by what the earlier ones checked."""
+        rules = self.rules
+        n, T, E = rules.players, self.enc.num_tiles, self.enc.end_slots
+        V, sides = self.enc.num_values, rules.sides
+        loc, hsize, stock, ends, st = a["loc"], a["hsize"], a["stock"], a["ends"], a["st"]
+        counts, cannot, in_match = a["counts"], a["cannot"], a["in_match"]
+        totals, leads, mst, winners = a["totals"], a["leads"], a["mst"], a["winners"]
+        B = self.size
+        rows = np.arange(B)
+        over = st[:, K.OVER]
+        # A slot never dealt is over with no termination: it must be as a new engine
+        # holds it (then it has no hand to check below).
+        fresh = (over == 1) & (st[:, K.TERM] == -1)
+        empty_st = np.zeros(K.NST, np.int32)
+        empty_st[K.OVER], empty_st[K.TERM] = 1, -1
+        untouched = (
+            (loc == K.BONEYARD).all(1)
+            & (hsize == 0).all(1)
+            & (stock == 0).all(1)
+            & (ends == -1).all((1, 2))
+            & (st == empty_st).all(1)
+            & (counts == 0).all(1)
+            & (cannot == 0).all((1, 2))
+            & ~in_match
+            & (totals == 0).all(1)
+            & (leads == 0).all(1)
+            & (mst == 0).all(1)
+            & (winners == 0).all(1)
+        )
+        refuse_where(
+            fresh & ~untouched,
+            "over with no termination (a slot never dealt) but not empty as a new engine's "
+            "slot; allowed: a dealt hand, or an untouched slot",
+        )
+        dealt = ~fresh
+        dealt_tiles = int(self.br.rp[K.R_DEALT])
+        for field, name, low, high in (
+            (K.POS, "the boneyard position", dealt_tiles, T),
+            (K.NENDS, "the open ends", 0, E),
+            (K.TO_MOVE, "the seat to move", 0, n - 1),
+            (K.LEADER, "the leader", 0, n - 1),
+            (K.DEALT_LEADER, "the dealt leader", 0, n - 1),
+            (K.PASSES, "the passes in a row", 0, n),
+            (K.LEAD_PASSES, "the passes at the lead", 0, n),
+            (K.DRAWS, "the draws this turn", 0, T),
+            (K.SPIN_DONE, "spinner down", 0, 1),
+            (K.NACT, "the actions so far", 0, np.iinfo(np.int32).max),
+            (K.OVER, "over", 0, 1),
+            (K.TERM, "the termination", -1, len(Termination.ALL) - 1),
+            (K.WINNER, "the winner", -1, n - 1),
+            (K.WSIDE, "the winning side", -1, sides - 1),
+            (K.POINTS, "the points", 0, np.iinfo(np.int32).max),
+        ):
+            value = st[:, field]
+            bad = dealt & ((value < low) | (value > high))
+            if bad.any():
+                b = int(np.flatnonzero(bad)[0])
+                raise BatchError(
+                    f"state: slot {b}: {name} (st[{b}][{field}]) is {int(value[b])}; "
+                    f"allowed: {low} to {high}"
+                )
+        refuse_where(
+            dealt & ((loc < K.PLAYED) | (loc >= n)).any(1),
+            f"a tile's place (loc) is not a seat, the boneyard ({K.BONEYARD}) or the table "
+            f"({K.PLAYED}); allowed: {K.PLAYED} to {n - 1}",
+        )
+        refuse_where(
+            dealt & (np.sort(stock, axis=1) != np.arange(T)).any(1),
+            f"the deal's order (stock) is not each tile 0 to {T - 1} once",
+        )
+        # Tiles per seat, and pips per seat, counted from the places (seat n: no seat).
+        seat_of = np.where(loc >= 0, loc, n).astype(np.int64) + (n + 1) * rows[:, None]
+        held = np.bincount(seat_of.ravel(), minlength=B * (n + 1)).reshape(B, n + 1)[:, :n]
+        refuse_where(
+            dealt & (held != hsize).any(1),
+            "the hand sizes (hsize) are not the tiles each seat holds (loc)",
+        )
+        placed = np.take_along_axis(loc, stock.astype(np.int64), axis=1)
+        tail = np.arange(T)[None, :] >= st[:, K.POS, None]
+        refuse_where(
+            dealt & ((placed == K.BONEYARD) != tail).any(1),
+            "the boneyard (the tiles whose loc is -1) is not the deal's order (stock) "
+            "from the boneyard position on",
+        )
+        kind, v, v2 = (ends[:, :, j].astype(np.int64) for j in range(3))
+        value_ok = (v >= 0) & (v < V)
+        second_ok = (v2 >= 0) & (v2 < V)
+        live_ok = np.where(
+            kind == K.BLANK,
+            (v == -1) & (v2 == -1),
+            (kind >= 0)
+            & (kind < len(_KINDS))
+            & value_ok
+            & np.where(kind == K.CROSS, second_ok, v2 == -1),
+        )
+        live = np.arange(E)[None, :] < st[:, K.NENDS, None]
+        refuse_where(
+            dealt & ~np.where(live, live_ok, (ends == -1).all(2)).all(1),
+            f"an open end is not (kind 0 to {len(_KINDS) - 1}, values 0 to {V - 1} or -1 as "
+            "the kind has them), or an end past the open ones is not (-1, -1, -1)",
+        )
+        refuse_where(
+            dealt & ((st[:, K.NENDS] > 0) != (loc == K.PLAYED).any(1)),
+            "the open ends and the tiles played disagree (ends without a tile down, or "
+            "tiles down without ends)",
+        )
+        refuse_where((cannot > 1).any((1, 2)), "a cannot-answer mark is not 0 or 1")
+        running = dealt & (over == 0)
+        refuse_where(
+            running
+            & (
+                (st[:, K.TERM] != -1)
+                | (st[:, K.WINNER] != -1)
+                | (st[:, K.WSIDE] != -1)
+                | (st[:, K.POINTS] != 0)
+                | (counts != 0).any(1)
+            ),
+            "the hand runs (over is 0) but has a termination, winner, points or counts",
+        )
+        pips = self.br.tab[:, K.TPIPS][None, :]
+        counted = np.bincount(
+            seat_of.ravel(), weights=np.broadcast_to(pips, (B, T)).ravel(), minlength=B * (n + 1)
+        ).reshape(B, n + 1)[:, :n]
+        ended = dealt & (over == 1)
+        refuse_where(
+            ended & (counts != counted).any(1),
+            "the hand is over but its counts are not the pips each seat holds",
+        )
+        side_of = np.array([rules.side_of(seat) for seat in range(n)], np.int64)
+        winner = st[:, K.WINNER]
+        refuse_where(
+            ended & (winner >= 0) & (st[:, K.WSIDE] != side_of[np.clip(winner, 0, n - 1)]),
+            "the winning side is not the winner's side",
+        )
+        refuse_where(
+            (totals < 0).any(1) | (leads < 0).any(1) | (mst < 0).any(1),
+            "a match total, lead count or deal count is negative",
+        )
+        refuse_where(
+            (mst[:, K.M_ARMED] > 1)
+            | (mst[:, K.M_OVER] > 1)
+            | (winners > 1).any(1)
+            | (winners < 0).any(1),
+            "a match flag (armed, over, winners) is not 0 or 1",
+        )
+        match_over = mst[:, K.M_OVER] == 1
+        refuse_where(
+            in_match
+            & (
+                fresh
+                | (mst[:, K.M_DEALS] < 1)
+                | (match_over & ((over == 0) | ~winners.any(1)))
+                | (~match_over & winners.any(1))
+            ),
+            "the match state disagrees with itself (a match has a deal; an ended match "
+            "has an ended hand and winners; a running one none)",
+        )
 
     # -- dealing -------------------------------------------------------------------------
 
@@ -422,10 +741,16 @@ class BatchEngine:
     # -- moves -----------------------------------------------------------------------------
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
-        """``(size, num_actions)`` int8: 1 for each legal action (a row of zeros once over)."""
+        """``(size, num_actions)`` int8: 1 for each legal action (a row of zeros once over);
+        written into ``out`` if given (an ``int8`` array of that shape)."""
         masks = self._current_masks()
         if out is None:
             return masks.copy()
+        if not isinstance(out, np.ndarray) or out.shape != masks.shape or out.dtype != np.int8:
+            raise BatchError(
+                f"out has shape {np.shape(out)} and dtype {getattr(out, 'dtype', None)}; "
+                f"allowed: an int8 array of shape {masks.shape}"
+            )
         out[...] = masks
         return out
 
@@ -468,17 +793,41 @@ class BatchEngine:
         """Uniformly random legal actions in every slot until seat ``seats[b]`` is to move
         or the hand is over (many moves in one compiled call), slot ``b``'s drawn from its
         own xorshift state ``rng[b]`` (``rng``: a ``uint64`` array with one nonzero state
-        per slot, advanced). Scores as :meth:`step`; returns the slots whose hand ended."""
-        if rng.shape != (self.size,) or rng.dtype != np.uint64:
+        per slot, advanced). Scores as :meth:`step`; returns the slots whose hand ended.
+
+        ``seats``: one seat per slot, integers from 0 to ``players - 1``. Bad
+        arguments raise :class:`BatchError` before anything moves."""
+        n = self.rules.players
+        arr = np.asarray(seats)
+        if arr.shape != (self.size,) or arr.dtype.kind not in "iu":
             raise BatchError(
-                f"rng has shape {rng.shape} and dtype {rng.dtype}; allowed: one uint64 "
-                f"xorshift state per slot, shape ({self.size},)"
+                f"seats has shape {arr.shape} and dtype {arr.dtype}; allowed: one seat per "
+                f"slot, integers of shape ({self.size},)"
             )
+        bad = np.flatnonzero((arr < 0) | (arr >= n))
+        if bad.size:
+            b = int(bad[0])
+            raise BatchError(f"seats: slot {b}: {int(arr[b])} is not a seat; allowed: 0 to {n - 1}")
+        if not isinstance(rng, np.ndarray) or rng.shape != (self.size,) or rng.dtype != np.uint64:
+            raise BatchError(
+                f"rng has shape {np.shape(rng)} and dtype {getattr(rng, 'dtype', None)}; "
+                f"allowed: one uint64 xorshift state per slot, shape ({self.size},)"
+            )
+        zero = np.flatnonzero(rng == 0)
+        if zero.size:
+            raise BatchError(
+                f"rng: slot {int(zero[0])}'s state is 0, which xorshift never leaves; "
+                "allowed: nonzero states"
+            )
+        return self._play_random_until(arr.astype(np.int64), rng)
+
+    def _play_random_until(self, seats: np.ndarray, rng: np.ndarray) -> np.ndarray:
+        """:meth:`play_random_until` of checked arguments (``seats``: ``int64``)."""
         br = self.br
         was_over = self.st[:, K.OVER].copy()
         self._masks_fresh = False
         K.play_random_until(
-            np.asarray(seats, np.int64),
+            seats,
             rng,
             br.rp,
             br.tab,
@@ -503,16 +852,35 @@ class BatchEngine:
                 )
         return ended
 
-    def action_array(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    def action_array(
+        self, actions: np.ndarray | Sequence[int], beyond: int | None = None
+    ) -> np.ndarray:
         """``actions`` as a new ``int64`` array, one per slot; :class:`BatchError` for
-        another shape or a dtype other than integers. Their legality is not checked."""
+        another shape or a dtype other than integers. Their legality is not checked.
+
+        An unsigned action from 2**63 (``uint64``) has no ``int64``: it is refused,
+        naming the value given (a cast would wrap ``2**64 - 1`` round to -1, the
+        action that leaves a slot as it is), or with ``beyond`` given it becomes
+        ``beyond`` (the vector environment's illegal-action rule, where any action out
+        of range is an illegal one)."""
         arr = np.asarray(actions)
         if arr.shape != (self.size,):
             raise BatchError(
                 f"actions must have shape ({self.size},) (one per slot), got shape {arr.shape}"
             )
-        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        kind = arr.dtype.kind
+        if kind not in "iu":
             raise BatchError(f"actions must be integers, got dtype {arr.dtype}")
+        if kind == "u" and arr.dtype.itemsize == 8:
+            huge = arr > _INT64_MAX
+            if huge.any():
+                if beyond is None:
+                    b = int(np.flatnonzero(huge)[0])
+                    raise BatchError(
+                        f"slot {b}: action {int(arr[b])} is out of range; allowed: 0 to "
+                        f"{self.num_actions - 1}, or -1 (leaves the slot as it is)"
+                    )
+                return np.where(huge, beyond, arr.astype(np.int64))
         return arr.astype(np.int64)
 
     def legal(self, acts: np.ndarray) -> np.ndarray:
@@ -566,25 +934,54 @@ class BatchEngine:
 
     @property
     def to_move(self) -> np.ndarray:
-        return self.st[:, K.TO_MOVE]
+        """Per slot: the seat to move. A read-only view of the engine's own ``st``
+        column (a write would change the game behind the engine's back); it follows
+        the engine's later moves: copy it to keep it."""
+        return self._to_move
+
+    def _slot(self, b: object) -> int:
+        """``b`` as a slot number, else :class:`BatchError` (a negative number is no
+        slot: numpy would read it from the end)."""
+        slot = b if type(b) is int else whole_number(b)
+        if slot is None or not 0 <= slot < self.size:
+            raise BatchError(
+                f"slot {shown_value(b)} does not exist; allowed: {INTEGER_KINDS} from 0 to "
+                f"{self.size - 1}"
+            )
+        return slot
 
     def hand_mask(self, b: int, seat: int) -> int:
         """Seat ``seat``'s hand in slot ``b`` as the engine's bit mask over tile indices."""
+        b = self._slot(b)
+        n = self.rules.players
+        checked = seat_number(seat, n)
+        if checked is None:
+            raise BatchError(
+                f"seat must be a seat number: {INTEGER_KINDS} from 0 to {n - 1}; "
+                f"got {shown_value(seat)}"
+            )
+        return self._hand_mask(b, checked)
+
+    def _hand_mask(self, b: int, seat: int) -> int:
         mask = 0
         for k in np.flatnonzero(self.loc[b] == seat).tolist():
             mask |= 1 << k
         return mask
 
     def hand_masks(self, b: int) -> tuple[int, ...]:
-        return tuple(self.hand_mask(b, s) for s in range(self.rules.players))
+        """Every seat's hand in slot ``b``, as :meth:`hand_mask`."""
+        b = self._slot(b)
+        return tuple(self._hand_mask(b, s) for s in range(self.rules.players))
 
     def boneyard(self, b: int) -> tuple[Tile, ...]:
         """The undrawn tiles of slot ``b`` in draw order (full information)."""
+        b = self._slot(b)
         tiles = self.enc.tiles
         return tuple(tiles[k] for k in self.stock[b, self.st[b, K.POS] :].tolist())
 
     def end_tuple(self, b: int) -> tuple[End, ...]:
         """Slot ``b``'s open ends as the engine's :class:`End` values."""
+        b = self._slot(b)
         out = []
         for kind, v, v2 in self.ends[b, : self.st[b, K.NENDS]].tolist():
             k = _KINDS[kind]
@@ -593,7 +990,7 @@ class BatchEngine:
 
     def outcome(self, b: int) -> Outcome | None:
         """Slot ``b``'s :class:`Outcome` once its hand is over, else None."""
-        st = self.st[b]
+        st = self.st[self._slot(b)]
         if st[K.TERM] < 0:
             return None
         winner = int(st[K.WINNER])
@@ -607,6 +1004,8 @@ class BatchEngine:
         )
 
     def match_winners(self, b: int) -> tuple[int, ...] | None:
+        """The winning sides of slot ``b``'s match once it is over, else None."""
+        b = self._slot(b)
         if not self.mst[b, K.M_OVER]:
             return None
         return tuple(int(x) for x in np.flatnonzero(self.winners[b]))
@@ -619,21 +1018,22 @@ def random_hands(
 
     Returns ``(results, actions)``: per hand (termination code, winning side or -1,
     points), and the number of actions taken. ``threads`` > 1 splits the hands over
-    numba's threads (each range with its own random stream).
+    numba's threads (each range with its own random stream). ``rng_seed`` seeds the
+    random actions: a seed as the engine's, from 0 to 2**64 - 1.
     """
     br = batch_rules(rules)
+    threads = checked_int("threads", threads, 1)
+    stream = _kernel_seed(_checked_seed("rng_seed", rng_seed))
     keys, klens = seed_keys(seeds)
     results = np.zeros((len(keys), 3), np.int64)
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise BatchError(f"threads={threads!r} is not allowed; allowed: an integer >= 1")
     if threads == 1:
-        total = K.random_hands(keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results)
+        total = K.random_hands(keys, klens, br.rp, br.tab, br.slot, stream, results)
     else:
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         total = K.random_hands_parallel(
-            keys, klens, br.rp, br.tab, br.slot, int(rng_seed), results, threads
+            keys, klens, br.rp, br.tab, br.slot, stream, results, threads
         )
     return results, int(total)
 
@@ -658,15 +1058,31 @@ def deal_hidden_hands(
     a constructive deal, then ``3 x unseen`` swaps that keep every cap, so the deals
     approach the uniform distribution over the consistent ones), seeded by ``seed``.
     For at most 62 tiles (the masks are 64-bit integers).
+
+    Arguments are checked (this is on the search's path: one pass over a few
+    numbers): ``unseen`` a mask of tiles 0 to 61; ``sizes`` integers >= 0, one per
+    hidden hand; ``voids`` one mask per hand; each cap a hand, a mask and an
+    integer >= 0; ``count`` >= 0; ``tries`` >= 1; ``seed`` a seed as the engine's
+    (0 to 2**64 - 1). Masks are integers from 0 to 2**63 - 1. :class:`BatchError`
+    names the first that is not.
     """
+    unseen = checked_int("unseen", unseen, 0)
+    if unseen >> 62:
+        raise BatchError(
+            f"deal_hidden_hands: tile index {unseen.bit_length() - 1} > 61; at most 62 tiles"
+        )
     tiles = [t for t in range(unseen.bit_length()) if unseen >> t & 1]
-    if tiles and tiles[-1] > 61:
-        raise BatchError(f"deal_hidden_hands: tile index {tiles[-1]} > 61; at most 62 tiles")
+    sizes = _int_list("sizes", sizes, 0, _INT64_MAX)
+    voids = _int_list("voids", voids, 0, _INT64_MAX)
     H = len(sizes)
-    if len(voids) != H or any(not 0 <= h < H for h, _, _ in caps):
+    caps = _caps(caps, H)
+    if len(voids) != H:
         raise BatchError(f"deal_hidden_hands: {H} sizes, {len(voids)} voids, caps on {caps!r}")
+    count = checked_int("count", count, 0)
+    tries = checked_int("tries", tries, 1)
+    stream = _kernel_seed(_checked_seed("seed", seed))
     boneyard = len(tiles) - sum(sizes)
-    if boneyard < 0 or min(sizes, default=0) < 0:
+    if boneyard < 0:
         raise BatchError(f"deal_hidden_hands: hands of {list(sizes)} from {len(tiles)} tiles")
     hands = np.zeros((count, H), np.int64)
     rest = np.zeros((count, boneyard), np.int64)
@@ -680,7 +1096,7 @@ def deal_hidden_hands(
         np.array([c for _, _, c in caps], np.int64),
         tries,
         3 * len(tiles),
-        seed & 0xFFFFFFFFFFFFFFFF,
+        stream,
         hands,
         rest,
         dealt,
@@ -688,6 +1104,50 @@ def deal_hidden_hands(
     hand_rows = hands.tolist()
     rest_rows = rest.tolist()
     return [(hand_rows[w], rest_rows[w]) if dealt[w] else None for w in range(count)]
+
+
+def _int_list(name: str, values: object, low: int, high: int) -> list[int]:
+    """``values``, a sequence of integers from ``low`` to ``high``, as a list of plain
+    ints; else :class:`BatchError` naming the first that is not. Plain ints in range
+    (what the search passes) are taken in one pass."""
+    if type(values) is list:
+        # The search's case, in a plain loop (no generator, no ABC test): ~0.1 us.
+        for x in values:
+            if type(x) is not int or not low <= x <= high:
+                break
+        else:
+            return values
+    if not isinstance(values, (Sequence, np.ndarray)) or isinstance(values, (str, bytes)):
+        raise BatchError(
+            f"{name}={shown_value(values)} is not allowed; allowed: a sequence of integers"
+        )
+    return [checked_int(f"{name}[{i}]", x, low, high) for i, x in enumerate(values)]
+
+
+def _caps(caps: object, hands: int) -> list[tuple[int, int, int]]:
+    """The caps of :func:`deal_hidden_hands` checked: each ``(hand, mask, most)``."""
+    if type(caps) is list and not caps:
+        return caps  # the search's usual case, at once
+    if not isinstance(caps, (Sequence, np.ndarray)) or isinstance(caps, (str, bytes)):
+        raise BatchError(f"caps={shown_value(caps)} is not allowed; allowed: a sequence of caps")
+    out = []
+    for j, cap in enumerate(caps):
+        if not (isinstance(cap, (tuple, list)) and len(cap) == 3):
+            raise BatchError(
+                f"caps[{j}]={shown_value(cap)} is not allowed; allowed: (hand, mask, most)"
+            )
+        h, mask, most = cap
+        if not (type(h) is int and 0 <= h < hands):
+            h = whole_number(h)
+            if h is None or not 0 <= h < hands:
+                raise BatchError(
+                    f"deal_hidden_hands: {hands} sizes, caps on {caps!r}: caps[{j}]'s hand "
+                    f"is not allowed; allowed: 0 to {hands - 1}"
+                )
+        mask = checked_int(f"caps[{j}] mask", mask, 0, _INT64_MAX)
+        most = checked_int(f"caps[{j}] most", most, 0)
+        out.append((h, mask, most))
+    return out
 
 
 class WorldPlayouts:
@@ -711,17 +1171,32 @@ class WorldPlayouts:
         rules = view.rules
         br = self.br = batch_rules(rules)
         self.enc = br.enc
-        self.wts = np.asarray(weights, np.float64)
+        try:
+            self.wts = np.asarray(weights, np.float64)
+        except (ValueError, TypeError) as e:
+            raise BatchError(f"weights: expected {PL.NPW} numbers ({e})") from None
         if self.wts.shape != (PL.NPW,):
             raise BatchError(f"weights: expected {PL.NPW} numbers, got shape {self.wts.shape}")
+        if not np.isfinite(self.wts).all():
+            raise BatchError(f"weights: {self.wts.tolist()} are not all finite numbers")
         self._sets, self._halves, self._miss = _policy_tables(br)
         T = self.enc.num_tiles
         E = self.enc.end_slots
         self.side = rules.side_of(view.seat)
-        layout_loc = np.full(T, K.BONEYARD, np.int8)
+        # What every world must agree with (checked as the worlds are filled): the
+        # tiles on the table, the hand sizes, the viewer's own hand; and the actions
+        # the viewer may take.
+        layout_loc = np.full(T, PL._NOWHERE, np.int8)
         for tile in view.layout:
             layout_loc[tile.index] = K.PLAYED
         self._layout_loc = layout_loc
+        self._sizes = np.array(view.hand_sizes, np.int64)
+        self._words = (T + 63) // 64
+        own = sum(1 << tile.index for tile in view.hand)
+        self._own = np.array(
+            [(own >> (64 * x)) & 0xFFFFFFFFFFFFFFFF for x in range(self._words)], np.uint64
+        )
+        self._legal = frozenset(self.enc.index[move] for move in view.legal_moves)
         ends = np.full((E, 3), -1, np.int8)
         for i, end in enumerate(view.ends):
             ends[i] = (
@@ -760,37 +1235,71 @@ class WorldPlayouts:
     ) -> np.ndarray:
         """``values[w, c]``: the mean result for the viewer's side of action
         ``actions[c]`` in world ``w`` (its side's points, or minus the winners' points
-        shared among the other sides), over ``repeats`` playouts."""
+        shared among the other sides), over ``repeats`` playouts.
+
+        Checked, as cheaply as the search's path allows (the worlds as the kernel fills
+        them, the rest once per call): ``worlds`` one or more, each of the view (a
+        mask per seat, the viewer's own the view's hand and every size the view's; a
+        boneyard of the view's size; every tile in exactly one place); ``actions`` one
+        or more of the view's legal actions; ``repeats`` >= 1; ``rng_seed`` a seed as
+        the engine's (0 to 2**64 - 1). :class:`BatchError` names the first that is not.
+        """
         br = self.br
         T = self.enc.num_tiles
         n = self.view.rules.players
-        nw, na = len(worlds), len(actions)
-        words = (T + 63) // 64
+        acts = self._candidates(actions)
+        repeats = checked_int("repeats", repeats, 1)
+        stream = _kernel_seed(_checked_seed("rng_seed", rng_seed))
+        nw, na = len(worlds), acts.size
+        if nw == 0:
+            raise BatchError("worlds: none given; allowed: one or more worlds of the view")
+        words = self._words
         hand_words = np.zeros((nw, n, words), np.uint64)
-        rest = np.zeros((nw, T), np.int16)
+        rest = np.zeros((nw, T), np.int64)
         rest_len = np.zeros(nw, np.int64)
-        for w, (hands, _) in enumerate(worlds):
-            if len(hands) != n:
-                raise BatchError(f"world {w}: expected {n} hands, got {len(hands)}")
-        if words == 1:
-            hand_words[:, :, 0] = np.array([hands for hands, _ in worlds], np.uint64)
-        else:
-            for w, (hands, _) in enumerate(worlds):
-                for seat, mask in enumerate(hands):
-                    for x in range(words):
-                        hand_words[w, seat, x] = (mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF
         # Every world of a view has the same boneyard size (it is public).
         size = self.view.boneyard_size
-        if any(len(boneyard) != size for _, boneyard in worlds):
-            raise BatchError(f"worlds: every boneyard must hold the view's {size} tiles")
+        for w, (hands, boneyard) in enumerate(worlds):
+            if len(hands) != n:
+                raise BatchError(f"world {w}: expected {n} hands, got {len(hands)}")
+            if len(boneyard) != size:
+                raise BatchError(f"worlds: every boneyard must hold the view's {size} tiles")
+        try:
+            if words == 1:
+                masks = np.array([hands for hands, _ in worlds])
+                if masks.dtype.kind != "i":  # a float would be cut to an int unseen
+                    raise TypeError(f"masks of {masks.dtype}")
+                # A negative mask becomes bits past the set's tiles: refused as outside.
+                hand_words[:, :, 0] = masks.astype(np.uint64)
+            else:
+                for w, (hands, _) in enumerate(worlds):
+                    for seat, mask in enumerate(hands):
+                        if type(mask) is not int or mask < 0:
+                            mask = checked_int(f"world {w} hand {seat}", mask, 0)
+                        for x in range(words):
+                            hand_words[w, seat, x] = (mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF
+            if size:
+                tiles = np.array([boneyard for _, boneyard in worlds])
+                if tiles.dtype.kind != "i":
+                    raise TypeError(f"boneyard tiles of {tiles.dtype}")
+                rest[:, :size] = tiles
+        except (ValueError, TypeError, OverflowError) as e:
+            raise BatchError(
+                f"worlds: not worlds of the view ({e}); allowed: ({n} hand masks, "
+                f"{size} tile indices) per world, integers"
+            ) from None
         rest_len[:] = size
-        if size:
-            rest[:, :size] = np.array([boneyard for _, boneyard in worlds], np.int16)
         loc = np.empty((nw, T), np.int8)
         hsize = np.empty((nw, n), np.int32)
         stock = np.zeros((nw, T), np.int16)
         st = np.tile(self._st, (nw, 1))
-        PL.fill_worlds(hand_words, rest, rest_len, self._layout_loc, loc, hsize, stock, st)
+        why = np.zeros(2, np.int64)
+        bad = PL.fill_worlds(
+            hand_words, rest, rest_len, self._layout_loc, self._sizes, self.view.seat,
+            self._own, loc, hsize, stock, st, why,
+        )  # fmt: skip
+        if bad >= 0:
+            raise BatchError(self._world_error(int(bad), int(why[0]), int(why[1])))
         values = np.zeros((nw, na), np.float64)
         PL.policy_playouts(
             br.rp,
@@ -805,13 +1314,50 @@ class WorldPlayouts:
             stock,
             self._ends,
             st,
-            np.asarray(actions, np.int64),
+            acts,
             self.side,
-            int(repeats),
-            int(rng_seed),
+            repeats,
+            stream,
             values,
         )
         return values
+
+    def _candidates(self, actions: Sequence[int]) -> np.ndarray:
+        """``actions`` as an ``int64`` array, each a legal action of the view."""
+        acts = np.asarray(actions)
+        if acts.ndim != 1 or acts.size == 0 or acts.dtype.kind not in "iu":
+            raise BatchError(
+                f"actions={shown_value(actions)} is not allowed; allowed: one or more of the "
+                f"view's legal actions {sorted(self._legal)}"
+            )
+        legal = self._legal
+        for c, a in enumerate(acts.tolist()):
+            if a not in legal:
+                raise BatchError(
+                    f"actions[{c}]={a} is not a legal action of the view; allowed: "
+                    + ", ".join(f"{x} ({self.enc.moves[x]})" for x in sorted(legal))
+                )
+        return acts.astype(np.int64)
+
+    def _world_error(self, w: int, what: int, at: int) -> str:
+        """The message of what :func:`PL.fill_worlds` found wrong in world ``w``."""
+        view = self.view
+        if what == PL.WORLD_TWICE:
+            why = f"tile {self.enc.tiles[at]} is in two places (a hand, the table, the boneyard)"
+        elif what == PL.WORLD_OUTSIDE:
+            why = f"boneyard entry {at} is no tile index (0 to {self.enc.num_tiles - 1})"
+        elif what == PL.WORLD_MASK:
+            why = (
+                f"seat {at}'s hand mask holds bits past the set's {self.enc.num_tiles} tiles "
+                "(or is negative)"
+            )
+        elif what == PL.WORLD_MISSING:
+            why = f"tile {self.enc.tiles[at]} is in no hand, nor on the table or in the boneyard"
+        elif what == PL.WORLD_SIZE:
+            why = f"seat {at}'s hand does not hold the view's {view.hand_sizes[at]} tiles"
+        else:
+            why = f"seat {at}'s hand is not the view's own hand"
+        return f"world {w}: {why}; allowed: worlds of the view (each tile in one place)"
 
 
 _POLICY_TABLES: dict[Rules, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}

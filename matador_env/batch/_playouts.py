@@ -431,34 +431,92 @@ def policy_playouts(
     return actions
 
 
+# What :func:`fill_worlds` finds wrong with a world (``why[0]``; ``why[1]``: the tile,
+# or for WORLD_SIZE, WORLD_OWN and WORLD_MASK the seat).
+WORLD_TWICE = 0  # a tile in two places (two hands, a hand and the table, the boneyard twice)
+WORLD_OUTSIDE = 1  # a boneyard entry that is no tile index
+WORLD_MISSING = 2  # a tile in no place
+WORLD_SIZE = 3  # a hand of another size than the view shows
+WORLD_OWN = 4  # the viewer's hand is not the view's
+WORLD_MASK = 5  # a hand mask with bits past the set's tiles (or a negative one)
+_NOWHERE = -3  # a tile not placed yet: neither BONEYARD nor PLAYED nor a seat
+
+
 @njit(cache=True)
 def fill_worlds(
     hand_words: np.ndarray,
     rest: np.ndarray,
     rest_len: np.ndarray,
     layout_loc: np.ndarray,
+    sizes: np.ndarray,
+    own_seat: int,
+    own_words: np.ndarray,
     loc: np.ndarray,
     hsize: np.ndarray,
     stock: np.ndarray,
     st: np.ndarray,
-) -> None:
+    why: np.ndarray,
+) -> int:
     """Row ``w`` of ``loc``/``hsize``/``stock``/``st[:, POS]``: world ``w``'s hands
     (``hand_words[w, seat]``, bitsets) and boneyard (``rest[w, :rest_len[w]]``, in
-    draw order); ``layout_loc`` marks the tiles on the table."""
+    draw order); ``layout_loc`` marks the tiles on the table (``PLAYED``, else
+    ``_NOWHERE``).
+
+    Every world is checked on the way, at no cost beside the filling (the playouts
+    index arrays by these tiles, unchecked): each tile in exactly one place, the hand
+    sizes ``sizes`` of the view, the viewer's hand ``own_words``. Returns -1, or the
+    first world that does not fit, with what is wrong in ``why`` (``WORLD_*``, tile).
+    """
     T = loc.shape[1]
     n = hsize.shape[1]
+    W = hand_words.shape[2]
+    spare = T - 64 * (W - 1)  # tiles in the last word: bits above them are outside
     for w in range(loc.shape[0]):
         for k in range(T):
             loc[w, k] = layout_loc[k]
         for s in range(n):
+            if spare < 64 and hand_words[w, s, W - 1] >> np.uint64(spare):
+                why[0] = WORLD_MASK
+                why[1] = s
+                return w
+            if s == own_seat:
+                for x in range(W):
+                    if hand_words[w, s, x] != own_words[x]:
+                        why[0] = WORLD_OWN
+                        why[1] = s
+                        return w
             size = 0
             for k in range(T):
                 if (hand_words[w, s, k >> 6] >> np.uint64(k & 63)) & _ONE:
+                    if loc[w, k] != _NOWHERE:
+                        why[0] = WORLD_TWICE
+                        why[1] = k
+                        return w
                     loc[w, k] = s
                     size += 1
             hsize[w, s] = size
         start = T - rest_len[w]
         for j in range(rest_len[w]):
-            stock[w, start + j] = rest[w, j]
-            loc[w, rest[w, j]] = K.BONEYARD
+            k = rest[w, j]
+            if k < 0 or k >= T:
+                why[0] = WORLD_OUTSIDE
+                why[1] = k
+                return w
+            if loc[w, k] != _NOWHERE:
+                why[0] = WORLD_TWICE
+                why[1] = k
+                return w
+            stock[w, start + j] = k
+            loc[w, k] = K.BONEYARD
+        for k in range(T):
+            if loc[w, k] == _NOWHERE:
+                why[0] = WORLD_MISSING
+                why[1] = k
+                return w
+        for s in range(n):
+            if hsize[w, s] != sizes[s]:
+                why[0] = WORLD_SIZE
+                why[1] = s
+                return w
         st[w, K.POS] = start
+    return -1
