@@ -2,7 +2,8 @@
 
 An agent sees one seat's :class:`~matador_env.engine.SeatView` (its legal moves
 are ``view.legal_moves``) and returns one of those moves; a view with none (another
-seat to act, the hand over) is refused (:func:`moves_to_choose`). All randomness
+seat to act, the hand over) is refused (:func:`matador_env.engine.state.moves_to_choose`,
+which the bot runtime uses too). All randomness
 comes from the ``rng`` passed in, so a game replays from its seeds.
 """
 
@@ -16,7 +17,9 @@ from collections.abc import Callable
 
 from matador_env.bot import greedy_move
 from matador_env.engine import Move, Rules, SeatView
-from matador_env.engine.tiles import INTEGER_KINDS, parse_digits, shown_value, whole_number
+from matador_env.engine.state import moves_to_choose
+from matador_env.engine.tiles import parse_digits, shown_value
+from matador_env.values import integer_check
 
 __all__ = [
     "Agent",
@@ -52,33 +55,6 @@ class Agent(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-def moves_to_choose(view: object, agent: str) -> tuple[Move, ...]:
-    """``view.legal_moves``, once ``view`` is a :class:`SeatView` whose seat has a move
-    to make: the check at the start of every agent's ``act`` (``agent`` names the
-    player in the message). Else ``TypeError`` (not a view: a ``HandState`` is not,
-    ``state.view(seat)`` is) or ``ValueError`` (the hand is over, or another seat is
-    to act), as :meth:`matador_env.bot.Bot.choose` refuses them.
-
-    One type test and one length test: it runs on every move of every game, the
-    search's and the arena's included (the search's playouts and the expert's
-    scoring inside it call no ``act``, so it runs once per move)."""
-    if not isinstance(view, SeatView):
-        raise TypeError(
-            f"{agent}: expected a SeatView (a seat's view: state.view(seat)), "
-            f"got {type(view).__name__}"
-        )
-    moves = view.legal_moves
-    if not moves:
-        if view.outcome is not None:
-            raise ValueError(
-                f"{agent}: the hand is over ({view.outcome}); there is no move to make"
-            )
-        if view.seat != view.to_move:
-            raise ValueError(f"{agent}: seat {view.seat} is not to act: seat {view.to_move} is")
-        raise ValueError(f"{agent}: the view of seat {view.seat}, to act, lists no legal move")
-    return moves
 
 
 class RandomAgent(Agent):
@@ -136,6 +112,9 @@ def spec_count(agent: str, key: str, raw: str, least: int = 1) -> int:
     return number
 
 
+_count_check = integer_check(ValueError, type_error=TypeError)
+
+
 def checked_count(
     agent: str, key: str, value: object, least: int = 1, most: int | None = None
 ) -> int:
@@ -143,23 +122,9 @@ def checked_count(
     ``most`` (no bound: None), the range its spec allows (:func:`spec_count`); an
     integer of :data:`~matador_env.engine.tiles.INTEGER_KINDS` (a numpy integer
     becomes an ``int``), else ``TypeError`` (a float, a bool, a str); out of range,
-    ``ValueError``. Both name the argument, the value and what is allowed."""
-    allowed = (
-        f"an integer >= {least}"
-        if most is None
-        else f"{least} or {most}"
-        if most == least + 1
-        else f"an integer from {least} to {most}"
-    )
-    number = whole_number(value)
-    if number is None:
-        raise TypeError(
-            f"{agent}: {key}={shown_value(value)} is not allowed; allowed: {allowed} "
-            f"({INTEGER_KINDS})"
-        )
-    if number < least or (most is not None and number > most):
-        raise ValueError(f"{agent}: {key}={number} is not allowed; allowed: {allowed}")
-    return number
+    ``ValueError``. Both name the agent, the argument, the value and what is allowed
+    (:func:`matador_env.values.integer_check`, the batch engine's check too)."""
+    return _count_check(f"{agent}: {key}", value, least, most)
 
 
 def spec_number(agent: str, key: str, raw: str) -> float:

@@ -558,17 +558,19 @@ class SearchAgent(Agent):
         samples: int = 64,
         playouts: int = 1,
         width: int = 6,
-        halving: int = 1,
-        fast: int = 1,
+        halving: int | bool = 1,
+        fast: int | bool = 1,
     ) -> None:
         """Each argument is an integer in the range its spec option allows
-        (:data:`_RANGES`): a float such as 2.5, a bool or a str is refused here with
-        ``TypeError``, a value out of range with ``ValueError``, never mid-game."""
+        (:data:`_RANGES`): a float such as 2.5 or a str is refused here with
+        ``TypeError``, a value out of range with ``ValueError``, never mid-game. The
+        two flags, ``halving`` and ``fast``, take True and False as 1 and 0 too; a
+        count does not (``samples=True`` is no count)."""
         samples = checked_count("SearchAgent", "samples", samples, *_RANGES["samples"])
         playouts = checked_count("SearchAgent", "playouts", playouts, *_RANGES["playouts"])
         width = checked_count("SearchAgent", "width", width, *_RANGES["width"])
-        halving = checked_count("SearchAgent", "halving", halving, *_RANGES["halving"])
-        fast = checked_count("SearchAgent", "fast", fast, *_RANGES["fast"])
+        halving = checked_count("SearchAgent", "halving", _flag(halving), *_RANGES["halving"])
+        fast = checked_count("SearchAgent", "fast", _flag(fast), *_RANGES["fast"])
         self.samples = samples
         self.playouts = playouts
         self.width = width
@@ -762,6 +764,12 @@ _RANGES: dict[str, tuple[int, int | None]] = {
     "halving": (0, 1),
     "fast": (0, 1),
 }
+
+
+def _flag(value: object) -> object:
+    """A flag's bool as the 0 or 1 its spec writes (``fast=False`` is a natural call);
+    anything else as given, for the count check to read or refuse."""
+    return int(value) if isinstance(value, bool) else value
 
 
 def _build(options: dict[str, str]) -> Agent:

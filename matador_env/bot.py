@@ -54,7 +54,7 @@ from typing import Any
 
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
-from .engine.state import SEED_LIMIT
+from .engine.state import SEED_LIMIT, moves_to_choose
 from .flags import seed_arg
 from .policy import (
     OnnxPolicy,
@@ -118,13 +118,8 @@ class Bot(ABC):
         ``rng`` makes a sampled choice reproducible; without it the bot's own
         generator (seeded by ``load_bot(seed=...)``) is used.
         """
-        if not isinstance(view, SeatView):
-            raise TypeError(f"choose: expected a SeatView, got {type(view).__name__}")
+        moves_to_choose(view, f"bot {self.name}", BotError)
         self.check_rules(view.rules)
-        if not view.legal_moves:
-            if view.outcome is not None:
-                raise BotError(f"the hand is over ({view.outcome}); there is no move to make")
-            raise BotError(f"seat {view.seat} is not to act: seat {view.to_move} is")
         if rng is None:
             with self._lock:
                 # A private generator per call, so the lock is held only for the seed.

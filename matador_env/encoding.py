@@ -124,10 +124,10 @@ from .engine import (
     Tile,
     set_tiles,
 )
-from .engine.rules import a_type
+from .engine.rules import a_type, rules_differences
 from .engine.state import _checked_scores, _move_problem, _plainly_typed, _seat_error, seat_number
 from .engine.tiles import shown_value
-from .values import as_integer
+from .values import as_integer, same_value
 
 __all__ = [
     "ENCODING_VERSION",
@@ -453,7 +453,7 @@ class Encoding:
         # The hot path of a trained bot's move: scalar writes at precomputed
         # positions, no temporary table. ObservationTracker and the tests hold it
         # equal, number for number, to the pieces table.
-        if type(view) is not SeatView:
+        if not isinstance(view, SeatView):
             raise _not_a(view, "observation", "a SeatView (state.view(seat))")
         rules = view.rules
         if not self.encodes(rules):
@@ -573,13 +573,8 @@ class Encoding:
         for key, now in mine.items():
             was = saved.get(key, "<missing>")
             if key == "rules" and isinstance(was, dict) and isinstance(now, dict):
-                details += [
-                    f"rules.{field}: saved {shown_value(was.get(field, '<missing>'))}, now "
-                    f"{shown_value(now.get(field, '<missing>'))}"
-                    for field in sorted(set(was) | set(now))
-                    if not _same(was.get(field, _MISSING), now.get(field, _MISSING))
-                ]
-            elif not _same(was, now):
+                details += [f"rules.{d}" for d in rules_differences(was, now, ("saved", "now"))]
+            elif not same_value(was, now):
                 details.append(f"{key}: saved {shown_value(was)}, now {shown_value(now)}")
         if details:
             raise ValueError(f"the saved encoding does not match this one ({'; '.join(details)})")
@@ -598,20 +593,6 @@ class Encoding:
                 f"rules{'' if state else ' (a state vector: state=True)'}; got {got}"
             )
         return {p.name: vector[offsets[p.name]].reshape(p.shape) for p in pieces}
-
-
-_MISSING = object()
-
-
-def _same(a: object, b: object) -> bool:
-    """Equal and of the same type: a saved ``True`` or ``1.0`` is not the encoding
-    version 1, though Python compares them equal (a signature's values are numbers,
-    text and the rules' dict of them)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
 
 
 def _not_a(value: object, where: str, allowed: str) -> TypeError:
@@ -898,7 +879,7 @@ def action_mask(rules: Rules | str, moves: Iterable[Move | str]) -> np.ndarray:
 
 def observation(view: SeatView) -> np.ndarray:
     """The observation vector of a seat's view (no hidden information: it takes a view)."""
-    if type(view) is not SeatView:
+    if not isinstance(view, SeatView):
         raise _not_a(view, "observation", "a SeatView (state.view(seat))")
     return encoding_for(view.rules).observation(view)
 

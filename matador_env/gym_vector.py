@@ -50,8 +50,8 @@ exported policy's path) every observation, reward and info is the same
 (``tests/test_gym_vector.py`` checks it).
 ``np_random_seed`` and ``np_random`` are per slot, as ``SyncVectorEnv``'s (tuples of
 the slots' seeds and streams), and ``reset(options={"reset_mask": mask})`` resets the
-masked slots only, as ``SyncVectorEnv`` does (other options are refused: the single
-env takes none).
+masked slots only, as ``SyncVectorEnv`` does (other keys of ``options`` are ignored,
+as the single env ignores its ``options``).
 ``"random"`` and ``"casual"`` opponents draw their moves from one stream per slot,
 restarted from the slot's seed at every seeded reset (fresh entropy before the
 first): they replay, and a slot's do not depend on the other slots' seeds or
@@ -85,6 +85,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .engine import Rules
+from .engine.tiles import shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     INFO_KEYS,
@@ -242,8 +243,10 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         bool array of shape ``(num_envs,)``, at least one True; after a first reset of
         every slot): only those slots start an episode, each with its own seed; the
         others go on, their observation as the last step showed it, and the infos
-        hold the reset slots only (``infos["_" + key]`` is the mask). Any other option
-        is refused with a ``ValueError`` (the single env takes none)."""
+        hold the reset slots only (``infos["_" + key]`` is the mask); a malformed mask
+        is refused with a ``ValueError`` before anything changes. Other keys are
+        ignored, as the single env ignores its ``options`` (and ``SyncVectorEnv``
+        passes them on to it)."""
         mask = self._reset_mask(options)
         seeds = self._slot_seeds(seed)
         return all_or_nothing(self._guarded, self._save, self._restore, self._reset, seeds, mask)
@@ -284,41 +287,19 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         return obs, infos
 
     def _reset_mask(self, options: dict[str, Any] | None) -> np.ndarray | None:
-        """The ``reset_mask`` of ``options`` (None: every slot), checked as SyncVectorEnv
-        checks it; ``ValueError`` for anything else."""
+        """The ``reset_mask`` of ``options`` (None: every slot), checked by the batch
+        env's check of a reset's mask. Other keys are ignored: the single env accepts
+        options and uses none, and ``SyncVectorEnv`` passes them on to it."""
         if options is None:
             return None
         if not isinstance(options, dict):
             raise ValueError(
-                f"options={options!r} is not allowed; allowed: None or a dict "
-                "({'reset_mask': mask})"
-            )
-        other = sorted(set(options) - {"reset_mask"}, key=repr)
-        if other:
-            raise ValueError(
-                f"options: {', '.join(map(repr, other))} is not allowed; allowed: 'reset_mask' "
-                "(the compiled vector env takes no other option; the single env takes none)"
+                f"options={shown_value(options)} is not allowed; allowed: None or a dict "
+                "(its 'reset_mask' is used, other keys are ignored)"
             )
         if "reset_mask" not in options:
             return None
-        mask = options["reset_mask"]
-        B = self.num_envs
-        if not (
-            isinstance(mask, np.ndarray)
-            and mask.shape == (B,)
-            and mask.dtype == np.bool_
-            and mask.any()
-        ):
-            raise ValueError(
-                f"options['reset_mask']={mask!r} is not allowed; allowed: a numpy bool "
-                f"array of shape ({B},) with at least one True (as SyncVectorEnv)"
-            )
-        if not self._started and not mask.all():
-            raise ValueError(
-                "options['reset_mask'] before the first reset: the other slots have no "
-                "episode to go on with; allowed: reset() every slot first"
-            )
-        return mask.copy()
+        return self.venv._reset_mask(options["reset_mask"], "options['reset_mask']")
 
     def step(
         self, actions: Any

@@ -56,6 +56,7 @@ import numpy as np
 from .configs import CONFIGURATIONS, Configuration, configuration
 from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
+from .engine.rules import rules_differences
 from .onnx_mlp import NumpyMLP, read_mlp
 
 __all__ = [
@@ -387,11 +388,14 @@ class OnnxPolicy:
                 f"act: the mask must have one entry per action, shape ({n},); got shape {m.shape}"
             )
         legal = np.flatnonzero(m)
-        integers = m.dtype.kind in "iu"
-        if m.dtype != np.bool_ and (not integers or np.count_nonzero(m == 1) != legal.size):
-            what = "integers other than 0 and 1" if integers else f"{m.dtype} values"
+        # Numbers other than 0 and 1 are refused (any nonzero would count as legal), in
+        # any numeric type: RLlib and others hand masks over as float32 ones and zeros.
+        if m.dtype != np.bool_ and (
+            m.dtype.kind not in "iuf" or np.count_nonzero(m == 1) != legal.size
+        ):
+            what = f"{m.dtype} values" if m.dtype.kind not in "iuf" else "values other than 0 and 1"
             raise ValueError(
-                f"act: the mask holds {what}; allowed: bools, or the integers 0 (illegal) "
+                f"act: the mask holds {what}; allowed: bools, or the numbers 0 (illegal) "
                 "and 1 (legal)"
             )
         if legal.size == 0:
@@ -447,8 +451,9 @@ class OnnxPolicy:
         """The action: the most likely legal one, or sampled when ``rng`` is given.
 
         Raises ``ValueError`` for a mask that is not one entry per action of bools or
-        integers 0 and 1 marking at least one legal action, and for an observation of
-        the wrong shape or with values that are not finite.
+        the numbers 0 and 1 marking at least one legal action, and, unless the mask
+        forces the move (one legal action: the network is not run), for an observation
+        of the wrong shape or with values that are not finite.
         """
         legal = self._legal(mask)
         if legal.size == 1:
@@ -596,11 +601,7 @@ def _read_sidecar(sidecar: Path) -> Any:
 
 
 def _rules_mismatch(trained: Rules, asked: Rules, where: str) -> str:
-    diffs = [
-        f"{k}: policy {v!r}, game {asked.to_dict()[k]!r}"
-        for k, v in trained.to_dict().items()
-        if asked.to_dict()[k] != v
-    ]
+    diffs = rules_differences(trained.to_dict(), asked.to_dict(), ("policy", "game"))
     name = trained.preset_name() or "custom rules"
     return f"{where} was trained for {name} and cannot play these rules (" + "; ".join(diffs) + ")"
 

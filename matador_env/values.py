@@ -1,19 +1,34 @@
-"""Checks of the numbers the environments take as arguments and actions: integers
-(a Python int, a numpy integer scalar or a 0-d integer array, never a bool, since
-``True`` is no seat or action) and finite real numbers (rewards), each refused with an
-error naming the argument, the value and what is allowed."""
+"""Checks of the numbers the environments, the batch engine and the agents take as
+arguments and actions: integers (a Python int, a numpy integer scalar or a 0-d
+integer array, never a bool, since ``True`` is no seat or action), integers in a
+range, seeds, and finite real numbers (rewards), each refused with an error naming
+the argument, the value and what is allowed; and the comparison of saved values
+with current ones (:func:`same_value`)."""
 
 from __future__ import annotations
 
 import math
 import numbers
+from typing import Protocol
 
 import numpy as np
 
-from .engine.state import SEED_LIMIT, seat_number, seed_number
+from .engine.state import SEED_RANGE, checked_seed, seat_number, seed_number
 from .engine.tiles import INTEGER_KINDS, shown_value, whole_number
 
-__all__ = ["INTEGER_KINDS", "as_integer", "as_seed", "finite_real", "integer_value", "seat_value"]
+__all__ = [
+    "INTEGER_KINDS",
+    "SEED_RANGE",
+    "IntegerCheck",
+    "as_integer",
+    "as_seed",
+    "checked_seed",
+    "finite_real",
+    "integer_check",
+    "integer_value",
+    "same_value",
+    "seat_value",
+]
 
 
 integer_value = whole_number
@@ -35,7 +50,50 @@ def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS
     return number
 
 
-_SEEDS = f"None or {INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
+class IntegerCheck(Protocol):
+    """A check made by :func:`integer_check`: ``check(name, value, low, high)``."""
+
+    def __call__(self, name: str, value: object, low: int, high: int | None = None) -> int: ...
+
+
+def integer_check(
+    error: type[Exception], type_error: type[Exception] | None = None
+) -> IntegerCheck:
+    """The check of an integer argument that raises ``error``: ``check(name, value,
+    low, high)`` is ``value`` as a plain ``int`` from ``low`` to ``high`` (no top when
+    None), read as the engine reads integers (:func:`integer_value`: numpy integers
+    too, never a bool or a float); else ``error`` (``type_error``, when given, for a
+    value that is no integer at all) naming ``name``, the value and what is allowed.
+
+    One check for the batch engine (:class:`~matador_env.batch.BatchError` either
+    way) and the agents' constructors (``TypeError``, then ``ValueError``), which
+    differ only in what they raise. A closure rather than a function taking the error
+    classes, because the batch engine's check is on the search's path (each
+    ``deal_hidden_hands`` call checks its numbers): calling it costs what a plain
+    function's call costs."""
+    wrong_type = error if type_error is None else type_error
+
+    def check(name: str, value: object, low: int, high: int | None = None) -> int:
+        # A plain int, the usual case, is taken without a call.
+        number = value if type(value) is int else whole_number(value)
+        if number is not None and low <= number and (high is None or number <= high):
+            return number
+        if high is None:
+            span = f"an integer >= {low}"
+        elif high == low + 1:
+            span = f"{low} or {high}"
+        else:
+            span = f"an integer from {low} to {high}"
+        if number is None:
+            raise wrong_type(
+                f"{name}={shown_value(value)} is not allowed; allowed: {span} ({INTEGER_KINDS})"
+            )
+        raise error(f"{name}={shown_value(value)} is not allowed; allowed: {span}")
+
+    return check
+
+
+_SEEDS = f"None or {SEED_RANGE}"
 
 
 def as_seed(seed: object) -> int | None:
@@ -50,6 +108,18 @@ def as_seed(seed: object) -> int | None:
     if seed_number(number) is None:
         raise ValueError(f"seed={shown_value(number)} is not allowed; allowed: {_SEEDS}")
     return number
+
+
+def same_value(a: object, b: object) -> bool:
+    """Equal and of the same type, for a saved value against the current one: a saved
+    ``True`` or ``1.0`` is not the setting ``1``, though Python compares them equal.
+    Dicts are compared key by key the same way (a saved encoding signature holds
+    the rules' dict)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return a == b
 
 
 seat_value = seat_number

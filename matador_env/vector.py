@@ -107,7 +107,7 @@ from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
 from .engine.state import SEED_LIMIT, seed_number
-from .engine.tiles import INTEGER_KINDS, shown_value
+from .engine.tiles import shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     EPISODE_KINDS,
@@ -117,7 +117,7 @@ from .matador_v0 import (
     all_or_nothing,
     resolve_rules,
 )
-from .values import finite_real, integer_value, seat_value
+from .values import SEED_RANGE, finite_real, integer_value, same_value, seat_value
 
 __all__ = [
     "VectorEnv",
@@ -148,27 +148,37 @@ _MAX_EMPTY_DEALS = 1000
 
 @overload
 def slot_seeds(
-    seeds: object, num_envs: int, name: str, *, nones: Literal[False] = False
+    seeds: object,
+    num_envs: int,
+    name: str,
+    *,
+    nones: Literal[False] = False,
+    sequences: bool = True,
 ) -> list[int]: ...
 @overload
 def slot_seeds(
-    seeds: object, num_envs: int, name: str, *, nones: Literal[True]
+    seeds: object, num_envs: int, name: str, *, nones: Literal[True], sequences: bool = True
 ) -> list[int | None]: ...
 def slot_seeds(
-    seeds: object, num_envs: int, name: str, *, nones: bool = False
+    seeds: object, num_envs: int, name: str, *, nones: bool = False, sequences: bool = True
 ) -> list[int | None] | list[int]:
     """One seed per slot, read as both vector environments read their seeds: an int
     ``s`` seeds slot ``i`` with ``s + i``; a sequence (a list, tuple, range or 1-d
-    array) gives one per slot, or with ``nones`` None for "no seed here" (the caller
-    says what that means). Every seed is the engine's, 0 to 2**64 - 1, and so is
-    ``s + i`` (it is refused, not wrapped round: a single env refuses such a seed
-    too). :class:`BatchError` names ``name``, the value and what is allowed; the
-    caller handles a ``seeds`` of None itself."""
+    array; refused with ``sequences=False``, as :class:`VectorEnv`'s ``seed`` is)
+    gives one per slot, or with ``nones`` None for "no seed here" (the caller says
+    what that means). Every seed is the engine's, 0 to 2**64 - 1, and so is ``s +
+    i`` (it is refused, not wrapped round: a single env refuses such a seed too).
+    :class:`BatchError` names ``name``, the value and what is allowed; the caller
+    handles a ``seeds`` of None itself."""
     either = " or None" if nones else ""
+    first_and_next = (
+        f"an integer from 0 to {SEED_LIMIT - num_envs} (slot i is seeded {name} + i, "
+        "and a seed is at most 2**64 - 1)"
+    )
     allowed = (
-        f"None, an integer from 0 to {SEED_LIMIT - num_envs} (slot i is seeded {name} + i, "
-        f"and a seed is at most 2**64 - 1), or a sequence of {num_envs} integers{either} "
-        "(one per slot)"
+        f"None, {first_and_next}, or a sequence of {num_envs} integers{either} (one per slot)"
+        if sequences
+        else f"{first_and_next} or None"
     )
     first = seeds if type(seeds) is int else integer_value(seeds)
     if first is not None:
@@ -176,7 +186,8 @@ def slot_seeds(
             raise BatchError(f"{name}={shown_value(seeds)} is not allowed; allowed: {allowed}")
         return [first + i for i in range(num_envs)]
     if (
-        isinstance(seeds, (str, bytes))
+        not sequences
+        or isinstance(seeds, (str, bytes))
         or not isinstance(seeds, (Sequence, np.ndarray))
         or (isinstance(seeds, np.ndarray) and seeds.ndim != 1)
     ):
@@ -193,8 +204,7 @@ def slot_seeds(
         if seed is None:
             raise BatchError(
                 f"{name}[{i}]={shown_value(value)} is the seed of slot {i}: "
-                f"{shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} from 0 to "
-                f"{SEED_LIMIT - 1} (2**64 - 1){either}"
+                f"{shown_value(value)} is not allowed; allowed: {SEED_RANGE}{either}"
             )
         out.append(seed)
     return out
@@ -337,15 +347,8 @@ class VectorEnv:
         if seed is None:
             # Fresh entropy, as a single env reset with seed=None (below 2**63, as it draws).
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-        else:
-            first = integer_value(seed)
-            if first is None or not 0 <= first <= SEED_LIMIT - B:
-                raise ValueError(
-                    f"seed={shown_value(seed)} is not allowed; allowed: an integer from 0 to "
-                    f"2**64 - num_envs (slot i is seeded seed + i, and a game's seed is at "
-                    "most 2**64 - 1) or None (fresh entropy)"
-                )
-            seed = first
+        # Slot i is seeded seed + i, read as reset reads an int seed (an int only here).
+        base_seeds = slot_seeds(seed, B, "seed", sequences=False)
         self.eng = BatchEngine(rules, B)
         self.rules = rules
         self.enc = self.eng.enc
@@ -383,7 +386,7 @@ class VectorEnv:
         self._per_point = np.stack(
             [self._share(_on_side(rules, w), 1.0, reward) for w in range(rules.sides)]
         ).astype(np.float64)
-        self._base_seeds = [seed + i for i in range(B)]
+        self._base_seeds = base_seeds
         self._episodes = np.zeros(B, np.int64)
         self._hands = np.zeros(B, np.int64)
         self.learner = np.zeros(B, np.int64)
@@ -394,7 +397,7 @@ class VectorEnv:
         self._last_hand = np.zeros((B, len(_LAST_HAND)), np.int64)
         self._sides = np.array([rules.side_of(s) for s in range(rules.players)], np.int64)
         self._rng = np.zeros(B, np.uint64)  # each slot's opponents' own stream
-        self.seed_opponents(seed)
+        self.seed_opponents(base_seeds)
         self._started = False
 
     # -- public API -------------------------------------------------------------------------
@@ -411,32 +414,42 @@ class VectorEnv:
         or None (the seeds of the last reset with seeds, at first the constructor's
         ``seed + i``); each seed from 0 to 2**64 - 1.
 
-        ``mask`` (a bool per slot, at least one True): start only those slots (their
+        ``mask`` (a numpy bool array, one per slot, at least one True, as
+        ``SyncVectorEnv`` takes a ``reset_mask``): start only those slots (their
         episode counters restart, their seeds are taken from ``seeds``); the others go
         on as they are, and are returned as they stand. Only after a first reset of
         every slot."""
         B = self.num_envs
         base_seeds = None if seeds is None else slot_seeds(seeds, B, "seeds")
-        slots = self._all if mask is None else self._mask_slots(mask)
+        slots = self._all if mask is None else np.flatnonzero(self._reset_mask(mask, "mask"))
         return all_or_nothing(
             self._guarded, self._save, self._restore, self._reset, base_seeds, slots
         )
 
-    def _mask_slots(self, mask: object) -> np.ndarray:
-        """The slots of a reset's ``mask``, checked."""
+    def _reset_mask(self, mask: object, name: str) -> np.ndarray:
+        """A copy of a reset's ``mask``, checked as ``SyncVectorEnv`` checks its
+        ``reset_mask`` (a numpy bool array of shape ``(num_envs,)``, at least one True)
+        and refused before the first reset of every slot, when the others have no
+        episode to go on with; :class:`BatchError` naming ``name``. The one check of
+        both vector envs (:class:`~matador_env.gym_vector.MatadorVectorEnv` names its
+        ``options['reset_mask']``)."""
         B = self.num_envs
-        arr = np.asarray(mask)
-        if arr.shape != (B,) or arr.dtype != np.bool_ or not arr.any():
+        if not (
+            isinstance(mask, np.ndarray)
+            and mask.shape == (B,)
+            and mask.dtype == np.bool_
+            and mask.any()
+        ):
             raise BatchError(
-                f"mask={shown_value(mask)} is not allowed; allowed: {B} bools (one per slot), "
-                "at least one True"
+                f"{name}={shown_value(mask)} is not allowed; allowed: a numpy bool array of "
+                f"shape ({B},) with at least one True (as SyncVectorEnv takes a reset_mask)"
             )
-        if not self._started and not arr.all():
+        if not self._started and not mask.all():
             raise BatchError(
-                "mask: a reset of some slots before the first reset of every slot; "
-                "allowed: reset() every slot first"
+                f"{name}: a reset of some slots before the first reset of every slot (the "
+                "others have no episode to go on with); allowed: reset() every slot first"
             )
-        return np.flatnonzero(arr)
+        return mask.copy()
 
     def _reset(
         self, base_seeds: list[int] | None, slots: np.ndarray
@@ -656,8 +669,7 @@ class VectorEnv:
                 f"{', '.join(mine)} (as get_state() writes)"
             )
         for key, value in mine.items():
-            # type() too: True == 1 and 1 == 1.0 in Python, not in a saved state.
-            if saved[key] != value or type(saved[key]) is not type(value):
+            if not same_value(saved[key], value):
                 raise BatchError(
                     f"state: saved with {key}={shown_value(saved[key])}, but this environment "
                     f"has {key}={shown_value(value)}; allowed: a state of an environment of "

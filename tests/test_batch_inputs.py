@@ -215,8 +215,8 @@ def test_a_tampered_vector_state_is_refused_and_changes_nothing(case: str) -> No
         ({"reward": "win"}, {}, "saved with reward='win', but this environment has reward='sc"),
         ({"target_score": 100, "episode": "match", "match_bonus": 5},
          {"target_score": 30, "episode": "match", "match_bonus": 5},
-         "saved under other rules: target_score=100 \\(this engine: 30\\)"),
-        ({"preset": "pagat"}, {}, "saved under other rules: hand_size=7"),
+         "saved under other rules \\(target_score: saved 100, this engine 30\\)"),
+        ({"preset": "pagat"}, {}, r"saved under other rules \(hand_size: saved 7, this engine"),
         ({"num_envs": 3}, {}, "saved with num_envs=3, but this environment has num_envs=2"),
         ({"max_hands": 5, "episode": "match"}, {"episode": "match"}, "saved with max_hands=5"),
     ],
@@ -241,7 +241,9 @@ def test_an_engine_state_names_its_rules_size_and_encoding() -> None:
     pagat = BatchEngine(Rules.preset("pagat"), 1)
     pagat.deal([5])
     eng = BatchEngine(STANDARD, 1)
-    with pytest.raises(BatchError, match=r"other rules: hand_size=7 \(this engine: 'by_players'\)"):
+    with pytest.raises(
+        BatchError, match=r"other rules \(hand_size: saved 7, this engine 'by_players'\)"
+    ):
         eng.set_state(pagat.get_state())
     bigger = BatchEngine(STANDARD, 2)
     with pytest.raises(BatchError, match="saved with size=2, but this engine has size=1"):
@@ -589,7 +591,7 @@ def test_seeds_are_taken_as_gymnasiums_vector_envs_take_them() -> None:
         ({"reset_mask": np.array([1, 0])}, "a numpy bool array"),
         ({"reset_mask": np.array([False, False])}, "with at least one True"),
         ({"reset_mask": np.array([True, False, True])}, "of shape \\(2,\\)"),
-        ({"other": 1}, "options: 'other' is not allowed; allowed: 'reset_mask'"),
+        ({"reset_mask": np.array([1, 0]), "other": 1}, "a numpy bool array"),
         ("reset_mask", "options='reset_mask' is not allowed"),
     ],
 )
@@ -601,6 +603,20 @@ def test_bad_reset_options_are_refused_and_change_nothing(options: Any, why: str
     with pytest.raises(ValueError, match=why):
         env.reset(seed=4, options=options)
     assert _gym_state(env) == before
+
+
+def test_other_reset_options_are_ignored_as_the_single_env_ignores_them() -> None:
+    # The single env accepts options and uses none, and SyncVectorEnv passes them on
+    # to it: a reset with other keys is the reset without them, as sync's is.
+    compiled, sync = make_both(2, opponents="trained")
+    expected = compiled.reset(seed=3)
+    assert_same(compiled.reset(seed=3, options={"other": 1}), expected, "reset")
+    assert_same(sync.reset(seed=3, options={"other": 1}), expected, "sync")
+    actions = compiled.action_masks().argmax(axis=1)
+    assert_same(compiled.step(actions), sync.step(actions), "step")
+    options = {"reset_mask": np.array([False, True]), "other": 1}
+    got = compiled.reset(seed=[None, 9], options=dict(options))
+    assert_same(got, sync.reset(seed=[None, 9], options=dict(options)), "masked reset")
 
 
 def test_a_masked_reset_needs_a_first_reset_of_every_slot() -> None:

@@ -512,3 +512,13 @@ def test_a_configuration_refuses_a_name_or_seats_that_make_no_table(
 def test_a_configuration_holds_numpy_seats_as_plain_values() -> None:
     built = Configuration("standard_4p", "standard", np.int64(4))
     assert built == configuration("standard_4p") and type(built.players) is int
+
+
+def test_scores_may_be_a_numpy_row_of_totals() -> None:
+    state = HandState.deal(Rules(), 1)
+    row: Any = np.array([10, 20], np.uint16)  # (typed as totals: a tuple of ints)
+    assert state.view(0, row).scores == (10, 20)
+    assert type(state.view(0, row).scores[0]) is int  # type: ignore[index]
+    for bad in (np.array([[10, 20]]), np.array([1.5, 2.0]), "12", {0: 1, 1: 2}):
+        with pytest.raises(ValueError, match="scores"):
+            state.view(0, bad)  # type: ignore[arg-type]

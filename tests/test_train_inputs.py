@@ -458,16 +458,19 @@ def test_act_refuses_a_mask_that_is_not_one_entry_per_action(policy: Any) -> Non
         (np.r_[np.zeros(n, bool), [True, True]], rf"shape \({n},\); got shape \({n + 2},\)"),
         (np.array([True, False, True]), r"got shape \(3,\)"),
         (np.ones((2, n), bool), rf"got shape \(2, {n}\)"),
-        (np.full(n, 0.1), "holds float64 values"),
-        (_mask(policy, [3, 7], np.float32), "holds float32 values"),
-        (_mask(policy, [3, 7], np.int64) * 2, "holds integers other than 0 and 1"),
-        (-_mask(policy, [3, 7], np.int8), "holds integers other than 0 and 1"),
+        (np.full(n, 0.1), "holds values other than 0 and 1"),
+        (_mask(policy, [3, 7], np.float32) * 0.5, "holds values other than 0 and 1"),
+        (_mask(policy, [3, 7], np.int64) * 2, "holds values other than 0 and 1"),
+        (-_mask(policy, [3, 7], np.int8), "holds values other than 0 and 1"),
+        (_mask(policy, [3, 7], np.complex64), "holds complex64 values"),
+        (np.array(["1"] * n), "holds <U1 values"),
         (np.zeros(n, bool), "marks no legal action"),
     ):
         with pytest.raises(ValueError, match=says):
             policy.act(obs, mask)
     # Bools and the encoding's own 0/1 integers play.
-    for dtype in (np.bool_, np.int8, np.int64, np.uint8):
+    # Masks of float ones and zeros too, as RLlib hands them over.
+    for dtype in (np.bool_, np.int8, np.int64, np.uint8, np.float32, np.float64):
         assert policy.act(obs, _mask(policy, [3, 7], dtype)) in (3, 7)
     assert policy.act(obs, _mask(policy, [9], np.int8)) == 9
 

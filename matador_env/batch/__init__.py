@@ -65,9 +65,10 @@ from ..engine import (
     Tile,
 )
 from ..engine.match import derive_seed
-from ..engine.rules import CHOICES
+from ..engine.rules import CHOICES, rules_differences
 from ..engine.state import SEED_LIMIT, seat_number, seed_number
 from ..engine.tiles import INTEGER_KINDS, shown_value, whole_number
+from ..values import SEED_RANGE, checked_seed, integer_check
 from . import _kernels as K
 from . import _playouts as PL
 from . import _worlds as WD
@@ -101,30 +102,11 @@ class BatchError(ValueError):
     """Bad input to the batch engine: names the slot (if any) and what was allowed."""
 
 
-def checked_int(name: str, value: object, low: int, high: int | None = None) -> int:
-    """``value`` as a plain ``int`` from ``low`` to ``high`` (no top when None), read as
-    the engine reads integers (:func:`~matador_env.engine.tiles.whole_number`: numpy
-    integers too, never a bool or a float), else :class:`BatchError` naming ``name``,
-    the value and what is allowed."""
-    number = value if type(value) is int else whole_number(value)
-    if number is None or number < low or (high is not None and number > high):
-        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
-        raise BatchError(
-            f"{name}={shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} {bounds}"
-        )
-    return number
-
-
-def _checked_seed(name: str, value: object) -> int:
-    """``value`` as a seed of the engine (0 to ``SEED_LIMIT - 1``), else
-    :class:`BatchError` naming ``name``."""
-    seed = value if type(value) is int and 0 <= value < SEED_LIMIT else seed_number(value)
-    if seed is None:
-        raise BatchError(
-            f"{name}={shown_value(value)} is not allowed; allowed: {INTEGER_KINDS} from 0 "
-            f"to {SEED_LIMIT - 1} (2**64 - 1)"
-        )
-    return seed
+checked_int = integer_check(BatchError)
+"""``checked_int(name, value, low, high=None)``: ``value`` as a plain ``int`` from
+``low`` to ``high`` (no top when None), read as the engine reads integers (numpy
+integers too, never a bool or a float), else :class:`BatchError` naming ``name``,
+the value and what is allowed (:func:`~matador_env.values.integer_check`)."""
 
 
 def _kernel_seed(seed: int) -> int:
@@ -230,8 +212,7 @@ def seed_keys(seeds: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         seed = seed_number(given)
         if seed is None:
             raise BatchError(
-                f"seed of slot {j}: {shown_value(given)} is not allowed; allowed: "
-                f"{INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
+                f"seed of slot {j}: {shown_value(given)} is not allowed; allowed: {SEED_RANGE}"
             )
         keys[j, 0] = seed & 0xFFFFFFFF
         keys[j, 1] = seed >> 32
@@ -435,13 +416,12 @@ class BatchEngine:
         except ValueError as e:  # RulesError
             raise BatchError(f"state: 'rules' is not a rules text ({e})") from None
         if rules != self.rules:
-            differ = ", ".join(
-                f"{f}={getattr(rules, f)!r} (this engine: {getattr(self.rules, f)!r})"
-                for f in self.rules.to_dict()
-                if getattr(rules, f) != getattr(self.rules, f)
+            differ = "; ".join(
+                rules_differences(rules.to_dict(), self.rules.to_dict(), ("saved", "this engine"))
             )
             raise BatchError(
-                f"state: saved under other rules: {differ}; allowed: a state of this engine's rules"
+                f"state: saved under other rules ({differ}); allowed: a state of this engine's "
+                "rules"
             )
         for key in ("size", "encoding_version"):
             if whole_number(state[key]) != mine[key]:
@@ -1023,7 +1003,7 @@ def random_hands(
     """
     br = batch_rules(rules)
     threads = checked_int("threads", threads, 1)
-    stream = _kernel_seed(_checked_seed("rng_seed", rng_seed))
+    stream = _kernel_seed(checked_seed(rng_seed, "rng_seed", BatchError))
     keys, klens = seed_keys(seeds)
     results = np.zeros((len(keys), 3), np.int64)
     if threads == 1:
@@ -1080,7 +1060,7 @@ def deal_hidden_hands(
         raise BatchError(f"deal_hidden_hands: {H} sizes, {len(voids)} voids, caps on {caps!r}")
     count = checked_int("count", count, 0)
     tries = checked_int("tries", tries, 1)
-    stream = _kernel_seed(_checked_seed("seed", seed))
+    stream = _kernel_seed(checked_seed(seed, "seed", BatchError))
     boneyard = len(tiles) - sum(sizes)
     if boneyard < 0:
         raise BatchError(f"deal_hidden_hands: hands of {list(sizes)} from {len(tiles)} tiles")
@@ -1249,7 +1229,7 @@ class WorldPlayouts:
         n = self.view.rules.players
         acts = self._candidates(actions)
         repeats = checked_int("repeats", repeats, 1)
-        stream = _kernel_seed(_checked_seed("rng_seed", rng_seed))
+        stream = _kernel_seed(checked_seed(rng_seed, "rng_seed", BatchError))
         nw, na = len(worlds), acts.size
         if nw == 0:
             raise BatchError("worlds: none given; allowed: one or more worlds of the view")

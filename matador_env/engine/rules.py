@@ -24,6 +24,7 @@ __all__ = [
     "LARGEST_SETTING",
     "checked_value",
     "a_type",
+    "rules_differences",
 ]
 
 HandSize = int | Literal["by_players", "all"]
@@ -49,6 +50,24 @@ def a_type(value: object) -> str:
     if kind.__module__ != "builtins":
         name = f"{kind.__module__}.{name}"
     return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+def rules_differences(
+    first: Mapping[str, object], second: Mapping[str, object], sides: tuple[str, str]
+) -> list[str]:
+    """Each field where two rules' dicts (:meth:`Rules.to_dict`, or one read back from
+    a file) differ, in the first's order, as ``"target_score: saved 50, now 100"`` for
+    ``sides=("saved", "now")``: the one text every "made for other rules" message lists
+    (a policy, a saved encoding, a saved batch state). A field missing on one side
+    shows as ``<missing>``; values differ by type too (``True`` is not the ``1`` a file
+    may hold for ``players``)."""
+    missing = "<missing>"
+    out = []
+    for field in [*first, *(k for k in second if k not in first)]:
+        a, b = first.get(field, missing), second.get(field, missing)
+        if type(a) is not type(b) or a != b:
+            out.append(f"{field}: {sides[0]} {shown_value(a)}, {sides[1]} {shown_value(b)}")
+    return out
 
 
 class RulesError(ValueError):

@@ -47,6 +47,9 @@ __all__ = [
     "SCORE_LIMIT",
     "seat_number",
     "seed_number",
+    "moves_to_choose",
+    "SEED_RANGE",
+    "checked_seed",
 ]
 
 SEED_LIMIT = 2**64
@@ -262,6 +265,33 @@ def _tables(rules: Rules) -> _Tables:
     return t
 
 
+def moves_to_choose(
+    view: object, who: str, error: type[ValueError] = ValueError
+) -> tuple[Move, ...]:
+    """``view.legal_moves``, once ``view`` is a :class:`SeatView` whose seat has a move
+    to make: the check at the start of every player's move (the agents' ``act``, the
+    bot runtime's ``choose``; ``who`` names the player in the message). Else
+    ``TypeError`` (not a view: a ``HandState`` is not, ``state.view(seat)`` is) or
+    ``error`` (the hand is over, or another seat is to act).
+
+    One type test and one length test: it runs on every move of every game (the
+    search's playouts and the expert's scoring call no player's move, so once a
+    move)."""
+    if not isinstance(view, SeatView):
+        raise TypeError(
+            f"{who}: expected a SeatView (a seat's view: state.view(seat)), "
+            f"got {type(view).__name__}"
+        )
+    moves = view.legal_moves
+    if not moves:
+        if view.outcome is not None:
+            raise error(f"{who}: the hand is over ({view.outcome}); there is no move to make")
+        if view.seat != view.to_move:
+            raise error(f"{who}: seat {view.seat} is not to act: seat {view.to_move} is")
+        raise error(f"{who}: the view of seat {view.seat}, to act, lists no legal move")
+    return moves
+
+
 def seat_number(value: object, players: int) -> int | None:
     """``value`` as a seat number (an integer, see :data:`INTEGER_KINDS`, from 0 to
     ``players - 1``; a numpy integer becomes an ``int``), else None; the caller names
@@ -287,27 +317,40 @@ def seed_number(value: object) -> int | None:
     return number if number is not None and 0 <= number < SEED_LIMIT else None
 
 
-def _checked_seed(seed: object) -> int:
-    """``seed`` as an int from 0 to ``SEED_LIMIT - 1``, else ``ValueError``."""
-    number = seed_number(seed)
+SEED_RANGE = f"{INTEGER_KINDS} from 0 to {SEED_LIMIT - 1} (2**64 - 1)"
+"""The seeds the engine deals (:meth:`HandState.deal`, :func:`seed_number`), as errors
+name them."""
+
+
+def checked_seed(seed: object, name: str = "seed", error: type[Exception] = ValueError) -> int:
+    """``seed`` as a seed of the engine, an ``int`` from 0 to ``SEED_LIMIT - 1`` read by
+    :func:`seed_number`, else ``error`` naming ``name``, the
+    value and :data:`SEED_RANGE` (the batch engine raises its ``BatchError``)."""
+    # A plain int in range, the usual case (the search's deals), is taken without a call.
+    number = seed if type(seed) is int and 0 <= seed < SEED_LIMIT else seed_number(seed)
     if number is None:
-        raise ValueError(
-            f"seed={shown_value(seed)} is not allowed; allowed: {INTEGER_KINDS} from 0 "
-            f"to {SEED_LIMIT - 1} (2**64 - 1)"
-        )
+        raise error(f"{name}={shown_value(seed)} is not allowed; allowed: {SEED_RANGE}")
     return number
 
 
 def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
     if scores is None:
         return None
-    if not isinstance(scores, (tuple, list)) or len(scores) != rules.sides:
+    # A tuple, a list or a one-dimensional array of them (numpy's, as environments and
+    # RL code hold totals; its rows would be arrays, which whole_number refuses below).
+    # Text and mappings have a length too, but are no totals.
+    sized = isinstance(scores, (tuple, list)) or (
+        hasattr(scores, "__len__")
+        and hasattr(scores, "__getitem__")
+        and not isinstance(scores, (str, bytes, bytearray, dict))
+    )
+    if not sized or len(scores) != rules.sides:  # type: ignore[arg-type]
         raise ValueError(
             f"scores must be None or {rules.sides} match totals (one per "
             f"{'team' if rules.teams else 'seat'}), got {shown_value(scores)}"
         )
     totals = []
-    for total in scores:
+    for total in scores:  # type: ignore[attr-defined]  # sized and indexable, above
         number = whole_number(total)
         if number is None or not 0 <= number < SCORE_LIMIT:
             raise ValueError(
@@ -393,7 +436,7 @@ class HandState:
         one of 2**64 or more) or ``leader`` is not a seat.
         """
         t = _tables(rules)  # refuses anything but a Rules
-        seed = _checked_seed(seed)
+        seed = checked_seed(seed)
         n = rules.players
         if leader is not None:
             dealt_to = seat_number(leader, n)
@@ -465,7 +508,7 @@ class HandState:
         first = seat_number(leader, n)
         if first is None:
             raise _seat_error("leader", leader, n)
-        seed = _checked_seed(seed)
+        seed = checked_seed(seed)
         seen: dict[int, str] = {}
         masks = []
         for seat, hand in enumerate(hands):
@@ -1008,8 +1051,8 @@ class HandState:
 
         Raises ``ValueError`` when ``seat`` is not a seat number (an integer, see
         :data:`~.tiles.INTEGER_KINDS`, from 0 to players - 1; a numpy integer is read
-        as its ``int``) or ``scores`` not a list or tuple of one total per side, each
-        an integer from 0 to ``SCORE_LIMIT - 1``.
+        as its ``int``) or ``scores`` not a list, tuple or one-dimensional array of one
+        total per side, each an integer from 0 to ``SCORE_LIMIT - 1``.
         """
         n = self._t.n
         viewer = seat_number(seat, n)
