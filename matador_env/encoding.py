@@ -737,7 +737,7 @@ class ObservationTracker:
             self._mark(event[0], enc.cannot_answer_marks(event))
         self._marked_ends, self._marked_seat = None, -1
         if scores is not None:
-            self.set_scores(scores)
+            self._write_scores(scores)
         self._leader, self._to_move = state.leader, state.to_move
         master[self._leader0 + self._leader] = 1.0
         master[self._to_move0 + self._to_move] = 1.0
@@ -746,7 +746,10 @@ class ObservationTracker:
         """The match totals per side (as :meth:`HandState.view` takes them)."""
         if scores is None:
             raise ValueError("set_scores: expected the match totals, one per side; got None")
-        totals = _checked_scores(scores, self.enc.rules) or ()
+        self._write_scores(_checked_scores(scores, self.enc.rules) or ())
+
+    def _write_scores(self, totals: Sequence[int]) -> None:
+        """Checked totals into the master vector (start() has checked its own)."""
         scale = self.enc.score_scale
         s0 = self._at["scores"]
         for side, total in enumerate(totals):
