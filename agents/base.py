@@ -4,7 +4,8 @@ An agent sees one seat's :class:`~matador_env.engine.SeatView` (its legal moves
 are ``view.legal_moves``) and returns one of those moves; a view with none (another
 seat to act, the hand over) is refused (:func:`matador_env.engine.state.moves_to_choose`,
 which the bot runtime uses too). All randomness
-comes from the ``rng`` passed in, so a game replays from its seeds.
+comes from the ``rng`` passed in, a ``random.Random`` (anything else is refused at
+the start of the move), so a game replays from its seeds.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 
 from matador_env.bot import greedy_move
 from matador_env.engine import Move, Rules, SeatView
-from matador_env.engine.state import moves_to_choose
+from matador_env.engine.state import check_rng, moves_to_choose
 from matador_env.engine.tiles import parse_digits, shown_value
 from matador_env.values import integer_check
 
@@ -30,6 +31,7 @@ __all__ = [
     "register",
     "known_specs",
     "checked_count",
+    "checked_turn",
     "moves_to_choose",
     "spec_bool",
     "spec_count",
@@ -50,11 +52,21 @@ class Agent(ABC):
 
     @abstractmethod
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        """Choose one of ``view.legal_moves``; a view with none to choose from is
-        refused (:func:`moves_to_choose`)."""
+        """Choose one of ``view.legal_moves``; a view with none to choose from, or an
+        ``rng`` that is no ``random.Random``, is refused (:func:`checked_turn`)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def checked_turn(view: object, rng: object, who: str) -> tuple[Move, ...]:
+    """``view.legal_moves``, once ``view`` is a seat's view with a move to make
+    (:func:`moves_to_choose`) and ``rng`` a ``random.Random``
+    (:func:`~matador_env.engine.state.check_rng`): the check at the start of every
+    agent's ``act``."""
+    moves = moves_to_choose(view, who)
+    check_rng(rng, who)
+    return moves
 
 
 class RandomAgent(Agent):
@@ -63,7 +75,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = moves_to_choose(view, self.name)
+        moves = checked_turn(view, rng, self.name)
         return moves[rng.randrange(len(moves))]
 
 
@@ -73,7 +85,7 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves_to_choose(view, self.name)
+        checked_turn(view, rng, self.name)
         # The bot runtime's "greedy" level is the same player: one definition.
         return greedy_move(view)
 

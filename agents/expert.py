@@ -61,7 +61,7 @@ from matador_env.configs import CONFIGURATIONS, Configuration
 from matador_env.engine import Move, Rules, SeatView
 from matador_env.engine.tiles import shown_value
 
-from .base import Agent, AgentSpecError, moves_to_choose, register, spec_number
+from .base import Agent, AgentSpecError, checked_turn, register, spec_number
 from .knowledge import Knowledge, bits, regular_fit
 
 __all__ = [
@@ -272,7 +272,7 @@ class ExpertAgent(Agent):
         return vector
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = moves_to_choose(view, self.name)
+        moves = checked_turn(view, rng, self.name)
         if len(moves) == 1:
             return moves[0]
         scores = self.scores(view)

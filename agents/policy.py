@@ -21,7 +21,7 @@ from matador_env.engine import Move, Rules, SeatView
 from matador_env.engine.tiles import shown_value
 from matador_env.policy import RUNTIMES, OnnxPolicy, PolicyError, load_policy
 
-from .base import Agent, AgentSpecError, known_specs, moves_to_choose, register, spec_bool
+from .base import Agent, AgentSpecError, checked_turn, known_specs, register, spec_bool
 
 
 class PolicyAgent(Agent):
@@ -45,7 +45,7 @@ class PolicyAgent(Agent):
         )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves_to_choose(view, self.name)
+        checked_turn(view, rng, self.name)
         return self.policy.choose(view, rng if self.sample else None)
 
 
@@ -92,7 +92,7 @@ class BotAgent(Agent):
         self.bot.check_rules(rules)
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves_to_choose(view, self.name)
+        checked_turn(view, rng, self.name)
         return self.bot.choose(view, rng)
 
 

@@ -48,7 +48,7 @@ from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
 
-from .base import Agent, AgentSpecError, checked_count, moves_to_choose, register, spec_count
+from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
 from .knowledge import Knowledge, Tables, bits
 
@@ -590,7 +590,7 @@ class SearchAgent(Agent):
         )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:
-        moves = moves_to_choose(view, self.name)
+        moves = checked_turn(view, rng, self.name)
         if len(moves) == 1:
             return moves[0]
         return self._search(view, rng).move
@@ -604,7 +604,7 @@ class SearchAgent(Agent):
         """The whole decision: the chosen move, the candidates, their mean playout
         results and the worlds each was played in (fewer for those dropped early).
         A view with no move to make is refused as :meth:`act` refuses it."""
-        moves_to_choose(view, self.name)
+        checked_turn(view, rng, self.name)
         return self._search(view, rng)
 
     def _search(self, view: SeatView, rng: random.Random) -> SearchResult:

@@ -54,7 +54,7 @@ from typing import Any
 
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
-from .engine.state import SEED_LIMIT, moves_to_choose
+from .engine.state import SEED_LIMIT, check_rng, moves_to_choose
 from .flags import seed_arg
 from .policy import (
     OnnxPolicy,
@@ -115,10 +115,12 @@ class Bot(ABC):
     def choose(self, view: SeatView, rng: random.Random | None = None) -> Move:
         """The bot's move for ``view``, one of ``view.legal_moves``.
 
-        ``rng`` makes a sampled choice reproducible; without it the bot's own
-        generator (seeded by ``load_bot(seed=...)``) is used.
+        ``rng`` (a ``random.Random``, else ``TypeError``) makes a sampled choice
+        reproducible; without it the bot's own generator (seeded by
+        ``load_bot(seed=...)``) is used.
         """
         moves_to_choose(view, f"bot {self.name}", BotError)
+        check_rng(rng, f"bot {self.name}", none_allowed=True)
         self.check_rules(view.rules)
         if rng is None:
             with self._lock:

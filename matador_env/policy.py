@@ -57,6 +57,7 @@ from .configs import CONFIGURATIONS, Configuration, configuration
 from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
 from .engine.rules import rules_differences
+from .engine.state import check_rng
 from .onnx_mlp import NumpyMLP, read_mlp
 
 __all__ = [
@@ -510,8 +511,10 @@ class OnnxPolicy:
         """The move for a seat's view (argmax, or sampled at ``temperature`` when ``rng``
         is given; 0 is the most likely move, as :class:`~matador_env.bot.PolicyBot`
         takes it). ``ValueError`` for a temperature that is not a finite number >= 0
-        (:func:`check_temperature`)."""
+        (:func:`check_temperature`), ``TypeError`` for an ``rng`` that is neither None
+        nor a ``random.Random``."""
         check_temperature(temperature)
+        check_rng(rng, f"policy {self.path}", none_allowed=True)
         enc = self.encoding
         if not enc.encodes(view.rules):
             raise PolicyMismatchError(_rules_mismatch(self.info.rules, view.rules, str(self.path)))

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from .engine.state import SEED_RANGE, checked_seed, seat_number, seed_number
-from .engine.tiles import INTEGER_KINDS, shown_value, whole_number
+from .engine.tiles import INTEGER_KINDS, INTEGER_TYPES, shown_value, whole_number
 
 __all__ = [
     "INTEGER_KINDS",
@@ -86,7 +86,7 @@ def integer_check(
             span = f"an integer from {low} to {high}"
         if number is None:
             raise wrong_type(
-                f"{name}={shown_value(value)} is not allowed; allowed: {span} ({INTEGER_KINDS})"
+                f"{name}={shown_value(value)} is not allowed; allowed: {span} ({INTEGER_TYPES})"
             )
         raise error(f"{name}={shown_value(value)} is not allowed; allowed: {span}")
 

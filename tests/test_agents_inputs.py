@@ -21,8 +21,10 @@ from agents import ExpertAgent, GreedyAgent, RandomAgent, SearchAgent, make_agen
 from agents.expert import MATCH_FIELDS, ExpertWeights, configuration_played
 from agents.knowledge import Knowledge, bits
 from agents.policy import BotAgent, PolicyAgent
+from matador_env.bot import load_bot
 from matador_env.configs import configuration
 from matador_env.engine import HandState, Rules, SeatView, parse_hand_record
+from matador_env.policy import load_policy
 
 # A reachable double-twelve position, four seats, seat 0 to move (found by the audit):
 # seats 1 and 3 hold voids and seat 3 two caps that random constructions of the hidden
@@ -221,6 +223,37 @@ def test_every_agent_refuses_a_view_with_no_move_to_make(spec: str) -> None:
         agent.act(state.view(other), random.Random(0))
 
 
+@pytest.mark.parametrize("spec", AGENT_SPECS)
+@pytest.mark.parametrize("rng", [None, 7, np.random.default_rng(7)], ids=["None", "int", "numpy"])
+def test_every_agent_refuses_a_generator_that_is_no_random_random(spec: str, rng: object) -> None:
+    """Most agents touch their generator only to break a tie or to sample: a wrong one
+    is refused on every move, not in some games."""
+    agent = make_agent(spec)
+    state = HandState.deal(Rules(), 5)
+    with pytest.raises(
+        TypeError,
+        match=f"^{re.escape(agent.name)}: rng=.* is not allowed; allowed: a random.Random "
+        r"\(e\.g\. random\.Random\(seed\)\)$",
+    ):
+        agent.act(state.view(state.to_move), rng)  # type: ignore[arg-type]
+    # A subclass of random.Random is one.
+    assert agent.act(state.view(state.to_move), random.SystemRandom()) in state.legal_moves()
+
+
+def test_the_bot_runtime_takes_no_generator_but_refuses_a_wrong_one() -> None:
+    bot = load_bot("casual", rules="standard")
+    state = HandState.deal(Rules(), 5)
+    view = state.view(state.to_move)
+    assert bot.choose(view) in state.legal_moves()
+    assert bot.choose(view, None) in state.legal_moves()
+    with pytest.raises(TypeError, match=r"^bot .*: rng=7 is not allowed; allowed: .* or None$"):
+        bot.choose(view, 7)  # type: ignore[arg-type]
+    policy = load_policy("matador_env/bots/standard")
+    assert policy.choose(view, None) in state.legal_moves()
+    with pytest.raises(TypeError, match=r"^policy .*: rng=7 is not allowed; allowed: .* or None$"):
+        policy.choose(view, 7)  # type: ignore[arg-type]
+
+
 def test_a_view_that_lists_no_legal_move_is_refused() -> None:
     state = HandState.deal(Rules(), 5)
     view = replace(state.view(state.to_move), legal_moves=())
@@ -243,14 +276,14 @@ def test_the_check_runs_once_a_move(monkeypatch: pytest.MonkeyPatch, spec: str) 
     """On every move, the search's included: its expert ordering and its playouts
     call no act, so the view is checked once per decision, not per world."""
     calls: list[SeatView] = []
-    check = base_module.moves_to_choose
+    check = base_module.checked_turn
 
-    def counted(view: object, agent: str) -> Any:
+    def counted(view: object, rng: object, agent: str) -> Any:
         calls.append(view)  # type: ignore[arg-type]
-        return check(view, agent)
+        return check(view, rng, agent)
 
     for module in (base_module, expert_module, search_module):
-        monkeypatch.setattr(module, "moves_to_choose", counted)
+        monkeypatch.setattr(module, "checked_turn", counted)
     agent = make_agent(spec)
     rules = configuration("standard_3p").rules()
     state = HandState.deal(rules, 3)
@@ -275,7 +308,12 @@ def test_make_agent_takes_a_str(spec: object) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "says"),
     [
-        ({"samples": 2.5}, TypeError, "samples=2.5 is not allowed; allowed: an integer >= 1"),
+        (
+            {"samples": 2.5},
+            TypeError,
+            "samples=2.5 is not allowed; allowed: an integer >= 1 (int, a numpy integer or a "
+            "0-d integer array; not a bool)",
+        ),
         ({"samples": "8"}, TypeError, "samples='8' is not allowed; allowed: an integer >= 1"),
         ({"samples": True}, TypeError, "samples=True is not allowed"),
         ({"samples": None}, TypeError, "samples=None is not allowed"),

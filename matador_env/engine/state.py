@@ -48,6 +48,7 @@ __all__ = [
     "seat_number",
     "seed_number",
     "moves_to_choose",
+    "check_rng",
     "SEED_RANGE",
     "checked_seed",
 ]
@@ -263,6 +264,17 @@ def _tables(rules: Rules) -> _Tables:
             del _TABLES[next(iter(_TABLES))]
         t = _TABLES[rules] = _Tables(rules)
     return t
+
+
+def check_rng(rng: object, who: str, none_allowed: bool = False) -> None:
+    """``TypeError`` naming ``who`` unless ``rng`` is a ``random.Random`` (or None,
+    where ``none_allowed``): the players' generator. Checked at the start of every
+    move, because most players touch it only to break a tie or to sample, so a wrong
+    generator would otherwise fail in some games and not in others."""
+    if isinstance(rng, random.Random) or (none_allowed and rng is None):
+        return
+    allowed = "a random.Random (e.g. random.Random(seed))" + (" or None" if none_allowed else "")
+    raise TypeError(f"{who}: rng={shown_value(rng)} is not allowed; allowed: {allowed}")
 
 
 def moves_to_choose(

@@ -52,6 +52,7 @@ __all__ = [
     "parse_digits",
     "whole_number",
     "INTEGER_KINDS",
+    "INTEGER_TYPES",
     "shown_value",
 ]
 
@@ -77,7 +78,11 @@ def _need_text(text: object, what: str, example: str) -> str:
     return text
 
 
-INTEGER_KINDS = "an integer (int, a numpy integer or a 0-d integer array; not a bool)"
+INTEGER_TYPES = "int, a numpy integer or a 0-d integer array; not a bool"
+"""The Python types :func:`whole_number` reads as integers, for messages that already
+say "an integer"."""
+
+INTEGER_KINDS = f"an integer ({INTEGER_TYPES})"
 """What :func:`whole_number` takes, as errors name it."""
 
 
