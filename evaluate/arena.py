@@ -439,7 +439,10 @@ def check_agent(rules: Rules, spec: str, agent: Agent) -> None:
 
 
 # Agents built in a worker, by spec: agents keep no state between moves, so one
-# instance serves every game of the process.
+# instance serves every game of a run. Only of a run: a spec names a file
+# (policy:PATH) whose network may be replaced between runs (training exports each
+# evaluation's policy to one folder), so a run in this process starts with none,
+# as a pool's fresh workers do.
 _AGENTS: dict[str, object] = {}
 
 
@@ -562,6 +565,7 @@ def run(
 
 def _results(units: list[Work], workers: int) -> Iterator[list[GameResult]]:
     if workers <= 1 or len(units) <= 1:
+        _AGENTS.clear()
         for u in units:
             yield run_work(u)
         return

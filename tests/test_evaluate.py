@@ -770,3 +770,31 @@ def test_cli_keeps_other_players_of_one_agent_apart(tmp_path: Path) -> None:
         Pairing("search:halving=0", "search:samples=16"),
         Pairing("search:halving=0", "search"),
     ]
+
+
+def test_a_run_in_process_plays_the_policy_file_as_it_is_now(tmp_path: Path) -> None:
+    """Training exports each evaluation's policy to one folder and measures it with one
+    worker in its own process: a run must not play the network an earlier run loaded
+    from that path (every evaluation measured the first policy, and best/ was never
+    replaced)."""
+    import shutil
+
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    folder = tmp_path / "eval_current"
+    shutil.copytree("matador_env/bots/standard", folder)
+    plan = RunPlan(Rules(), [Pairing(f"policy:{folder}", "expert")], deals=4, matches=0, seed=3)
+    first = [r.diff for r in run(plan, workers=1)]
+    model = onnx.load(folder / "policy.onnx")
+    for weights in model.graph.initializer:
+        if weights.name.startswith("policy.action_net."):
+            # The opposite preferences: the least likely move is played.
+            weights.CopyFrom(numpy_helper.from_array(-numpy_helper.to_array(weights), weights.name))
+    onnx.save(model, folder / "policy.onnx")
+    second = [r.diff for r in run(plan, workers=1)]
+    assert second != first
+    # And the same figures as a fresh process would measure (workers=2: spawned).
+    assert second == [r.diff for r in run(plan, workers=2)]
+    assert np.mean(second) < np.mean(first)
