@@ -248,6 +248,7 @@ __all__ = [
     "RENDER_MODES",
     "UnsupportedRenderMode",
     "REWARD_KINDS",
+    "reward_kind",
     "EPISODE_KINDS",
     "TERMINATION_CODES",
     "INFO_KEYS",
@@ -262,6 +263,17 @@ T = TypeVar("T")
 REWARD_KINDS = ("score", "win", "normalised")
 EPISODE_KINDS = ("hand", "match")
 _REWARD_ALIASES = {"normalized": "normalised"}
+
+
+def reward_kind(reward: object) -> str:
+    """``reward`` as one of :data:`REWARD_KINDS` (the US spelling ``normalized`` is
+    taken too); else ``ValueError`` naming them."""
+    if isinstance(reward, str):
+        reward = _REWARD_ALIASES.get(reward, reward)
+    if reward not in REWARD_KINDS:
+        raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+    return reward  # type: ignore[return-value]
+
 
 TERMINATION_CODES: dict[str, int] = {
     "none": 0,
@@ -422,10 +434,7 @@ class Game:
     ) -> None:
         if episode not in EPISODE_KINDS:
             raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
-        if isinstance(reward, str):
-            reward = _REWARD_ALIASES.get(reward, reward)
-        if reward not in REWARD_KINDS:
-            raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        reward = reward_kind(reward)
         hands = integer_value(max_hands)
         if hands is None or hands < 1:
             raise ValueError(

@@ -112,10 +112,10 @@ from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     EPISODE_KINDS,
     INFO_KEYS,
-    REWARD_KINDS,
     TERMINATION_CODES,
     all_or_nothing,
     resolve_rules,
+    reward_kind,
 )
 from .values import SEED_RANGE, finite_real, integer_value, same_value, seat_value
 
@@ -289,9 +289,7 @@ class VectorEnv:
             raise ValueError(f"mode={mode!r} is not allowed; allowed: {MODES}")
         if episode not in EPISODE_KINDS:
             raise ValueError(f"episode={episode!r} is not allowed; allowed: {EPISODE_KINDS}")
-        reward = "normalised" if reward == "normalized" else reward  # as raw_env accepts
-        if reward not in REWARD_KINDS:
-            raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        reward = reward_kind(reward)  # as raw_env reads it
         hands = integer_value(max_hands)
         if hands is None or hands < 1:
             raise ValueError(f"max_hands={max_hands!r} is not allowed; allowed: an integer >= 1")

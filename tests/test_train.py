@@ -457,6 +457,41 @@ def test_a_search_teacher_records_its_candidates_and_their_values(tmp_path: Path
     assert _load_chunk(Path(_collect_chunk(job)))["cand"].shape == (50, 0)
 
 
+def test_the_warm_start_collects_the_returns_of_the_runs_reward(tmp_path: Path) -> None:
+    """The value head is fitted to the returns PPO will see: under --reward win they are
+    the win reward's (it fitted the score's, about 60 times larger), and a chunk
+    collected under another reward is refused, not mixed in."""
+    from train.files import RunFolderError
+    from train.pretrain import collect
+
+    rules = Rules.preset("standard")
+
+    def returns(folder: str, reward: str) -> np.ndarray:
+        data = collect(
+            tmp_path / folder, rules, "expert", "expert", 200, seed=4, gamma=1.0,
+            reward_scale=1.0, workers=1, progress=False, reward=reward,
+        )  # fmt: skip
+        return np.asarray(data["ret"])
+
+    win, score = returns("win", "win"), returns("score", "score")
+    # Undiscounted: every decision's return is its hand's result for the learner.
+    assert set(np.unique(win)) <= {-1.0, 0.0, 1.0} and len(np.unique(win)) >= 2
+    assert np.abs(score).max() > 5
+    assert np.array_equal(np.sign(win), np.sign(score))  # the same hands, won and lost
+    with pytest.raises(RunFolderError, match=r"holds returns of the 'win' reward, .* 'score'"):
+        returns("win", "score")
+    # The US spelling is the same reward; a chunk collected before the reward was
+    # recorded is a score chunk.
+    returns("normalised", "normalized")
+    chunk = next((tmp_path / "score").glob("chunk_*.npz"))
+    with np.load(chunk) as data:
+        old = {k: data[k] for k in data.files if k != "reward"}
+    np.savez(chunk, **old)
+    assert np.array_equal(returns("score", "score"), score)
+    with pytest.raises(RunFolderError, match="'score' reward"):
+        returns("score", "win")
+
+
 def test_soft_targets_spread_over_the_candidates_by_their_values() -> None:
     from train.pretrain import soft_targets
 

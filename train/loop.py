@@ -494,6 +494,7 @@ class Trainer:
                 driver=driver,
                 skip_forced=args.bc_skip_forced,
                 dagger_round=dagger_round,
+                reward=args.reward,
             )
 
         def clone(data: Any) -> dict[str, Any]:

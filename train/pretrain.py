@@ -56,6 +56,7 @@ import torch
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 from matador_env.files import atomic_write
+from matador_env.matador_v0 import reward_kind
 
 from .args import check_decisions
 from .files import RunFolderError
@@ -80,6 +81,9 @@ class ChunkJob:
     DAgger round); the teacher still labels every decision."""
     skip_forced: bool = False
     """Record only decisions with more than one legal move."""
+    reward: str = "score"
+    """The environment's reward (``--reward``): the returns the value head is fitted
+    to are PPO's."""
 
 
 def _discounted(rewards: list[float], gamma: float) -> list[float]:
@@ -106,7 +110,7 @@ def _collect_chunk(job: ChunkJob) -> str:
     opponent = make_agent(job.opponent)
     rules = Rules.from_dict(job.rules)
     driver = load_policy(job.driver, rules=rules) if job.driver else None
-    env = MatadorSingleEnv(rules=rules, opponents=opponent)
+    env = MatadorSingleEnv(rules=rules, opponents=opponent, reward=job.reward)
     rng = random.Random(job.seed)
     # A search values up to ``width`` candidates per decision; other teachers only choose.
     width = teacher.width if isinstance(teacher, SearchAgent) else 0
@@ -165,6 +169,7 @@ def _collect_chunk(job: ChunkJob) -> str:
         # results, for soft targets; zero columns for a teacher that only chooses.
         "cand": np.asarray(cand_rows[:n], np.int32).reshape(n, width),
         "value": np.asarray(value_rows[:n], np.float32).reshape(n, width),
+        "reward": np.asarray(job.reward),
     }
 
     def write(tmp: Path) -> None:
@@ -189,6 +194,7 @@ def collect(
     driver: str | None = None,
     skip_forced: bool = False,
     dagger_round: int = 1,
+    reward: str = "score",
 ) -> dict[str, np.ndarray]:
     """The teacher's decisions (collected into ``folder``, reusing chunks already there);
     with ``driver`` (an exported policy) that policy plays the learner's seat and the
@@ -197,9 +203,13 @@ def collect(
 
     :class:`ArgsError` for a first collection (no ``driver``) of fewer than
     :data:`MIN_DECISIONS`, before anything is collected; a DAgger round adds to it,
-    so it may be smaller."""
+    so it may be smaller. ``reward`` is the environment's reward (``--reward``), whose
+    discounted returns the value head is fitted to; a chunk collected under another
+    is a :class:`RunFolderError` (chunks without the record were collected under
+    ``score``, before it was kept)."""
     if driver is None:
         check_decisions(decisions, none_ok=False)
+    reward = reward_kind(reward)
     folder.mkdir(parents=True, exist_ok=True)
     chunks = math.ceil(decisions / CHUNK)
     jobs = []
@@ -218,6 +228,7 @@ def collect(
                 str(path),
                 driver,
                 skip_forced,
+                reward,
             )
         )
     todo = [j for j in jobs if not Path(j.path).is_file()]
@@ -237,6 +248,13 @@ def collect(
     if bar is not None:
         bar.close()
     parts = [_load_chunk(Path(j.path)) for j in jobs]
+    for job, part in zip(jobs, parts, strict=True):
+        if part["reward"] != reward:
+            raise RunFolderError(
+                f"{job.path} holds returns of the {part['reward']!r} reward, and this run "
+                f"trains on {reward!r}; delete the run's pretrain/ folder to collect its "
+                "decisions again"
+            )
     keys = [k for k in (*_KEYS, *_VALUE_KEYS) if all(k in p for p in parts)]
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
@@ -246,12 +264,15 @@ _VALUE_KEYS = ("cand", "value")
 """Recorded since soft targets (``--bc-soft-temperature``); chunks collected before lack them."""
 
 
-def _load_chunk(path: Path) -> dict[str, np.ndarray]:
-    """One chunk's arrays (plain arrays only: never a pickle)."""
+def _load_chunk(path: Path) -> dict[str, Any]:
+    """One chunk's arrays (plain arrays only: never a pickle), and under ``reward`` the
+    reward kind (a str) its returns were collected under."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in _KEYS}
             arrays.update({k: data[k] for k in _VALUE_KEYS if k in data.files})
+            # Recorded since the run's reward was passed on; "score" before.
+            kind = str(data["reward"]) if "reward" in data.files else "score"
     except Exception as e:  # numpy reports a damaged file in several types
         raise RunFolderError(
             f"{path} cannot be read ({type(e).__name__}: {e}); delete it and the run "
@@ -261,6 +282,7 @@ def _load_chunk(path: Path) -> dict[str, np.ndarray]:
         raise RunFolderError(
             f"{path}: its arrays differ in length; delete it and the run collects it again"
         )
+    arrays["reward"] = kind
     return arrays
 
 
