@@ -180,3 +180,38 @@ def test_a_snapshot_opponent_samples_its_network(tmp_path: Path) -> None:
     # Sampling noise is far below the network's distance from a uniform choice.
     assert net_vs_uniform > 0.5
     assert off_net < net_vs_uniform / 4
+
+
+@pytest.mark.parametrize("vector", [True, False], ids=["vector-envs", "n-envs"])
+def test_runs_of_adjacent_seeds_play_no_common_deal(tmp_path: Path, vector: bool) -> None:
+    """MaskablePPO(seed=S) seeds environment i with S + i: --seed 2's first environment
+    played --seed 1's second one's deals, seats and opponents. Each run's environments
+    take seeds of their own (train.loop.env_seed)."""
+    from train.loop import Trainer, env_seed
+    from train.run import TrainArgs
+
+    def first_deals(seed: int) -> list[int]:
+        out = tmp_path / f"run_{seed}_{vector}"
+        sizes = {"vector_envs": 4, "n_envs": 1} if vector else {"vector_envs": 0, "n_envs": 2}
+        args = TrainArgs(
+            out=str(out), bc_decisions=0, progress=False, eval_every=0, seed=seed,
+            n_steps=256, batch_size=64, net_arch="16", baselines="random", **sizes,
+        )  # fmt: skip
+        trainer = Trainer(args, out, Rules.preset("standard"))
+        try:
+            trainer.venv.reset()  # what learn() does first
+            if vector:
+                return [int(s) for s in trainer._batch().eng.hand_seeds]
+            return [state["game"]["seed"] for state in trainer.venv.env_method("live_state")]
+        finally:
+            trainer.venv.close()
+
+    one, two = first_deals(1), first_deals(2)
+    assert len(set(one)) == len(one) and not set(one) & set(two)
+    if vector:
+        # The slots are those of the vector env seeded with the run's env_seed.
+        env = VectorEnv(
+            4, Rules.preset("standard"), mode="learner", seed=env_seed(TrainArgs(seed=1))
+        )
+        env.reset()
+        assert [int(s) for s in env.eng.hand_seeds] == one

@@ -87,10 +87,22 @@ def _env_factory(args: TrainArgs, rules: Rules, pool_dir: Path, rank: int) -> An
         env = ScaledSelfPlayEnv(
             reward_scale=args.reward_scale, pool=pool, rules=rules, reward=args.reward
         )
-        env.reset(seed=args.seed * 1000 + rank)
+        env.reset(seed=env_seed(args) + rank)
         return env
 
     return make
+
+
+ENV_SEED_STRIDE = 2**24
+"""Runs' environment seeds lie this far apart: above the most environments a run can
+have (``matador_env.batch.MAX_SIZE`` slots), so runs of different ``--seed`` share no
+deal stream."""
+
+
+def env_seed(args: TrainArgs) -> int:
+    """The seed of the run's first environment (or slot); environment ``i`` takes this
+    plus ``i``."""
+    return args.seed * ENV_SEED_STRIDE
 
 
 class ScaledVecEnv(VecEnvWrapper):
@@ -129,7 +141,7 @@ def make_venv(args: TrainArgs, rules: Rules, pool_dir: Path) -> VecEnv:
             reward=args.reward,
             opponents=opponents,
             opponent_slots=True,
-            seed=args.seed * 1000,
+            seed=env_seed(args),
         )
         return ScaledVecEnv(sb3_vec_env(batch), args.reward_scale)
     factories = [_env_factory(args, rules, pool_dir, i) for i in range(args.n_envs)]
@@ -236,6 +248,10 @@ class Trainer:
             device="cpu",
             verbose=0,
         )
+        # MaskablePPO(seed=S) seeds environment i with S + i for its first reset, so
+        # runs of adjacent seeds would play the same deals, seats and opponents (S + 1's
+        # environment 0 is S's environment 1); they take the run's own seeds instead.
+        self.venv.seed(env_seed(args))
         if resuming:
             try:
                 checkpoint.restore(self.model, self.ckpt_dir, state)
@@ -405,7 +421,7 @@ class Trainer:
             return
         envs = state["envs"]
         if envs is None:
-            return  # step 0, before learning: SB3 resets them with the model's seeds
+            return  # step 0, before learning: SB3 resets them with env_seed(args)
         model = self.model
         if self.args.vector_envs > 0:
             batch = self._batch()
