@@ -219,15 +219,16 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             self._rng = random.Random(int(stream.integers(2**63)))
             self.game.start(int(game_seed))
             self._play_opponents()
-            if not self.game.done:
+            if self.game.hands == 0:
                 break
-            # The game ended before the learner's first turn (only possible with
-            # one-tile hands): that episode has no decision in it, deal another.
+            # A hand ended before the learner's first turn (only possible with one-tile
+            # hands): its rewards would reach the learner in no step, so the episode
+            # (hand or match) is dealt again, without a trace.
             game_seed = None
         else:
             raise RuntimeError(
-                f"{_MAX_EMPTY_DEALS} deals in a row ended before seat {self.seat} could move; "
-                "these rules leave the learner no decision"
+                f"{_MAX_EMPTY_DEALS} deals in a row had a hand end before seat {self.seat} "
+                "could move; these rules leave the learner no decision"
             )
         self._over = False
         self._started = True

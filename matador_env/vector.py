@@ -82,9 +82,9 @@ that raises, or returns a wrong shape or an illegal action, in the middle of
 :meth:`VectorEnv.step` or :meth:`VectorEnv.reset` leaves every slot as it was before
 that call too: with such callables each call first saves what it changes (the built-in
 opponents never raise, and pay nothing for it). So does learner mode under rules that
-deal a hand of one tile, where a deal can end before the learner's first turn and a
-slot whose 1000 deals in a row all do raises ``ValueError`` (``"these rules leave it
-no decision"``). The callable's own state is its own.
+deal a hand of one tile, where a hand can end before the learner's first turn (the
+episode is then dealt again) and a slot whose 1000 deals in a row all do raises
+``ValueError`` (``"these rules leave it no decision"``). The callable's own state is its own.
 """
 
 from __future__ import annotations
@@ -913,9 +913,11 @@ class VectorEnv:
     ) -> None:
         """Play the other seats until every slot's learner is to move.
 
-        ``fresh`` marks slots whose episode began in this call: if one ends before the
-        learner's first decision it is dealt again without a trace (as in
-        :class:`~matador_env.gym_env.MatadorSingleEnv`).
+        ``fresh`` marks slots whose episode began in this call: if a hand of one ends
+        before the learner's first decision (a hand episode, or a match's first hand),
+        the episode is dealt again without a trace, as in
+        :class:`~matador_env.gym_env.MatadorSingleEnv`: the rewards of that hand would
+        reach the learner in no step.
         """
         eng = self.eng
         B = self.num_envs
@@ -959,6 +961,8 @@ class VectorEnv:
             live = ~fresh
             rewards[live] += seat_rewards[self._all, self.learner][live]
             done = np.flatnonzero(term | trunc)
+            if fresh.any() and ended.size:
+                done = np.union1d(done, ended[fresh[ended]])
             if done.size == 0:
                 continue
             redealt = done[fresh[done]]
@@ -966,8 +970,8 @@ class VectorEnv:
             if redealt.size and empty[redealt].max() >= _MAX_EMPTY_DEALS:
                 b = int(redealt[empty[redealt].argmax()])
                 raise BatchError(
-                    f"slot {b}: {_MAX_EMPTY_DEALS} deals in a row ended before the "
-                    "learner could move; these rules leave it no decision"
+                    f"slot {b}: {_MAX_EMPTY_DEALS} deals in a row had a hand end before "
+                    "the learner could move; these rules leave it no decision"
                 )
             finished = done[~fresh[done]]
             if finished.size:

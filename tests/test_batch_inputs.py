@@ -656,7 +656,9 @@ def test_deals_that_leave_the_learner_no_decision_change_nothing_when_they_raise
     monkeypatch.setattr(vector_module, "_MAX_EMPTY_DEALS", 1)
     before = env.get_state()
     masks = env.action_masks()
-    with pytest.raises(BatchError, match="deals in a row ended before the learner could move"):
+    with pytest.raises(
+        BatchError, match="deals in a row had a hand end before the learner could move"
+    ):
         env.step(masks.argmax(axis=1))
     assert env.get_state() == before
     np.testing.assert_array_equal(env.action_masks(), masks)

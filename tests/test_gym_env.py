@@ -303,6 +303,30 @@ def test_one_tile_hands_always_give_the_learner_a_move() -> None:
         assert reward == outcome.points
 
 
+def test_a_match_of_one_tile_hands_gives_the_learner_every_hands_reward() -> None:
+    """A match's first hand that the opponents end before the learner's first decision
+    counted in the match but reached the learner in no step (its return was not its
+    score difference in about half the matches): such a match is dealt again."""
+    env = MatadorSingleEnv(rules=Rules(hand_size=1, target_score=30), episode="match",
+                           match_bonus=0.0)  # fmt: skip
+    later_hands_without_it = 0
+    for seed in range(100):
+        env.reset(seed=seed)
+        assert env.game.hands == 0 and env.game.to_move == env.seat
+        total, done = 0.0, False
+        while not done:
+            hands = env.game.hands
+            _, reward, terminated, truncated, _ = env.step(int(env.action_masks().argmax()))
+            total += reward
+            done = terminated or truncated
+            later_hands_without_it += env.game.hands - hands > 1
+        assert env.game.match is not None
+        totals = env.game.match.totals
+        assert total == totals[env.seat] - totals[1 - env.seat]
+    # Later hands that end before the learner moves still reach it, in its next step.
+    assert later_hands_without_it > 0
+
+
 def test_render_ansi_shows_the_learner_hand() -> None:
     env = MatadorSingleEnv(preset="standard", seat=0, render_mode="ansi")
     env.reset(seed=2)

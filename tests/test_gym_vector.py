@@ -120,6 +120,26 @@ def test_one_tile_hands_are_dealt_again_as_in_the_single_env() -> None:
     assert seats == {0, 1, 2}
 
 
+def test_a_match_whose_first_hand_ends_before_the_learner_moves_is_dealt_again() -> None:
+    """Match episodes of one-tile hands: the compiled env deals a match again where its
+    first hand ends before the learner's first decision, step for step as the single
+    env does (tests/test_gym_env.py checks the single env's returns)."""
+    rules = Rules(hand_size=1, target_score=30)
+    compiled, sync = make_both(6, AutoresetMode.SAME_STEP, rules=rules, episode="match",
+                               match_bonus=0.0)  # fmt: skip
+    assert_same(compiled.reset(seed=21), sync.reset(seed=21), "reset")
+    # At the learner's first decision of a match no hand of it has been played.
+    assert not compiled.venv._hands.any()
+    matches = 0
+    for t in range(80):
+        actions = compiled.action_masks().argmax(axis=1)
+        result = compiled.step(actions)
+        assert_same(result, sync.step(actions), f"step {t}")
+        matches += int(result[2].sum())
+        assert not compiled.venv._hands[result[2] | result[3]].any()
+    assert matches >= 20
+
+
 def test_seeds_replay_and_differ_with_random_opponents() -> None:
     def trace(seed: Any) -> list[bytes]:
         env = gymnasium.make_vec(matador_env.GYM_ID, num_envs=4, preset="standard", players=3)
