@@ -192,10 +192,10 @@ def test_runs_of_adjacent_seeds_play_no_common_deal(tmp_path: Path, vector: bool
 
     def first_deals(seed: int) -> list[int]:
         out = tmp_path / f"run_{seed}_{vector}"
-        sizes = {"vector_envs": 4, "n_envs": 1} if vector else {"vector_envs": 0, "n_envs": 2}
         args = TrainArgs(
             out=str(out), bc_decisions=0, progress=False, eval_every=0, seed=seed,
-            n_steps=256, batch_size=64, net_arch="16", baselines="random", **sizes,
+            n_steps=256, batch_size=64, net_arch="16", baselines="random",
+            vector_envs=4 if vector else 0, n_envs=1 if vector else 2,
         )  # fmt: skip
         trainer = Trainer(args, out, Rules.preset("standard"))
         try:
