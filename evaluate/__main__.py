@@ -23,7 +23,11 @@ Output: a table in the terminal, and ``report.json``, ``report.md`` and
 ``--records``, also ``records.jsonl``: every game with the agent in each seat, its
 result and the record of each hand it played, which
 ``matador_env.engine.parse_hand_record(text).replay()`` plays again move for move
-(see :func:`evaluate.arena.write_records`).
+(see :func:`evaluate.arena.write_records`). The folder holds one run's files: they
+replace an earlier run's as a whole, or not at all if one cannot be written, and an
+earlier run's ``report.png`` or ``records.jsonl`` is removed when this run writes none
+(:func:`evaluate.report.write_run_files`). With ``--field`` at more than two sides the
+report's names for the figures say that they are A's against the field.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from .arena import (
     seat_patterns,
     write_records,
 )
-from .report import summarize
+from .report import run_files_problem, summarize
 
 __all__ = ["Args", "main", "parse_args"]
 
@@ -241,6 +245,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
     problem = make_folder(args.out)
     if problem is not None:
         parser.error(f"--out: {problem}; give a folder")
+    problem = run_files_problem(args.out)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give another --out, or move it away")
     return args, rules, pairings
 
 
@@ -308,8 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = {
         "preset": args.preset,
         "rules": rules.to_text(),
+        "players": rules.players,
+        "teams": rules.teams,
         "mode": (f"--vs {args.vs}" if args.vs else "round robin")
         + (", --field" if args.field else ""),
+        # The field's figures (A against the field's mean), not side against side:
+        # --field changes nothing at two sides.
+        "field": args.field and rules.sides > 2,
         "deals": deals,
         "patterns": patterns,
         "matches": match_sets * patterns,
@@ -321,12 +333,25 @@ def main(argv: list[str] | None = None) -> int:
     report = summarize(results, pairings, agents, settings)
     print()
     print(report.table())
-    written = report.write(args.out, plot=args.plot)
-    records = args.out / "records.jsonl"
-    if args.records:
-        written.append(write_records(records, rules, pairings, results, args.field))
-    else:
-        records.unlink(missing_ok=True)  # an earlier run's, beside this run's report
+    # Every file of the run at once (an earlier run's files stay if one cannot be
+    # written), and an earlier run's records.jsonl or report.png removed.
+    try:
+        written = report.write(
+            args.out,
+            plot=args.plot,
+            records=(
+                (lambda path: write_records(path, rules, pairings, results, args.field))
+                if args.records
+                else None
+            ),
+        )
+    except OSError as exc:
+        print(
+            f"python -m evaluate: error: cannot write the report in {args.out} "
+            f"({exc.strerror or exc}); nothing written (what it held is as it was)",
+            file=sys.stderr,
+        )
+        return 1
     print()
     print(f"{len(results)} games in {elapsed:.0f} s; wrote {', '.join(str(w) for w in written)}")
     return 0

@@ -42,6 +42,7 @@ from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 
 from .__main__ import main as arena_main
+from .report import run_files_problem
 from .stats import interval_text, unbounded_if_none
 
 __all__ = ["main"]
@@ -247,6 +248,36 @@ def plot_curve(rows: list[tuple[int, dict[str, Any]]], eval_hands: int, path: Pa
 # -- the demo --------------------------------------------------------------------------------
 
 
+def output_problem(out: Path, curve: tuple[int, ...]) -> str | None:
+    """Why the demo cannot write what it writes under ``out`` (a folder, see
+    :func:`matador_env.files.folder_problem`), or None: a folder it writes into
+    (``arena``, ``clone`` and each curve point's training run) that is a file, or a
+    file it writes (the arena's report files, each run's log, the learning curve)
+    that is a folder. (For the demo to refuse them before its first hand, not after
+    its hand and its arena.)"""
+    clones = out / "clone"
+    folders = [
+        (out / "arena", "its arena's report"),
+        (clones, "its training runs"),
+        *((clones / f"decisions_{d}", f"the training run of {d:,} decisions") for d in curve),
+    ]
+    for folder, what in folders:
+        problem = folder_problem(folder)
+        if problem is not None:
+            return f"{problem}, where the demo writes {what}"
+    problem = run_files_problem(out / "arena")
+    if problem is not None:
+        return problem
+    files = [
+        *((clones / f"decisions_{d}.log", f"the log of the run of {d:,} decisions") for d in curve),
+        (clones / "learning_curve.png", "the learning curve"),
+    ]
+    for path, what in files:
+        if path.is_dir():
+            return f"{path} is a folder, where the demo writes {what}"
+    return None
+
+
 NEXT = """\
 What to try next (after `. .venv/bin/activate`):
   python -m matador_env.play                       play a hand against the trained bot
@@ -286,13 +317,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
     args = parser.parse_args(argv)
-    # Checked here, not by the arena or the training it runs later, under their names.
-    problem = folder_problem(args.out)
-    if problem is not None:
-        parser.error(f"--out: {problem}; give a folder")
     curve: tuple[int, ...] = CURVE
     if args.quick:
         args.hands, args.eval_hands, curve = 40, 20, QUICK_CURVE
+    # Checked here, not by the arena or the training it runs later, under their names
+    # (after the demo's hand, or its arena too).
+    problem = folder_problem(args.out)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give a folder")
+    problem = output_problem(args.out, curve)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give another --out, or move it away")
     started = time.perf_counter()
     rules = Rules.preset("standard")
     print(

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import tempfile
+import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +18,44 @@ from matador_env.files import atomic_write, atomic_write_text
 from .arena import GameResult, Pairing, duplicate_figures
 from .stats import Estimate, bradley_terry, interval_text
 
-__all__ = ["PairingSummary", "Report", "aliases", "summarize"]
+__all__ = [
+    "RUN_FILES",
+    "PairingSummary",
+    "Report",
+    "aliases",
+    "run_files_problem",
+    "summarize",
+    "write_run_files",
+]
+
+RUN_FILES = ("report.json", "report.md", "report.png", "records.jsonl")
+"""The files of one arena run in its ``--out`` folder: each run writes some of them and
+removes the others (an earlier run's), so that the folder holds one run's files."""
+
+FIGURES = {
+    "win": "hand win rate of A (ties count half)",
+    "points": "points per hand, A's seats minus B's seats",
+    "match_win": "match win rate of A to the target (shared wins count half)",
+    "match_points": "final match totals, A's side minus B's side",
+}
+"""What each figure of a pairing means (report.json's ``figures``), by default."""
+
+FIELD_FIGURES = {
+    "win": "share of the field's seats A finished a hand ahead of, by the points scored "
+    "in it (ties count half)",
+    "points": "points per hand, A's minus the mean of the field's seats' points",
+    "match_win": "share of the field's seats A finished a match ahead of, by final totals "
+    "(ties count half)",
+    "match_points": "final match totals, A's minus the mean of the field's seats' totals",
+}
+"""The same with ``--field`` at more than two sides: A alone against a field of B's."""
+
+FIELD_NOTE = (
+    "--field: A alone against a field of B's, A in each seat in turn; points are A's "
+    "minus the mean of the field's seats' points, a % is the share of the field's seats A "
+    "finished ahead of (ties count half; a match by final totals)"
+)
+"""What a report says of the figures with ``--field`` at more than two sides."""
 
 
 @dataclass
@@ -26,14 +67,16 @@ class PairingSummary:
     deals: int
     hands: int
     win: Estimate | None
-    """Hand win rate of A (ties count half)."""
+    """Hand win rate of A (ties count half); against a field (:attr:`Report.against_field`),
+    the share of the field's seats A finished ahead of (:data:`FIELD_FIGURES`)."""
     points: Estimate | None
-    """Points per hand, A minus B."""
+    """Points per hand, A minus B; against a field, A minus the field's mean."""
     matches: int
     match_win: Estimate | None
-    """Match win rate of A to the target (shared wins count half)."""
+    """Match win rate of A to the target (shared wins count half); against a field,
+    the share of the field's seats A finished ahead of."""
     match_points: Estimate | None
-    """Final match totals, A minus B."""
+    """Final match totals, A minus B; against a field, A minus the field's mean."""
     terminations: dict[str, int]
     seconds_per_move: tuple[float, float]
     seconds_per_choice: tuple[float, float]
@@ -68,7 +111,35 @@ class Report:
             "seconds_per_move": self.seconds_per_move,
             "seconds_per_choice": self.seconds_per_choice,
             "notes": self.notes,
+            "figures": self.figures(),
         }
+
+    # -- what the figures are --------------------------------------------------------------
+
+    @property
+    def against_field(self) -> bool:
+        """Whether the figures are A's against a field of B's (``settings["field"]``:
+        ``--field`` at more than two sides), not A's side against B's."""
+        return bool(self.settings.get("field"))
+
+    def figures(self) -> dict[str, str]:
+        """What each figure of a pairing (``win``, ``points``, ``match_win``,
+        ``match_points``) means in this run."""
+        return dict(FIELD_FIGURES if self.against_field else FIGURES)
+
+    def table_setting(self) -> str:
+        """The table and the mode, e.g. ``preset standard, 3 players, each for
+        himself; --vs greedy, --field``; what ``settings`` does not hold is left out."""
+        s = self.settings
+        parts = [f"preset {s.get('preset', '?')}"]
+        players, teams = s.get("players"), s.get("teams")
+        if players is not None:
+            parts.append(f"{players} players")
+        if teams is not None and (players is None or players > 2):
+            parts.append("two teams" if teams else "each for himself")
+        text = ", ".join(parts)
+        mode = s.get("mode")
+        return f"{text}; {mode}" if mode else text
 
     # -- names and counts -----------------------------------------------------------------
 
@@ -143,10 +214,15 @@ class Report:
             f"- agents: {', '.join(f'`{a}`' for a in self.agents)} ({s['mode']})",
             f"- {self.counts()}; every deal is played once in each seating (duplicate deals)",
             f"- master seed: {s['seed']} (reproduce: `{s['command']}`)",
+        ]
+        if self.against_field:
+            lines.append(f"- {FIELD_NOTE}")
+        win, points, match_win = self._labels()
+        lines += [
             "",
             "## Pairings (from A's side; 95% confidence intervals over duplicate deals)",
             "",
-            "| A | B | hands | A hand win % | A-B points/hand | matches | A match win % |",
+            f"| A | B | hands | {win} | {points} | matches | {match_win} |",
             "|---|---|---:|---|---|---:|---|",
         ]
         for p in self.pairings:
@@ -174,19 +250,43 @@ class Report:
 
     # -- files --------------------------------------------------------------------------
 
-    def write(self, out: Path, plot: bool = True) -> list[Path]:
-        """report.json, report.md and (``plot``) report.png in ``out``, each written
-        atomically; without ``plot`` an earlier run's report.png is removed, so the
-        folder holds one run's report."""
-        written = [
-            atomic_write_text(out / "report.json", json.dumps(self.to_dict(), indent=2) + "\n"),
-            atomic_write_text(out / "report.md", self.markdown()),
-        ]
-        if plot:
-            written.append(self.plot(out / "report.png"))
-        else:
-            (out / "report.png").unlink(missing_ok=True)  # an earlier run's, not this one's
-        return written
+    def _labels(self, plot: bool = False) -> tuple[str, str, str]:
+        """The names of the hand win, points and match win figures: report.md's columns,
+        or (``plot``) the PNG's panels; with ``--field`` they say what the figures are."""
+        if self.against_field:
+            return (
+                "A ahead of field seats, % of hands",
+                "A minus field mean, points per hand" if plot else "A - field mean, points/hand",
+                "A ahead of field seats, % of matches",
+            )
+        return (
+            "A hand win %",
+            "A - B points per hand" if plot else "A-B points/hand",
+            "A match win %",
+        )
+
+    def write(
+        self,
+        out: Path,
+        plot: bool = True,
+        records: Callable[[Path], object] | None = None,
+    ) -> list[Path]:
+        """The run's files in ``out`` (see :data:`RUN_FILES`): report.json, report.md,
+        report.png (``plot``) and records.jsonl (``records``, which writes it at the
+        path it is given), switched as a whole by :func:`write_run_files`: an earlier
+        run's files stay as they were if any of them cannot be written, and an earlier
+        run's report.png or records.jsonl is removed when this run writes none."""
+        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        markdown = self.markdown()
+        return write_run_files(
+            out,
+            {
+                "report.json": lambda path: atomic_write_text(path, text),
+                "report.md": lambda path: atomic_write_text(path, markdown),
+                "report.png": self.plot if plot else None,
+                "records.jsonl": records,
+            },
+        )
 
     def plot(self, path: Path) -> Path:
         """Every pairing from A's side, with its 95% interval as an error bar: points per
@@ -198,34 +298,57 @@ class Report:
         import matplotlib.pyplot as plt
 
         alias = self.aliases()
-        labels = [f"{alias[p.a]} vs {alias[p.b]}" for p in self.pairings]
+        versus = "vs field of" if self.against_field else "vs"
+        labels = [f"{alias[p.a]} {versus} {alias[p.b]}" for p in self.pairings]
+        win_title, points_title, match_title = self._labels(plot=True)
         panels: list[tuple[str, list[Estimate | None], float, float]] = [
-            ("A - B points per hand", [p.points for p in self.pairings], 1.0, 0.0),
-            ("A hand win %", [p.win for p in self.pairings], 100.0, 50.0),
+            (points_title, [p.points for p in self.pairings], 1.0, 0.0),
+            (win_title, [p.win for p in self.pairings], 100.0, 50.0),
         ]
         if any(p.match_win is not None for p in self.pairings):
-            panels.append(("A match win %", [p.match_win for p in self.pairings], 100.0, 50.0))
+            panels.append((match_title, [p.match_win for p in self.pairings], 100.0, 50.0))
         k = len(self.pairings)
         legend = self.legend()
         fig, axes = plt.subplots(
             1,
             len(panels),
-            figsize=(4 + 3.6 * len(panels), 2.2 + 0.45 * k + 0.22 * len(legend)),
+            figsize=(4 + 3.6 * len(panels), 2.4 + 0.45 * k + 0.22 * len(legend)),
             sharey=True,
             squeeze=False,
         )
+        unbounded = False
         for ax, (title, estimates, scale, even) in zip(axes[0], panels, strict=True):
             rows = [(i, e) for i, e in enumerate(estimates) if e is not None]
-            ys = [i for i, _ in rows]
-            means = [scale * e.mean for _, e in rows]
-            errors = [
-                [scale * (e.mean - e.lo) for _, e in rows],
-                [scale * (e.hi - e.mean) for _, e in rows],
-            ]
-            ax.errorbar(means, ys, xerr=errors, fmt="o", capsize=4, color="tab:blue")
-            for y, m in zip(ys, means, strict=True):
+            # An interval with an unbounded end (one deal) is no interval: its point is
+            # drawn hollow, without a bar, and said to have none.
+            open_ended = {i for i, e in rows if not (math.isfinite(e.lo) and math.isfinite(e.hi))}
+            bounded = [(i, e) for i, e in rows if i not in open_ended]
+            bare = [(i, e) for i, e in rows if i in open_ended]
+            ax.errorbar(
+                [scale * e.mean for _, e in bounded],
+                [i for i, _ in bounded],
+                xerr=[
+                    [scale * (e.mean - e.lo) for _, e in bounded],
+                    [scale * (e.hi - e.mean) for _, e in bounded],
+                ],
+                fmt="o",
+                capsize=4,
+                color="tab:blue",
+            )
+            if bare:
+                unbounded = True
+                ax.plot(
+                    [scale * e.mean for _, e in bare],
+                    [i for i, _ in bare],
+                    "o",
+                    mfc="none",
+                    color="tab:blue",
+                )
+            for y, e in rows:
+                m = scale * e.mean
+                text = f"{m:+.1f}" if scale == 1.0 else f"{m:.1f}"
                 ax.annotate(
-                    f"{m:+.1f}" if scale == 1.0 else f"{m:.1f}",
+                    f"{text}, no interval" if y in open_ended else text,
                     (m, y),
                     textcoords="offset points",
                     xytext=(0, 6),
@@ -238,11 +361,17 @@ class Report:
             ax.set_title(f"{title}, 95% CI", fontsize=10)
             ax.set_ylim(k - 0.5, -0.5)
         axes[0][0].set_yticks(range(k), labels)
-        fig.suptitle(
-            f"preset {self.settings.get('preset', '?')}, seed {self.settings.get('seed', '?')}: "
-            f"{self.counts()}",
-            fontsize=10,
-        )
+        heading = [
+            f"{self.table_setting()}; seed {self.settings.get('seed', '?')}",
+            self.counts(),
+        ]
+        if self.against_field:
+            heading.append(FIELD_NOTE)
+        if unbounded:
+            heading.append("hollow point: no interval (one deal)")
+        # Wrapped to the figure's width (about 15 characters an inch at this size).
+        columns = int(15 * fig.get_figwidth())
+        fig.suptitle("\n".join(textwrap.fill(t, columns) for t in heading), fontsize=9)
         bottom = 0.0
         if legend:
             text = "\n".join(legend)
@@ -254,10 +383,53 @@ class Report:
         return path
 
 
+def run_files_problem(out: Path) -> str | None:
+    """Why a run's files (:data:`RUN_FILES`) cannot be written or removed in the
+    folder ``out``, or None: one of their names is taken by a folder. (For the
+    arena to refuse such an ``--out`` before its games, not after them.)"""
+    for name in RUN_FILES:
+        path = out / name
+        if path.is_dir():
+            return f"{path} is a folder, where the arena writes (or removes) its {name}"
+    return None
+
+
+def write_run_files(out: Path, files: Mapping[str, Callable[[Path], object] | None]) -> list[Path]:
+    """Switch the folder ``out`` to one run's files as a whole: ``files`` maps each
+    name to what writes it (called with the path to write, which it writes with
+    :func:`matador_env.files.atomic_write`), or to None for a file this run does not
+    have. Every file is first written to a temporary ``.<name>.<random>.tmp`` in
+    ``out``; only when all are written is an earlier run's file this run does not have
+    removed and each temporary renamed to its name. If a write fails, the temporaries
+    are removed and ``out`` holds what it held. Returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, write in files.items():
+            if write is None:
+                continue
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
+            os.close(fd)
+            tmp = Path(tmp_name)
+            staged.append((tmp, out / name))
+            write(tmp)
+        for name, write in files.items():
+            if write is None:
+                (out / name).unlink(missing_ok=True)  # an earlier run's, not this one's
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+    return [path for _, path in staged]
+
+
 def aliases(agents: Sequence[str], width: int = 18) -> dict[str, str]:
     """Each agent's name, or for a name longer than ``width`` a short alias made of
     its kind and a number (``policy#1``, ``search#2``) so that two long names never
-    look alike; :meth:`Report.legend` pairs each alias with its full name."""
+    look alike; :meth:`Report.legend` pairs each alias with its full name. Each agent
+    is named once (``ValueError`` otherwise)."""
+    _check_once(agents, "aliases")
     out: dict[str, str] = {}
     taken = {a for a in agents if len(a) <= width}
     per_kind: Counter[str] = Counter()
@@ -274,6 +446,17 @@ def aliases(agents: Sequence[str], width: int = 18) -> dict[str, str]:
         taken.add(alias)
         out[name] = alias
     return out
+
+
+def _check_once(agents: Sequence[str], who: str) -> None:
+    """``ValueError`` naming the first agent that ``agents`` lists twice."""
+    seen: set[str] = set()
+    for name in agents:
+        if name in seen:
+            raise ValueError(
+                f"{who}: agent {name!r} is listed twice in the agents; list each agent once"
+            )
+        seen.add(name)
 
 
 def _pct(e: Estimate | None) -> str:
@@ -294,7 +477,22 @@ def summarize(
     agents: Sequence[str],
     settings: dict[str, Any],
 ) -> Report:
-    """Reduce game results to a :class:`Report` (duplicate intervals, ratings, timing)."""
+    """Reduce game results to a :class:`Report` (duplicate intervals, ratings, timing).
+    ``agents`` names each agent once, and each pairing is of two of them (``ValueError``
+    otherwise)."""
+    _check_once(agents, "summarize")
+    for pr in pairings:
+        for name in (pr.a, pr.b):
+            if name not in agents:
+                raise ValueError(
+                    f"summarize: pairing {pr.a!r} vs {pr.b!r} names {name!r}, which is not "
+                    f"one of the agents; allowed: {', '.join(map(repr, agents))}"
+                )
+        if pr.a == pr.b:
+            raise ValueError(
+                f"summarize: pairing {pr.a!r} vs {pr.b!r} pairs an agent with itself; "
+                "a pairing is of two different agents"
+            )
     by: dict[tuple[int, str], dict[int, list[GameResult]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         by[(r.pairing, r.kind)][r.deal].append(r)

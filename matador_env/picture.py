@@ -33,8 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from .engine import HandState
+from .engine.state import _checked_scores
+from .engine.tiles import INTEGER_KINDS, shown_value
 from .files import atomic_write
 from .layout import HalfTile, layout_geometry, layout_tree
+from .values import seat_value
 
 __all__ = ["FRAME_SHAPE", "draw_domino", "draw_frame", "draw_text", "text_width", "write_png"]
 
@@ -263,14 +266,24 @@ def draw_frame(
 
     ``seat``'s tiles are drawn face up (None: the seat to move's), the others' face
     down until the hand is over, or every seat's with ``reveal``; ``totals`` (per
-    side) and ``target`` are a match's.
+    side) and ``target`` are a match's. ``ValueError`` names an argument that is not
+    one of these (a seat read as the engine reads seats, totals as
+    :meth:`HandState.view` takes a match's scores).
     """
     rules = hand.rules
-    if seat is not None and not 0 <= seat < rules.players:
-        raise ValueError(f"seat {seat} is not a seat of a {rules.players}-player game")
+    shown = hand.to_move if seat is None else seat_value(seat, rules.players)
+    if shown is None:
+        raise ValueError(
+            f"seat {shown_value(seat)} is not a seat of a {rules.players}-player game; "
+            f"allowed: None (the seat to move) or {INTEGER_KINDS} from 0 to "
+            f"{rules.players - 1}"
+        )
+    try:
+        totals = _checked_scores(totals, rules)
+    except ValueError as exc:  # named as draw_frame names them
+        raise ValueError(f"draw_frame: {str(exc).replace('scores', 'totals', 1)}") from None
     canvas = _background().copy()
     over = hand.outcome is not None
-    shown = hand.to_move if seat is None else seat
 
     # The status line.
     status = str(hand.outcome) if over else f"P{hand.to_move} to move"
@@ -367,11 +380,21 @@ def _draw_layout(canvas: np.ndarray, hand: HandState, top: int, bottom: int) -> 
 def write_png(path: str | Path, picture: np.ndarray) -> Path:
     """``picture`` (height x width x 3, ``uint8``) as a PNG file at ``path``, written
     atomically (:func:`matador_env.files.atomic_write`)."""
+    if not isinstance(picture, np.ndarray):
+        raise TypeError(
+            "a picture is a numpy array, height x width x 3 of uint8 (as draw_frame "
+            f"returns), got {type(picture).__name__} {shown_value(picture)}"
+        )
     if picture.dtype != np.uint8 or picture.ndim != 3 or picture.shape[2] != 3:
         raise ValueError(
             f"a picture is height x width x 3 of uint8, got {picture.shape} of {picture.dtype}"
         )
     height, width = picture.shape[:2]
+    if height == 0 or width == 0:
+        raise ValueError(
+            f"a picture is at least 1 x 1 pixels (a PNG has no empty picture), got {height} x "
+            f"{width}"
+        )
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data

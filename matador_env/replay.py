@@ -12,6 +12,7 @@
 them, such as the drawn tables of ``tests/golden``, is skipped), or the
 ``records.jsonl`` that ``python -m evaluate --records`` writes, one game per line:
 ``--game N`` picks game N (from 0, default 0), and a match replays hand by hand.
+``--game`` with a text file, whose every hand is replayed, is refused.
 
 Every move is told in a sentence with the open ends as they were, followed by the
 table after it: the layout (drawn as in terminal play), every seat's tiles (a
@@ -19,15 +20,17 @@ record holds them all, so every hand is open), the boneyard, and at the end the
 result. ``--step`` waits for Enter after each move (``q`` leaves); ``--png DIR``
 also writes each position as a picture (:mod:`matador_env.picture`, every hand
 face up) to ``DIR/hand<i>_<k>.png``, ``k`` counting the moves made (the folder is
-made, or refused, before the replay starts).
+made, or refused, before the replay starts). The folder then holds this replay's
+frames alone: an earlier replay's frames there (its files named as those are) are
+removed first, and no other file is touched.
 
 A ``.jsonl``'s games are its lines that are not blank, numbered from 0 by
 ``--game``; a message about one names its line in the file (from 1).
 
 Exit codes: 0 when every hand was replayed (or ``q``), 1 when a picture cannot be
-written, 2 for a file that cannot be read or replayed (the message names the file,
-the hand and what is wrong) or a ``--png`` folder that cannot be made, 130 on
-Ctrl-C.
+written (or an earlier frame removed), 2 for a file that cannot be read or replayed
+(the message names the file, the hand and what is wrong), a ``--game`` where it
+means nothing or a ``--png`` folder that cannot be made, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,15 +60,23 @@ class ReplayError(ValueError):
     """A file that holds no replayable hand; the message says what is wrong."""
 
 
-def read_records(path: Path, game: int = 0) -> tuple[str, list[HandRecord]]:
+def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRecord]]:
     """A heading for what is replayed, and its hand records: every record of a text
-    file, or game ``game``'s of a ``.jsonl`` of ``python -m evaluate --records``."""
+    file, or game ``game``'s (None: 0) of a ``.jsonl`` of ``python -m evaluate
+    --records``; a ``game`` for a text file is refused."""
+    if game is not None and path.suffix != ".jsonl":
+        raise ReplayError(
+            f"{path}: --game {game} picks a game of a .jsonl of `python -m evaluate "
+            "--records`, and this is a file of hand records, every one of which is "
+            "replayed; drop --game"
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte order mark is no text
     except (OSError, UnicodeDecodeError) as exc:
         raise ReplayError(f"{path}: cannot read it ({exc})") from None
     heading = str(path)
     if path.suffix == ".jsonl":
+        game = 0 if game is None else game
         # The games, each with its line number in the file (blank lines are no game).
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if not lines:
@@ -123,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         "or a game of the records.jsonl of `python -m evaluate --records`.",
     )
     p.add_argument("file", type=Path, help="hand records (text) or records.jsonl")
-    p.add_argument("--game", type=int, default=0, help="the game of a records.jsonl (from 0)")
+    p.add_argument("--game", type=int, help="the game of a records.jsonl (from 0, default 0)")
     p.add_argument("--step", action="store_true", help="wait for Enter after each move")
     p.add_argument(
         "--png", type=folder_arg, metavar="DIR", help="also write each position as a PNG"
@@ -153,6 +165,8 @@ def main(
             err.write(f"{PROG}: error: --png: {problem}\n")
             return 2
     try:
+        if args.png is not None:
+            _remove_frames(args.png)
         return _replay(args, heading, records, source, out, err)
     except _PictureError as exc:
         out.flush()
@@ -166,6 +180,30 @@ def main(
 
 class _PictureError(Exception):
     """A picture of ``--png`` could not be written; the message says which and why."""
+
+
+_FRAME_NAME = re.compile(r"hand[1-9][0-9]*_[0-9]{3,}\.png")
+"""The name of a frame that ``--png`` writes: ``hand<i>_<k>.png`` (``k`` of at least
+three digits), as :func:`_frame_path` names it."""
+
+
+def _frame_path(folder: Path, i: int, k: int) -> Path:
+    """The picture of hand ``i`` (from 1) after move ``k`` (0: the deal)."""
+    return folder / f"hand{i}_{k:03d}.png"
+
+
+def _remove_frames(folder: Path) -> None:
+    """An earlier replay's frames in ``folder`` (files named as :func:`_frame_path`
+    names them) removed, so that the folder holds one replay's; nothing else."""
+    for path in folder.iterdir():
+        if _FRAME_NAME.fullmatch(path.name) and (path.is_file() or path.is_symlink()):
+            try:
+                path.unlink()
+            except OSError as exc:
+                raise _PictureError(
+                    f"--png: cannot remove {path}, an earlier replay's frame "
+                    f"({exc.strerror or exc})"
+                ) from None
 
 
 def _replay(
@@ -182,7 +220,7 @@ def _replay(
         """The table after move ``k`` of hand ``i`` (0: the deal), and its picture."""
         out.write(render_table(state, layout=draw_layout) + "\n")
         if args.png is not None:
-            path = args.png / f"hand{i}_{k:03d}.png"
+            path = _frame_path(args.png, i, k)
             try:
                 write_png(path, draw_frame(state, reveal=True))
             except OSError as exc:

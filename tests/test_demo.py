@@ -136,3 +136,54 @@ def test_the_demo_refuses_an_out_under_a_file_before_it_plays(
     assert out.out == "" and out.err.strip().splitlines()[-1].endswith(
         "which exists and is not a folder; give a folder"
     )
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (
+            "file arena",
+            "{out}/arena exists and is not a folder, where the demo writes its arena's report",
+        ),
+        (
+            "file clone",
+            "{out}/clone exists and is not a folder, where the demo writes its training runs",
+        ),
+        (
+            "file clone/decisions_500",
+            "{out}/clone/decisions_500 exists and is not a folder, where the demo writes the "
+            "training run of 500 decisions",
+        ),
+        (
+            "folder arena/report.json",
+            "{out}/arena/report.json is a folder, where the arena writes (or removes) its "
+            "report.json",
+        ),
+        (
+            "folder clone/learning_curve.png",
+            "{out}/clone/learning_curve.png is a folder, where the demo writes the learning curve",
+        ),
+    ],
+)
+def test_the_demo_refuses_what_it_cannot_write_under_out_before_it_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str, says: str
+) -> None:
+    # Before: only --out itself was checked; the demo played its hand (and its arena)
+    # first, then stopped with the arena's usage text or a FileExistsError traceback.
+    from evaluate.demo import main
+
+    kind, name = make.split()
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "file":
+        path.write_text("")
+    else:
+        path.mkdir()
+    with pytest.raises(SystemExit) as exited:
+        main(["--quick", "--out", str(tmp_path)])
+    assert exited.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.strip().splitlines()[-1] == (
+        f"python -m evaluate.demo: error: --out: {says.format(out=tmp_path)}; give another "
+        "--out, or move it away"
+    )

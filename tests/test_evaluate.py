@@ -798,3 +798,19 @@ def test_a_run_in_process_plays_the_policy_file_as_it_is_now(tmp_path: Path) -> 
     # And the same figures as a fresh process would measure (workers=2: spawned).
     assert second == [r.diff for r in run(plan, workers=2)]
     assert np.mean(second) < np.mean(first)
+
+
+@pytest.mark.parametrize("name", ["report.json", "report.md", "report.png", "records.jsonl"])
+def test_cli_refuses_an_out_whose_report_name_is_a_folder_before_any_game(  # type: ignore[no-untyped-def]
+    tmp_path: Path, capsys, name: str
+) -> None:
+    # Before: every game was played, then writing (or, for records.jsonl without
+    # --records, removing) that name stopped with an IsADirectoryError traceback.
+    (tmp_path / name).mkdir()
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--agents", "greedy", "random", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"python -m evaluate: error: --out: {tmp_path / name} is a folder, where the arena "
+        f"writes (or removes) its {name}; give another --out, or move it away"
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,35 @@ def test_gymnasium_collects_an_episodes_frames_by_the_id() -> None:
     assert isinstance(frames, list) and len(frames) == steps + 1
     assert all(f.shape == FRAME_SHAPE for f in frames)
     assert not np.array_equal(frames[0], frames[-1])
+
+
+@pytest.mark.parametrize("seat", [1.5, "0", True, 2, -1])
+def test_a_seat_that_is_not_one_is_refused_naming_what_is_allowed(seat: object) -> None:
+    # Before: 1.5 and True drew a picture (1.5 with every seat face down), "0" raised a
+    # bare TypeError from a comparison.
+    state = HandState.deal(Rules.preset("standard"), 3)
+    with pytest.raises(ValueError, match=r"is not a seat of a 2-player game; allowed: None "):
+        draw_frame(state, seat=seat)  # type: ignore[arg-type]
+    assert np.array_equal(draw_frame(state, seat=np.int64(1)), draw_frame(state, seat=1))
+
+
+def test_totals_are_one_per_side() -> None:
+    # Before: any number of totals was drawn.
+    state = HandState.deal(Rules.preset("standard", players=3), 3)
+    with pytest.raises(ValueError, match=r"draw_frame: totals must be None or 3 match totals"):
+        draw_frame(state, totals=[1, 2, 3, 4, 5], target=100)
+    with pytest.raises(ValueError, match=r"draw_frame: totals: each total must be"):
+        draw_frame(state, totals=[1, -2, 3], target=100)
+    assert draw_frame(state, totals=(1, 2, 3), target=100).shape == FRAME_SHAPE
+
+
+def test_write_png_refuses_what_is_no_picture_naming_what_is(tmp_path: Path) -> None:
+    # Before: a list raised AttributeError, an empty array numpy's reshape error.
+    from matador_env.picture import write_png
+
+    with pytest.raises(TypeError, match=r"a picture is a numpy array, height x width x 3 of uint8"):
+        write_png(tmp_path / "a.png", [[0]])  # type: ignore[arg-type]
+    for shape in ((0, 0, 3), (0, 4, 3), (4, 0, 3)):
+        with pytest.raises(ValueError, match=r"a picture is at least 1 x 1 pixels"):
+            write_png(tmp_path / "b.png", np.zeros(shape, np.uint8))
+    assert list(tmp_path.iterdir()) == []

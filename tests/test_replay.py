@@ -247,3 +247,37 @@ def test_ctrl_c_at_the_step_question_exits_130_quietly() -> None:
         pytest.fail("Ctrl-C escaped main")
     assert (code, err.getvalue()) == (130, "")
     assert out.getvalue().endswith("[Enter: next move, q: quit] \n")
+
+
+def test_a_png_folder_holds_one_replays_frames_and_keeps_other_files(tmp_path: Path) -> None:
+    # Before: a one-hand replay into the folder of a three-hand one left hands 2 and 3.
+    frames = tmp_path / "frames"
+    code, _, err = replay(str(GOLDEN[0]), "--png", str(frames))
+    assert code == 0, err
+    assert {f.name.split("_")[0] for f in frames.glob("*.png")} == {"hand1", "hand2", "hand3"}
+    others = ["notes.txt", "hand1.png", "hand2_x.png", "hand0_000.png", "xhand2_001.png"]
+    for name in others:
+        (frames / name).write_text("mine")
+    (frames / "hand9_000.png").mkdir()  # not a frame it wrote: a folder
+    state = HandState.deal(Rules.preset("standard"), 4)
+    state = state.apply(state.legal_moves()[0])
+    record = tmp_path / "one.txt"
+    record.write_text(hand_record(state))
+    code, _, err = replay(str(record), "--png", str(frames))
+    assert code == 0, err
+    left = sorted(f.name for f in frames.iterdir())
+    assert left == sorted([*others, "hand9_000.png", "hand1_000.png", "hand1_001.png"])
+    assert all((frames / name).read_text() == "mine" for name in others)
+
+
+def test_game_is_refused_for_a_file_of_hand_records(tmp_path: Path) -> None:
+    # Before: --game 7 of a text file was ignored, every hand replayed, exit code 0.
+    for game in ("7", "0"):
+        code, out, err = replay(str(GOLDEN[0]), "--game", game, "--png", str(tmp_path / "f"))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"python -m matador_env.replay: error: {GOLDEN[0]}: --game {game} picks a game of "
+            "a .jsonl of `python -m evaluate --records`, and this is a file of hand records, "
+            "every one of which is replayed; drop --game\n"
+        )
+    assert not (tmp_path / "f").exists()

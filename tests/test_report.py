@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,139 @@ def test_the_plot_draws_an_unbeaten_pairing(tmp_path: Path) -> None:
     for rate in (pairing.win, pairing.match_win):
         assert rate.mean == rate.hi == 1.0 and rate.lo < 1.0
     assert report.plot(tmp_path / "unbeaten.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _arena_argv(out: Path, *extra: str) -> list[str]:
+    argv = ["--agents", "greedy", "random", "--hands", "4", "--matches", "0", "--workers", "1"]
+    return [*argv, "--no-progress", "--out", str(out), *extra]
+
+
+def test_a_run_that_cannot_write_a_file_leaves_the_earlier_runs_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: report.json and report.md were replaced, then the plot failed, and the
+    # folder held the new run's report beside the old run's picture and records.
+    import matplotlib.figure
+
+    out = tmp_path / "report"
+    assert arena_main(_arena_argv(out, "--records", "--seed", "1")) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == ["records.jsonl", "report.json", "report.md", "report.png"]
+
+    def full(self: object, *args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
+    capsys.readouterr()
+    assert arena_main(_arena_argv(out, "--records", "--seed", "2")) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"python -m evaluate: error: cannot write the report in {out} (No space left on "
+        "device); nothing written (what it held is as it was)"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary left
+    # And a run that writes them all replaces them all.
+    monkeypatch.undo()
+    assert arena_main(_arena_argv(out, "--records", "--seed", "2")) == 0
+    assert json.loads((out / "report.json").read_text())["settings"]["seed"] == 2
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(after) == sorted(before)
+    assert all(after[name] != before[name] for name in before)
+
+
+def test_a_field_report_says_what_its_figures_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: report.md and the PNG called the field's figures "A hand win %" and
+    # "A-B points/hand", and the PNG's title named no seats or mode.
+    import matplotlib.figure
+
+    titles: list[str] = []
+    original = matplotlib.figure.Figure.suptitle
+
+    def spy(self: matplotlib.figure.Figure, t: str, **kwargs: Any) -> Any:
+        titles.append(t)
+        return original(self, t, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle", spy)
+    argv = ["--vs", "greedy", "--agents", "random", "--players", "3", "--field"]
+    argv += ["--hands", "6", "--matches", "3", "--workers", "1", "--no-progress"]
+    out = tmp_path / "field"
+    assert arena_main([*argv, "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "A hand win %" not in md and "A-B points" not in md and "A match win %" not in md
+    assert (
+        "| A | B | hands | A ahead of field seats, % of hands | A - field mean, points/hand "
+        "| matches | A ahead of field seats, % of matches |"
+    ) in md
+    assert "- --field: A alone against a field of B's" in md
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["field"] is True and report["settings"]["players"] == 3
+    assert report["figures"]["points"] == (
+        "points per hand, A's minus the mean of the field's seats' points"
+    )
+    (title,) = titles
+    assert title.startswith("preset standard, 3 players, each for himself; --vs greedy, --field")
+    assert "A alone against a field of B's" in title
+
+    # Two sides: --field changes nothing, nor do the names of the figures.
+    titles.clear()
+    argv = ["--vs", "greedy", "--agents", "random", "--field", "--hands", "4", "--matches", "0"]
+    assert arena_main([*argv, "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "| A hand win % | A-B points/hand |" in md and "field seats" not in md
+    assert json.loads((out / "report.json").read_text())["figures"]["points"] == (
+        "points per hand, A's seats minus B's seats"
+    )
+    assert titles[0].startswith("preset standard, 2 players; --vs greedy, --field; seed 2026")
+
+
+def test_the_plot_marks_a_point_without_an_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One deal: the points have no interval. Before, the point was drawn with an
+    # infinite error bar, which matplotlib leaves out: it looked exact.
+    import matplotlib.axes
+
+    from evaluate.arena import GameResult, Pairing
+    from evaluate.report import summarize
+
+    bars: list[Any] = []
+    notes: list[str] = []
+    errorbar, annotate = matplotlib.axes.Axes.errorbar, matplotlib.axes.Axes.annotate
+
+    def spy_bar(self: matplotlib.axes.Axes, x: Any, y: Any, **kwargs: Any) -> Any:
+        bars.append(kwargs.get("xerr"))
+        return errorbar(self, x, y, **kwargs)
+
+    def spy_note(self: matplotlib.axes.Axes, text: str, *args: Any, **kwargs: Any) -> Any:
+        notes.append(text)
+        return annotate(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", spy_bar)
+    monkeypatch.setattr(matplotlib.axes.Axes, "annotate", spy_note)
+    results = [GameResult(0, "hand", 0, p, 1.0, d) for p, d in ((0, 30.0), (1, 24.0))]
+    settings = {"preset": "standard", "seed": 1, "deals": 1, "patterns": 2}
+    report = summarize(results, [Pairing("a", "b")], ["a", "b"], settings)
+    assert report.plot(tmp_path / "one.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for xerr in bars:
+        assert all(math.isfinite(v) for side in xerr for v in side)
+    assert notes[0] == "+27.0, no interval"  # the points panel
+    assert notes[1] == "100.0"  # the win rate has Wilson's interval of one deal
+
+
+def test_the_api_refuses_an_agent_named_twice() -> None:
+    # Before: aliases gave one entry (`policy#2`) for two, and summarize failed in the
+    # ratings with "bradley_terry: a player cannot play itself".
+    from evaluate.arena import GameResult, Pairing
+    from evaluate.report import summarize
+
+    name = "policy:runs/a/very/long/path/best"
+    with pytest.raises(ValueError, match=f"aliases: agent '{name}' is listed twice"):
+        aliases([name, name])
+    results = [GameResult(0, "hand", 0, p, 1.0, 5.0) for p in range(2)]
+    with pytest.raises(ValueError, match="summarize: agent 'random' is listed twice"):
+        summarize(results, [Pairing("random", "random")], ["random", "random"], {})
+    with pytest.raises(ValueError, match="pairs an agent with itself"):
+        summarize(results, [Pairing("random", "random")], ["random"], {})
+    with pytest.raises(ValueError, match="names 'expert', which is not one of the agents"):
+        summarize(results, [Pairing("random", "expert")], ["random", "greedy"], {})
