@@ -9,7 +9,9 @@ documents them); the learner's reward is everything its seat received since its
 last action, so it arrives even when a hand ends on an opponent's move.
 
 ``action_masks()`` is a method of the environment itself, as sb3-contrib's
-``MaskablePPO`` expects, and works under ``SubprocVecEnv``::
+``MaskablePPO`` expects, and works under ``SubprocVecEnv``. With ``mask_in_obs=True``
+the observation is a dict of the vector (``"obs"``) and the legal actions
+(``"mask"``, int8 ones and zeros), the names Tianshou's masked algorithms read::
 
     from sb3_contrib import MaskablePPO
     from matador_env import MatadorSingleEnv
@@ -92,6 +94,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from .engine import Move, Rules
+from .engine.tiles import shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     ENV_ARGUMENTS,
@@ -111,7 +114,7 @@ or ``choose(view, rng) -> Move``, or ``callable(obs) -> int``."""
 
 _RANDOM = "random"
 _MAX_EMPTY_DEALS = 1000
-_ARGUMENTS = (*ENV_ARGUMENTS, "opponents", "seat", "illegal_reward")
+_ARGUMENTS = (*ENV_ARGUMENTS, "opponents", "seat", "illegal_reward", "mask_in_obs")
 # What the environment holds between steps, beyond its arguments and the game.
 _LIVE_FIELDS = ("seat", "_rng", "_mask", "_over", "_started", "_np_random", "_np_random_seed")
 
@@ -126,7 +129,9 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
     - ``opponents``: one spec for all other seats or one per other seat;
     - ``seat``: the learner's seat, or None for a random seat each episode;
     - ``illegal_reward``: the learner's reward for an illegal action, which ends
-      the episode.
+      the episode;
+    - ``mask_in_obs``: True for observations ``{"obs": vector, "mask": legal actions}``
+      (a ``Dict`` space) instead of the vector alone.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
@@ -144,6 +149,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         max_hands: int = DEFAULT_MAX_HANDS,
+        mask_in_obs: bool = False,
         **rule_overrides: Any,
     ) -> None:
         EzPickle.__init__(
@@ -158,6 +164,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             illegal_reward,
             render_mode,
             max_hands,
+            mask_in_obs,
             **rule_overrides,
         )
         if "autoreset_mode" in rule_overrides:
@@ -190,7 +197,18 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         consume = any(o is _RANDOM or isinstance(o, _Agent) for o in self._opponents)
         fallible = any(o is not _RANDOM for o in self._opponents)
         self._keep_rng = consume and fallible
-        self.observation_space = spaces.Box(0.0, 1.0, (enc.obs_size,), np.float32)
+        if not isinstance(mask_in_obs, bool):
+            raise TypeError(
+                f"mask_in_obs={shown_value(mask_in_obs)} is not allowed; allowed: True "
+                "(observations {'obs': vector, 'mask': legal actions}) or False (the vector)"
+            )
+        self.mask_in_obs = mask_in_obs
+        vector = spaces.Box(0.0, 1.0, (enc.obs_size,), np.float32)
+        self.observation_space: spaces.Space[Any] = (
+            spaces.Dict({"obs": vector, "mask": spaces.MultiBinary(enc.num_actions)})
+            if mask_in_obs
+            else vector
+        )
         self.action_space = spaces.Discrete(enc.num_actions)
         self._mask = np.zeros(enc.num_actions, np.int8)
         self._rng = random.Random(0)
@@ -201,7 +219,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``: None
         or an integer from 0 to 2**64 - 1 (``TypeError`` for what is no integer,
         ``ValueError`` for one out of that range, as in ``raw_env``'s Seeding)."""
@@ -234,7 +252,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         self._started = True
         return self._observe(0)
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The learner's action, then the opponents' moves until it is the learner's
         turn again or the episode ends. An opponent that raises or returns an illegal
         move: the exception propagates and the env is as before the step."""
@@ -249,6 +267,8 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             obs, info = self._observe(1)
             info["action_mask"][:] = 0
             self._mask = info["action_mask"].copy()
+            if self.mask_in_obs:
+                obs["mask"][:] = 0
             return obs, self.illegal_reward, True, False, info
         # A step is all or nothing: what it changes is put back if anything raises.
         # (Inline, not through matador_v0.all_or_nothing as the vector envs do: this is
@@ -308,7 +328,7 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
 
     # -- internals ----------------------------------------------------------------------
 
-    def _observe(self, illegal_action: int) -> tuple[np.ndarray, dict[str, Any]]:
+    def _observe(self, illegal_action: int) -> tuple[Any, dict[str, Any]]:
         game = self.game
         obs = game.observe(self.seat)
         self._mask = obs["action_mask"]
@@ -318,6 +338,8 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
         info["action_mask"] = self._mask.copy()
         if self.render_mode == "human":
             self.render()
+        if self.mask_in_obs:
+            return {"obs": obs["observation"], "mask": self._mask.copy()}, info
         return obs["observation"], info
 
     def _play_opponents(self) -> float:

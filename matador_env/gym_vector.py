@@ -148,6 +148,14 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
                 "vector env does not cut episodes short; allowed: max_hands (the hands of "
                 f"a match episode), or {_SYNC}, whose envs gymnasium.make_vec wraps in TimeLimit"
             )
+        if rule_overrides.get("mask_in_obs", False) is not False:
+            # The single env's dict observations (for Tianshou); batches here stay arrays.
+            raise ValueError(
+                f"mask_in_obs={rule_overrides['mask_in_obs']!r}: the compiled vector env "
+                "gives the masks by action_masks() and infos['action_mask']; allowed: "
+                f"False, or {_SYNC}, whose single envs take mask_in_obs=True"
+            )
+        rule_overrides.pop("mask_in_obs", None)
         if render_mode is not None:
             raise UnsupportedRenderMode(
                 f"render_mode={render_mode!r}: the compiled vector env draws nothing; "

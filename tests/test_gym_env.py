@@ -558,3 +558,47 @@ def test_seat_and_seed_take_numpy_integers_not_bools() -> None:
     for bad in (True, 1.5, "5"):
         with pytest.raises(TypeError, match=r"seed=.* is not allowed; allowed: None or an"):
             env.reset(seed=bad)  # type: ignore[arg-type]
+
+
+def test_mask_in_obs_puts_the_mask_beside_the_vector() -> None:
+    """The dict observation Tianshou reads: the same vector and mask the plain env
+    gives, an all-zero mask once an illegal action ended the episode, and kept by
+    copies; the compiled vector env refuses it (sync envs take it)."""
+    import copy
+
+    import gymnasium
+
+    import matador_env
+
+    plain = MatadorSingleEnv(preset="pagat", players=4, teams=True)
+    both = MatadorSingleEnv(preset="pagat", players=4, teams=True, mask_in_obs=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checker's advice on infinite bounds and seeds
+        gymnasium_check_env(both, skip_render_check=True)
+    assert both.observation_space["obs"] == plain.observation_space  # type: ignore[index]
+    vector, _ = plain.reset(seed=4)
+    obs, _ = both.reset(seed=4)
+    done = False
+    while not done:
+        assert set(obs) == {"obs", "mask"} and both.observation_space.contains(obs)
+        assert np.array_equal(obs["obs"], vector)
+        assert np.array_equal(obs["mask"], plain.action_masks().astype(np.int8))
+        action = int(np.flatnonzero(obs["mask"])[0])
+        vector, _, _, _, _ = plain.step(action)
+        obs, _, done, truncated, _ = both.step(action)
+        done = done or truncated
+    twin = copy.deepcopy(both)
+    assert twin.mask_in_obs and isinstance(twin.reset(seed=1)[0], dict)
+    obs, _ = both.reset(seed=5)
+    illegal = int(np.flatnonzero(obs["mask"] == 0)[0])
+    obs, reward, terminated, _, _ = both.step(illegal)
+    assert terminated and reward == both.illegal_reward and not obs["mask"].any()
+    with pytest.raises(TypeError, match=r"mask_in_obs='yes' is not allowed; allowed: True"):
+        MatadorSingleEnv(mask_in_obs="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"mask_in_obs=True: the compiled vector env .*'sync'"):
+        gymnasium.make_vec(matador_env.GYM_ID, num_envs=2, mask_in_obs=True)
+    sync = gymnasium.make_vec(
+        matador_env.GYM_ID, num_envs=2, vectorization_mode="sync", mask_in_obs=True
+    )
+    obs, _ = sync.reset(seed=0)
+    assert obs["obs"].shape[0] == obs["mask"].shape[0] == 2
