@@ -327,8 +327,28 @@ def env(**kwargs: Any) -> AECEnv:
     e: AECEnv = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = _CheckedActions(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+class _CheckedActions(wrappers.BaseWrapper):  # type: ignore[misc]
+    """What is no action refused as :class:`raw_env` refuses it, before PettingZoo's
+    wrappers read it: ``TerminateIllegalWrapper`` indexes the mask with it (``True``
+    raised numpy's "truth value of an array is ambiguous") and
+    ``AssertOutOfBoundsWrapper`` says only "not in action space" of ``1.5`` or ``None``."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (self.terminations[agent] or self.truncations[agent]):
+            if action is None:
+                raise ValueError(f"{agent} is to move: None is an action only for a finished seat")
+            if type(action) is not int:
+                as_integer(action)  # TypeError naming the integers allowed
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)  # the environment's name, as PettingZoo's own wrappers show it
 
 
 def all_or_nothing(

@@ -338,6 +338,21 @@ def test_raw_env_actions_must_be_integers(bad: object) -> None:
     assert e.game.hand == hand  # nothing applied
 
 
+@pytest.mark.parametrize("bad", [1.5, "3", True, np.bool_(True), np.array([3]), 3.0])
+def test_wrapped_env_actions_must_be_integers_as_raw_envs_are(bad: object) -> None:
+    """PettingZoo's wrappers read an action before raw_env does: True raised numpy's
+    'truth value of an array is ambiguous', 1.5 'action is not in action space'."""
+    e = env(preset="standard")
+    e.reset(seed=0)
+    hand = e.unwrapped.game.hand
+    with pytest.raises(TypeError, match=r"action=.*\(.*\) is not allowed.*integer"):
+        e.step(bad)
+    with pytest.raises(ValueError, match="is to move: None is an action only for a finished"):
+        e.step(None)
+    assert e.unwrapped.game.hand == hand and not any(e.terminations.values())
+    e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))  # it plays on
+
+
 def test_raw_env_takes_numpy_integer_actions() -> None:
     plain, numpy_ = raw_env(preset="standard"), raw_env(preset="standard")
     plain.reset(seed=5)
