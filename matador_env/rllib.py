@@ -28,6 +28,7 @@ project's ONNX + sidecar format.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "shared_policy_spec",
     "policy_logits",
     "MoveChecks",
+    "hidden_sizes",
 ]
 
 ENV_NAME = ENV_ID
@@ -66,6 +68,30 @@ POLICY_ID = "shared"
 # Masked logits: low enough that softmax gives an illegal action no probability, and
 # finite, so that a seat with no legal action at all (a finished game) gets no NaN.
 _MASKED = -1e9
+
+
+def hidden_sizes(hidden: Any, where: str) -> list[int]:
+    """``hidden`` as a list of layer sizes: a sequence (list, tuple, 1-D array) of one or
+    more positive integers, else ``TypeError`` (not integers) or ``ValueError`` (an
+    empty one, a size below 1) naming ``where`` and what is allowed, as
+    ``python -m train.rllib --hidden`` does. A string, ``64.7`` or ``True`` is no size."""
+    sizes: list[int] = []
+    wrong_type = isinstance(hidden, (str, bytes)) or not isinstance(hidden, (Sequence, np.ndarray))
+    if not wrong_type:
+        try:
+            for size in hidden:
+                if isinstance(size, (bool, np.bool_)):
+                    raise TypeError
+                sizes.append(operator.index(size))
+        except TypeError:
+            wrong_type = True
+    if wrong_type or not sizes or min(sizes) < 1:
+        error = TypeError if wrong_type else ValueError
+        raise error(
+            f"{where}: hidden={hidden!r} is not allowed; allowed: hidden layer sizes, a "
+            "list of one or more positive integers, e.g. [256, 256]"
+        )
+    return sizes
 
 
 def _mlp(sizes: Sequence[int]) -> torch.nn.Sequential:
@@ -81,7 +107,8 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]
     """PPO's actor-critic over PettingZoo's ``"observation"`` / ``"action_mask"`` dict.
 
     ``model_config``: ``{"hidden": [256, 256]}``, the hidden layer sizes of the policy
-    and of the value network (separate networks, tanh, as SB3's ``MlpPolicy``). The
+    and of the value network (separate networks, tanh, as SB3's ``MlpPolicy``): one or
+    more positive integers (:func:`hidden_sizes` refuses anything else). The
     logits of the actions the mask forbids are set to -1e9, so they are never sampled
     and the exported ``pi`` is the plain observation -> logits network.
     """
@@ -96,7 +123,9 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]
                 f"'observation' and 'action_mask' (PettingZoo's), got {space}"
             )
         obs_size = int(space["observation"].shape[0])
-        hidden = [int(h) for h in config.get("hidden", (256, 256))]
+        hidden = hidden_sizes(
+            config.get("hidden", (256, 256)), "MaskedActorCritic model_config['hidden']"
+        )
         self.pi = _mlp([obs_size, *hidden, int(actions.n)])
         # Built in inference-only copies too, so that weights sync key for key.
         self.vf = _mlp([obs_size, *hidden, 1])
@@ -145,12 +174,12 @@ def shared_policy() -> dict[str, Any]:
 
 
 def shared_policy_spec(hidden: Sequence[int] = (256, 256)) -> MultiRLModuleSpec:
-    """The module spec of :func:`shared_policy`: one :class:`MaskedActorCritic`."""
+    """The module spec of :func:`shared_policy`: one :class:`MaskedActorCritic` with
+    ``hidden`` layers (one or more positive integers, checked by :func:`hidden_sizes`)."""
+    sizes = hidden_sizes(hidden, "shared_policy_spec")
     return MultiRLModuleSpec(
         rl_module_specs={
-            POLICY_ID: RLModuleSpec(
-                module_class=MaskedActorCritic, model_config={"hidden": list(hidden)}
-            )
+            POLICY_ID: RLModuleSpec(module_class=MaskedActorCritic, model_config={"hidden": sizes})
         }
     )
 
@@ -161,22 +190,53 @@ def policy_logits(module: MaskedActorCritic) -> torch.nn.Module:
 
 
 class MoveChecks(RLlibCallback):  # type: ignore[misc]
-    """Counts, in every finished episode, the actions its masks forbade.
+    """Counts, in every sample the env runners take, the actions its masks forbade.
 
     Logs ``illegal_actions_lifetime`` (0 when the masking works) and
     ``checked_actions_lifetime``, each summed over the run, into the env runners'
     results, so that a run shows it played only legal moves (an illegal one would also
     end the game through PettingZoo's ``TerminateIllegalWrapper``, with -1 for the
-    seat that made it).
+    seat that made it). Each action is checked once, in the sample that holds it, at
+    the end of every ``EnvRunner.sample()``: an episode that spans several rollout
+    fragments reaches ``on_episode_end`` in chunks, and where the env runner is the
+    driver's own, PPO's learner connector has by then appended a duplicated last step
+    to the earlier chunks (a bootstrap step, not an action taken).
     """
 
-    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
+    def on_sample_end(
+        self,
+        *,
+        env_runner: Any = None,
+        metrics_logger: Any = None,
+        samples: Any,
+        worker: Any = None,
+        **kwargs: Any,
+    ) -> None:
         illegal = steps = 0
-        for agent_episode in episode.agent_episodes.values():
-            observations = agent_episode.get_observations()
-            for obs, action in zip(observations, agent_episode.get_actions(), strict=False):
-                steps += 1
-                illegal += int(not np.asarray(obs["action_mask"])[int(action)])
+        for episode in samples:
+            for agent_episode in episode.agent_episodes.values():
+                chunk_illegal, chunk_steps = _illegal_actions(agent_episode)
+                illegal += chunk_illegal
+                steps += chunk_steps
         if metrics_logger is not None:
             metrics_logger.log_value("illegal_actions_lifetime", illegal, reduce="lifetime_sum")
             metrics_logger.log_value("checked_actions_lifetime", steps, reduce="lifetime_sum")
+
+
+def _illegal_actions(agent_episode: Any) -> tuple[int, int]:
+    """The actions of one agent's episode chunk that its masks forbade, and its actions.
+
+    A chunk's observations are one more than its actions (each action's observation,
+    then the one after the last); they are a list of dicts while the chunk is being
+    sampled, and one dict of stacked arrays once RLlib has numpy'ized it (a finished
+    episode)."""
+    actions = np.asarray(agent_episode.get_actions()).reshape(-1)
+    if actions.size == 0:
+        return 0, 0
+    observations = agent_episode.get_observations()
+    if isinstance(observations, Mapping):
+        masks = np.asarray(observations["action_mask"])
+    else:
+        masks = np.stack([np.asarray(obs["action_mask"]) for obs in observations])
+    allowed = masks[np.arange(actions.size), actions.astype(np.int64)]
+    return int(np.count_nonzero(allowed == 0)), int(actions.size)

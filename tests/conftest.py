@@ -40,3 +40,15 @@ def sb3_logs_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
         yield
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """torch at one thread for the test (the project's training setting on two
+    cores), and its thread count put back after."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

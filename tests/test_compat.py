@@ -30,12 +30,7 @@ GAMES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # -- Tianshou -------------------------------------------------------------------------------

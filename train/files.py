@@ -11,8 +11,9 @@ from pathlib import Path
 from matador_env.files import folder_problem
 
 RUN_ARGS_FILE = "args.json"
-"""The file that makes a folder a run's: ``python -m train`` and ``train.rllib`` write
-a run's arguments there first."""
+"""The file that makes a folder a run's: ``python -m train`` writes a run's arguments
+there first, ``train.rllib`` once its algorithm is built (a run that fails to start
+leaves none)."""
 
 
 def new_run_problem(folder: str | Path) -> str | None:

@@ -18,7 +18,12 @@ A run writes into its folder (``runs/{exp}__{preset}__{seed}__{time}`` unless
                        ``policy:runs/.../final``) and the bot server use it unchanged
 
 A bad argument ends the command with one line naming the flag and what is allowed
-(exit status 2), before Ray starts or anything is written.
+(exit status 2), before Ray starts or anything is written: RLlib's own rules on the
+arguments (the seeds it derives, whole rollout fragments per update) and the CPUs a
+local Ray has are checked here. An ``--address`` where Ray finds no cluster ends the
+same way when Ray tries to join it. ``args.json`` is written once the algorithm is
+built, so a run that fails to start leaves no folder that a rerun with the same
+``--out`` would be refused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -129,17 +135,62 @@ def resolve_rules(args: RllibArgs) -> Rules:
     return rules_from_flags(args.preset, args.players, args.teams, args.rules)
 
 
+def local_cpus() -> int:
+    """The CPUs a local Ray gets when ``--num-cpus`` does not say: Ray's own count, the
+    one ``ray.init`` uses (a container's CPU quota, where there is one), else
+    ``os.cpu_count()``."""
+    try:
+        from ray._private.utils import get_num_cpus
+
+        return max(1, int(get_num_cpus(override_docker_cpu_warning=True)))
+    except Exception:  # a Ray without that helper: what it falls back to
+        return os.cpu_count() or 1
+
+
+def rollout_fragment(args: RllibArgs) -> int:
+    """Steps each environment samples per update: ``--train-batch-size`` spread over
+    the environments of all env runners (the driver's when there are none), rounded
+    up."""
+    environments = max(1, args.num_env_runners) * args.num_envs_per_env_runner
+    return max(1, -(-args.train_batch_size // environments))
+
+
+def fragment_problem(args: RllibArgs) -> str | None:
+    """Why RLlib would refuse ``--train-batch-size`` with the env runners' fragments
+    (:func:`rollout_fragment`), or None. RLlib's rule
+    (``AlgorithmConfig.validate_train_batch_size_vs_rollout_fragment_length``): the
+    smallest whole number of fragments from every environment that reaches the batch
+    may exceed it by 10% at most."""
+    batch = args.train_batch_size
+    environments = max(1, args.num_env_runners) * args.num_envs_per_env_runner
+    fragment = rollout_fragment(args)
+    sampled = environments * fragment
+    reached = -(-batch // sampled) * sampled
+    if reached - batch <= 0.1 * batch and reached - sampled - batch <= 0.1 * batch:
+        return None
+    processes = max(1, args.num_env_runners)
+    return (
+        f"--train-batch-size: {batch} is not allowed with {environments} environments "
+        f"sampling ({args.num_envs_per_env_runner} in each of {processes} sampling "
+        f"process{'es' if processes > 1 else ''}): each update takes a fragment of "
+        f"{fragment} steps from every one, {sampled} steps, more than 10% over {batch}, "
+        f"which RLlib refuses; allowed: a multiple of {environments}, {10 * environments} "
+        "or more, or fewer --num-env-runners or --num-envs-per-env-runner"
+    )
+
+
+def largest_seed(num_env_runners: int) -> int:
+    """The largest ``--seed`` with ``num_env_runners``: RLlib seeds numpy in env runner
+    ``i`` (0: the driver's) with ``seed + i``, and numpy takes at most 2**32 - 1."""
+    return LARGEST_TRAINING_SEED - max(0, num_env_runners)
+
+
 def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
     """The rules and hidden sizes; :class:`ArgsError` for the first bad argument."""
     rules = resolve_rules(args)
     hidden = layer_sizes(args.hidden, "--hidden")
     if args.reward not in REWARD_KINDS:
         raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
-    if not 0 <= args.seed <= LARGEST_TRAINING_SEED:  # RLlib seeds numpy's generators
-        raise ArgsError(
-            f"--seed: {shown_value(args.seed)} is not allowed; allowed: an integer from 0 "
-            f"to {LARGEST_TRAINING_SEED} (2**32 - 1, the most numpy's seeding takes)"
-        )
     for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):
         if getattr(args, flag) < 1:
             raise ArgsError(f"--{flag.replace('_', '-')}: must be a positive integer")
@@ -151,12 +202,30 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
         raise ArgsError("--minibatch-size: must not exceed --train-batch-size")
     if args.num_cpus is not None and args.num_cpus < 1:
         raise ArgsError("--num-cpus: must be a positive integer")
-    if args.address is None and args.num_cpus is not None and args.num_env_runners > args.num_cpus:
-        # Each env runner takes a CPU of the local Ray; the rest would wait for ever.
+    largest = largest_seed(args.num_env_runners)
+    if not 0 <= args.seed <= largest:  # RLlib seeds numpy's generators
         raise ArgsError(
-            f"--num-env-runners: {args.num_env_runners} env runners need as many CPUs, and "
-            f"--num-cpus gives the local Ray {args.num_cpus}; allowed: at most {args.num_cpus}"
+            f"--seed: {shown_value(args.seed)} is not allowed; allowed: an integer from 0 "
+            f"to {largest} (2**32 - 1 less --num-env-runners {args.num_env_runners}: RLlib "
+            "seeds numpy in each env runner with the seed plus the runner's number, and "
+            "numpy takes at most 2**32 - 1)"
         )
+    if args.address is None:
+        # Each env runner takes a CPU of the local Ray; the rest would wait for ever.
+        cpus = args.num_cpus if args.num_cpus is not None else local_cpus()
+        if args.num_env_runners > cpus:
+            given = (
+                f"--num-cpus gives the local Ray {cpus}"
+                if args.num_cpus is not None
+                else f"the local Ray gets this machine's {cpus} (no --num-cpus)"
+            )
+            raise ArgsError(
+                f"--num-env-runners: {args.num_env_runners} env runners need as many CPUs, "
+                f"and {given}; allowed: at most {cpus}, or --address of a Ray cluster"
+            )
+    problem = fragment_problem(args)
+    if problem is not None:
+        raise ArgsError(problem)
     for name, same_as in _AS_IN_TRAIN.items():
         check_number(flag_name(name), getattr(args, name), *FLOAT_RANGES[same_as])
     check_exp_name(args.exp_name)
@@ -174,9 +243,7 @@ def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
     from matador_env.rllib import ENV_NAME, MoveChecks, shared_policy, shared_policy_spec
 
     runners = args.num_env_runners
-    fragment = max(
-        1, math.ceil(args.train_batch_size / max(1, runners) / args.num_envs_per_env_runner)
-    )
+    fragment = rollout_fragment(args)  # check_args has checked it against RLlib's rule
     return (
         PPOConfig()
         # RLlib's environment check steps a random action without its mask, which the
@@ -213,7 +280,8 @@ def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
 
 def start_ray(args: RllibArgs) -> bool:
     """Join the cluster of --address, or start a local Ray of --num-cpus; False when
-    this process had a Ray session already (it is used as it is)."""
+    this process had a Ray session already (it is used as it is). :class:`ArgsError`
+    when Ray finds no cluster at --address, or cannot read it as an address."""
     import ray
 
     import matador_env
@@ -227,7 +295,17 @@ def start_ray(args: RllibArgs) -> bool:
         # Ship this checkout's matador_env to the workers, so that every node plays
         # the same rules and encoding as the driver.
         options["runtime_env"] = {"py_modules": [matador_env]}
-        ray.init(address=args.address, **options)
+        try:
+            ray.init(address=args.address, **options)
+        except (ConnectionError, ValueError) as e:
+            # ConnectionError: no cluster there ("auto" with none running); ValueError:
+            # no address at all ("Invalid address format").
+            raise ArgsError(
+                f"--address: {args.address!r} is not allowed: Ray could not join a cluster "
+                f"there ({e}); allowed: the address of a running Ray cluster (auto on one "
+                "of its nodes, HOST:PORT or ray://HOST:10001; `ray start --head` starts "
+                "one), or no --address for a local Ray"
+            ) from None
     else:
         ray.init(num_cpus=args.num_cpus, **options)
     return True
@@ -268,8 +346,6 @@ def train(args: RllibArgs) -> Path:
     rules, hidden = check_args(args)
     torch.set_num_threads(args.torch_threads)
     run_dir = Path(args.out or Path("runs") / run_name(args))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(run_dir / RUN_ARGS_FILE, dataclasses.asdict(args))
     import ray
 
     from matador_env.rllib import POLICY_ID, policy_logits
@@ -279,6 +355,9 @@ def train(args: RllibArgs) -> Path:
     lines: list[str] = []
     try:
         algo = build_config(args, rules, hidden).build_algo()
+        # Only now: a run that failed to start leaves no args.json to refuse a rerun.
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(run_dir / RUN_ARGS_FILE, dataclasses.asdict(args))
         began = time.perf_counter()
         summary: dict[str, Any] = {"env_steps": 0}
         while summary["env_steps"] < args.timesteps:
@@ -314,11 +393,11 @@ def train(args: RllibArgs) -> Path:
 def main(argv: list[str] | None = None) -> Path:
     args = parse(RllibArgs, argv, prog="python -m train.rllib")
     try:
-        check_args(args)
+        # check_args first; train also refuses an --address where Ray finds no cluster.
+        return train(args)
     except ArgsError as e:
         print(f"python -m train.rllib: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    return train(args)
 
 
 if __name__ == "__main__":
