@@ -9,7 +9,8 @@
    ``random``: a learning curve with error bars. Each point is a real training run
    (``python -m train --bc-teacher expert --bc-decisions N``, with one token PPO
    update of 64 steps, the least a run takes); a
-   second demo reuses the runs it finds instead of training them again.
+   second demo reuses the runs it finds instead of training them again, where they
+   were made with the same arguments by the same code (:func:`code_fingerprint`).
 4. What to try next.
 
 Everything goes under ``--out`` (default ``runs/demo``). ``make train`` runs the
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import random
@@ -36,7 +38,7 @@ from typing import Any
 from agents import make_agent
 from matador_env.engine import HandState, Rules
 from matador_env.engine.tiles import parse_digits
-from matador_env.files import atomic_write, folder_arg, folder_problem
+from matador_env.files import atomic_write, atomic_write_text, folder_arg, folder_problem
 from matador_env.flags import positive_int, training_seed_arg
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
@@ -143,10 +145,40 @@ def clone_argv(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> lis
     ]  # fmt: skip
 
 
+CODE_FILE = "demo_code.json"
+"""Where a demo's training run records the :func:`code_fingerprint` that made it."""
+
+
+def code_fingerprint() -> str:
+    """A digest of the project's code that a cloning run's figures depend on: every
+    ``.py`` and ``.json`` file of ``matador_env``, ``agents``, ``train`` and
+    ``evaluate`` (a run made by other code, e.g. before a fix to the evaluation, is
+    trained again rather than shown as this code's)."""
+    import agents
+    import evaluate
+    import matador_env
+    import train
+
+    digest = hashlib.sha256()
+    for package in (matador_env, agents, train, evaluate):
+        root = Path(package.__file__ or "").parent
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json")):
+            digest.update(str(path.relative_to(root.parent)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def finished(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
-    """Whether ``run_dir`` holds that cloning run finished (one to reuse): a summary, and
-    an ``args.json`` with every value that :func:`clone_argv` gives."""
+    """Whether ``run_dir`` holds that cloning run finished (one to reuse): a summary, an
+    ``args.json`` with every value that :func:`clone_argv` gives, and the
+    :func:`code_fingerprint` of this code."""
     if not (run_dir / "summary.json").is_file():
+        return False
+    try:
+        made_by = json.loads((run_dir / CODE_FILE).read_text()).get("code")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if made_by != code_fingerprint():
         return False
     from train.args import given_fields, parse
     from train.run import TrainArgs
@@ -174,6 +206,7 @@ def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     with open(run_dir.parent / f"{run_dir.name}.log", "w") as log, contextlib.redirect_stdout(log):
         train_main(clone_argv(run_dir, decisions, eval_hands, seed))
+    atomic_write_text(run_dir / CODE_FILE, json.dumps({"code": code_fingerprint()}) + "\n")
     return dict(json.loads(summary.read_text()), reused=False)
 
 

@@ -60,6 +60,16 @@ def test_demo_quick_runs_every_part_and_a_second_run_reuses_the_training(
     assert (tmp_path / "clone" / "decisions_500" / "best" / "policy.onnx").stat().st_mtime_ns == (
         first_model
     )
+    # A run made by other code (its recorded fingerprint differs) is not reused: its
+    # figures are that code's (a fix to the evaluation changed the curve's).
+    from evaluate.demo import CODE_FILE, finished
+
+    run = tmp_path / "clone" / "decisions_500"
+    assert finished(run, 500, 20, 5)
+    (run / CODE_FILE).write_text(json.dumps({"code": "made by other code"}))
+    assert not finished(run, 500, 20, 5)
+    (run / CODE_FILE).unlink()
+    assert not finished(run, 500, 20, 5)
 
 
 def test_the_demo_tells_how_the_shipped_bot_was_made_from_its_sidecar() -> None:
