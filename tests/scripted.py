@@ -46,3 +46,19 @@ def midgame_states(rules: Rules, count: int, seed: int = 0, max_moves: int = 30)
         if state.outcome is None:
             found.append(state)
     return found
+
+
+def played_states(rules: Rules, seed: int) -> list[HandState]:
+    """Every state of one hand of deal ``seed``, random legal moves, a play wherever
+    there is one (so that the layout grows as large as the rules let it)."""
+    import random
+
+    rng = random.Random(seed)
+    state = HandState.deal(rules, seed)
+    states = [state]
+    while not state.is_over:
+        moves = state.legal_moves()
+        plays = [m for m in moves if m.kind == "play"]
+        state = state.apply(rng.choice(plays or moves))
+        states.append(state)
+    return states

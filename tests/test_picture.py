@@ -7,7 +7,6 @@ up or down, the tile placed last outlined in gold.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from matador_env.picture import (
     draw_text,
     text_width,
 )
+from tests.scripted import played_states
 
 CONFIGS = [
     ("standard", 2, False),
@@ -70,19 +70,6 @@ def components(mask: np.ndarray) -> list[int]:
 
 def colour(picture: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
     return np.all(picture == np.array(rgb, dtype=np.uint8), axis=-1)
-
-
-def random_states(rules: Rules, seed: int) -> list[HandState]:
-    """Every state of one hand, plays preferred over draws and passes."""
-    rnd = random.Random(seed)
-    state = HandState.deal(rules, seed)
-    states = [state]
-    while not state.is_over:
-        moves = state.legal_moves()
-        plays = [m for m in moves if m.kind == "play"]
-        state = state.apply(rnd.choice(plays or moves))
-        states.append(state)
-    return states
 
 
 @pytest.mark.parametrize("unit", [16, 26, 40])
@@ -127,7 +114,7 @@ def test_text_has_a_glyph_for_every_character_it_draws() -> None:
 @pytest.mark.parametrize(("preset", "players", "teams"), CONFIGS)
 def test_every_state_of_a_hand_is_drawn_as_it_is(preset: str, players: int, teams: bool) -> None:
     rules = Rules.preset(preset, players=players, teams=teams)
-    states = random_states(rules, seed=11)
+    states = played_states(rules, seed=11)
     # Every state of the hand for the shape; the picture's contents counted at a few.
     for k, state in enumerate(states):
         picture = draw_frame(state, seat=0, totals=[0] * rules.sides, target=100)

@@ -137,73 +137,298 @@ const same = (d, e) => d[0] === e[0] && d[1] === e[1];
 // pinwheel, so each fills a quarter of the table of its own and none runs into
 // another.
 const REACH = { horizontal: { far: 13, near: 2 }, vertical: { far: 5, near: 2 } };
+// An open end's marker sits END_GAP beyond the last tile where the table allows,
+// else END_NEAR, inside the unit square just beyond the end, which the end claims
+// while it is open (the next tile there lies in it).
+const END_GAP = 0.62;
+const END_NEAR = 0.5;
+// A crosswise piece may slide this far along itself off the middle of its end (it
+// still touches the tile it hangs on) when the middle is taken.
+const SLIDES = [0.5, -0.5, 1, -1];
+// How far ahead (in half units) a detour looks for open table, to take the roomier way.
+const LOOKAHEAD = 12;
+// The search for a layout in which every piece touches its parent gives up after
+// this many tries of a way.
+const SEARCH_TRIES = 2000;
+
+// Tiles and open ends claim the cells of the half-unit grid that every tile's edges
+// lie on: cell "i,j" covers x from i/2 to (i+1)/2 and y from j/2 to (j+1)/2.
+function cells(p, q) {
+  const [x0, x1] = [Math.round(2 * p[0]), Math.round(2 * q[0])].sort((a, b) => a - b);
+  const [y0, y1] = [Math.round(2 * p[1]), Math.round(2 * q[1])].sort((a, b) => a - b);
+  const found = [];
+  for (let x = x0; x < x1; x++) for (let y = y0; y < y1; y++) found.push(`${x},${y}`);
+  return found;
+}
+
+// The strip one unit wide centred on at's line along heading, from start to stop ahead.
+const strip = (at, heading, start, stop) =>
+  cells(add(add(at, heading, start), left(heading), 0.5), add(add(at, heading, stop), right(heading), 0.5));
+
+// Where the next tile on a port goes, which way, and how its arm coils (arm null: it
+// runs straight; step: the heading after a step aside).
+const socketAt = (at, heading, arm, step) => ({ at, heading, arm, step });
+// The unit square just beyond an end, which the end claims while open.
+const ahead = (socket) => strip(socket.at, socket.heading, 0, 1);
+
+// One way to lay a piece: the centres of its halves and the sockets of its ports.
+function tileCells({ halves: [[x1, y1], [x2, y2]] }) {
+  return cells([Math.min(x1, x2) - 0.5, Math.min(y1, y2) - 0.5], [Math.max(x1, x2) + 0.5, Math.max(y1, y2) + 0.5]);
+}
+
+function inLine(at, heading, arm, step) {
+  const halves = [add(at, heading, 0.5), add(at, heading, 1.5)];
+  return { halves, sockets: { straight: socketAt(add(at, heading, 2), heading, arm, step) } };
+}
+
+// Across heading, half a on the left; its sides are ports too (branches, a spinner's arms).
+function across(centre, heading, arm, step) {
+  const [l, r] = [left(heading), right(heading)];
+  const halves = [add(centre, l, 0.5), add(centre, r, 0.5)];
+  const sockets = {
+    straight: socketAt(add(centre, heading, 0.5), heading, arm, step),
+    left: socketAt(add(centre, l, 1), l, null, null),
+    right: socketAt(add(centre, r, 1), r, null, null),
+  };
+  return { halves, sockets };
+}
+
+// Beyond the end, the way the arm runs (a crosswise piece slid to the left of the middle).
+function straight(inline, socket, arm, step, slide) {
+  const { at, heading } = socket;
+  if (inline) return inLine(at, heading, arm, step);
+  return across(add(add(at, heading, 0.5), left(heading), slide), heading, arm, step);
+}
+
+// Beside the end, heading turn from then on, reaching no further ahead than one unit:
+// an in-line tile with half a just beyond the end; a crosswise one along the old
+// heading, half beside the last tile and half beyond its end.
+function turned(inline, socket, turn, arm, step) {
+  const { at, heading } = socket;
+  if (inline) return inLine(add(add(at, heading, 0.5), turn, -0.5), turn, arm, step);
+  return across(add(at, turn, 1), turn, arm, step);
+}
+
+// The ways its arm means (the plan first), and the detours, which run straight on.
+function ways(inline, socket) {
+  const { heading, arm, step } = socket;
+  const detours = [turned(inline, socket, left(heading), null, null), turned(inline, socket, right(heading), null, null)];
+  if (!inline) for (const slide of SLIDES) detours.push(straight(inline, socket, null, null, slide));
+  if (!arm) return [[straight(inline, socket, null, null, 0)], detours];
+  detours.unshift(straight(inline, socket, null, null, 0));
+  if (step) {
+    // Just stepped aside: an in-line tile turns back along the arm; a crosswise one
+    // (one unit deep) steps on aside, and the tile after it turns.
+    const stepping = straight(inline, socket, arm, step, 0);
+    return inline ? [[turned(inline, socket, step, arm, null), stepping], detours] : [[stepping], detours];
+  }
+  // An in-line tile turns where it would pass the arm's reach. A crosswise piece lies
+  // across the end even there, and the tile after it turns; but not back in among a
+  // spinner's four arms, where that tile would run into the next arm: it turns itself.
+  const u = dot(socket.at, arm.out);
+  let reached;
+  if (same(heading, arm.out)) reached = inline && u + 2 > arm.far;
+  else reached = same(heading, neg(arm.out)) && (inline ? u - 2 < arm.near : arm.hemmed && u - 1 < arm.near);
+  const turn = turned(inline, socket, arm.side, arm, neg(heading));
+  return reached ? [[turn], detours] : [[straight(inline, socket, arm, null, 0), turn], detours];
+}
+
+// The cells taken by the tiles laid so far, and by the ends open now ("piece/port").
+class Board {
+  constructor(ports) {
+    this.ports = ports; // each piece's ports in use
+    this.tiles = new Map(); // cell -> the piece on it
+    this.claims = new Map(); // cell -> the open end claiming it
+    this.claimed = new Map();
+    this.sockets = new Map();
+  }
+
+  lay(i, end, laid) {
+    if (end !== null) {
+      for (const c of this.claimed.get(end)) this.claims.delete(c);
+      this.claimed.delete(end);
+    }
+    for (const c of tileCells(laid)) this.tiles.set(c, i);
+    for (const port of this.ports.get(i) || []) {
+      const socket = laid.sockets[port];
+      this.sockets.set(`${i}/${port}`, socket);
+      this.claimed.set(`${i}/${port}`, ahead(socket));
+      for (const c of ahead(socket)) this.claims.set(c, `${i}/${port}`);
+    }
+  }
+
+  // The piece whose tile or open end (other than end) takes cell c, or null.
+  taker(c, end) {
+    if (this.tiles.has(c)) return this.tiles.get(c);
+    const claim = this.claims.get(c);
+    return claim === undefined || claim === end ? null : parseInt(claim, 10);
+  }
+
+  // The pieces whose tiles or open ends take a cell of the tile or of its own ends' squares.
+  blockers(i, end, laid) {
+    const all = tileCells(laid);
+    for (const port of this.ports.get(i) || []) all.push(...ahead(laid.sockets[port]));
+    const found = new Set();
+    for (const c of all) {
+      const k = this.taker(c, end);
+      if (k !== null) found.add(k);
+    }
+    return found;
+  }
+
+  // How far (in half units, up to LOOKAHEAD) the table lies open beyond the nearest end.
+  room(i, end, laid) {
+    const own = new Set(tileCells(laid));
+    let reach = LOOKAHEAD;
+    for (const port of this.ports.get(i) || []) {
+      const socket = laid.sockets[port];
+      for (let d = 0; d < reach; d++) {
+        const cellsAhead = strip(socket.at, socket.heading, d / 2, (d + 1) / 2);
+        if (cellsAhead.some((c) => own.has(c) || this.taker(c, end) !== null)) {
+          reach = d;
+          break;
+        }
+      }
+    }
+    return reach;
+  }
+}
+
+// The ways to lay one piece as the search tries them: the meant ones in order, then
+// the detours, the roomiest first; and the pieces found in their way.
+class Choice {
+  constructor(ways, detours, blamed) {
+    Object.assign(this, { ways, detours, blamed, tried: 0 });
+  }
+
+  nextWay(board, i, end) {
+    if (this.tried === this.ways.length && this.detours.length) {
+      const rooms = this.detours.map((way) => [board.room(i, end, way), way]);
+      this.ways.push(...rooms.sort((a, b) => b[0] - a[0]).map(([, way]) => way)); // a stable sort
+      this.detours = [];
+    }
+    if (this.tried === this.ways.length) return null;
+    this.tried += 1;
+    return this.ways[this.tried - 1];
+  }
+}
+
+// How each piece lies, in the order they were played: the first way that covers no
+// tile and no square claimed by an end open at the time, and leaves its own ends
+// their squares; where none is free, the search goes back to the latest piece in the
+// way of them all (or the parent) and lays it its next way (backjumping); should the
+// search fail, a piece left no free way lies straight out from its end.
+function layOut(pieces, ports, coil) {
+  const ends = pieces.map((p) => (p.parent === null ? null : `${p.parent}/${p.port}`));
+  let board = new Board(ports);
+  const laid = [];
+  let deepest = []; // the most pieces laid so far
+  const choices = [];
+  let tries = 0;
+  let searching = true;
+  while (laid.length < pieces.length) {
+    const i = laid.length;
+    const piece = pieces[i];
+    const end = ends[i];
+    const inline = piece.lie === "inline";
+    if (i === choices.length) {
+      if (end === null) choices.push(new Choice([leadWay(piece, coil)], [], new Set()));
+      else choices.push(new Choice(...ways(inline, board.sockets.get(end)), new Set([piece.parent])));
+    }
+    const choice = choices[i];
+    let way = null;
+    let candidate;
+    while (way === null && (candidate = choice.nextWay(board, i, end)) !== null) {
+      tries += 1;
+      const blockers = board.blockers(i, end, candidate);
+      for (const k of blockers) choice.blamed.add(k);
+      if (blockers.size === 0) way = candidate;
+    }
+    if (way === null && searching) {
+      if (choice.blamed.size && tries <= SEARCH_TRIES) {
+        const back = Math.max(...choice.blamed);
+        for (const k of choice.blamed) if (k !== back) choices[back].blamed.add(k);
+        choices.length = back + 1;
+        laid.length = back;
+      } else {
+        // The search has failed (rare): back to the most pieces it laid, and on from
+        // there without it, a piece with no free way pushed out from its end.
+        searching = false;
+        laid.splice(0, laid.length, ...deepest);
+        choices.splice(0, choices.length, ...laid.map((way) => new Choice([way], [], new Set()))); // (done with)
+      }
+      board = new Board(ports);
+      laid.forEach((earlier, k) => board.lay(k, ends[k], earlier));
+      continue;
+    }
+    if (way === null) way = pushedOut(i, end, inline, board); // (the lead always fits)
+    board.lay(i, end, way);
+    laid.push(way);
+    if (laid.length > deepest.length) deepest = laid.slice();
+  }
+  return { laid, board };
+}
+
+// Straight out from the end, as near as it fits, the gap showing where it hangs: for
+// the rare end left no free way touching it (three branching matadors round a spinner
+// can leave none).
+function pushedOut(i, end, inline, board) {
+  const socket = board.sockets.get(end);
+  for (let distance = 0.5; ; distance += 0.5) {
+    const at = add(socket.at, socket.heading, distance);
+    const way = straight(inline, socketAt(at, socket.heading, null, null), null, null, 0);
+    if (board.blockers(i, end, way).size === 0) return way;
+  }
+}
+
+// The lead, across the middle; a spinner lead stands across the line, its four sides
+// taking the four arms (each "hemmed" by two others).
+function leadWay(piece, coil) {
+  const spinner = piece.lie === "spinner";
+  const halves = spinner ? [[0, -0.5], [0, 0.5]] : [[-0.5, 0], [0.5, 0]];
+  const reach = spinner ? { west: 0.5, east: 0.5, north: 1, south: 1 } : { west: 1, east: 1 };
+  const sockets = {};
+  for (const [port, distance] of Object.entries(reach)) {
+    const heading = HEADINGS[port];
+    const { far, near } = heading[0] !== 0 ? REACH.horizontal : REACH.vertical;
+    const arm = coil ? { out: heading, side: left(heading), far, near, hemmed: spinner } : null;
+    sockets[port] = socketAt(add([0, 0], heading, distance), heading, arm, null);
+  }
+  return { halves, sockets };
+}
+
+// Each open end's marker: END_GAP out where its disc then covers no tile and keeps a
+// diameter from every other marker, else END_NEAR out.
+function endSpots(ends, board) {
+  const sockets = ends.map((e) => board.sockets.get(`${e.piece}/${e.port}`));
+  const centres = sockets.map((s) => add(s.at, s.heading, END_NEAR));
+  sockets.forEach((socket, k) => {
+    const far = add(socket.at, socket.heading, END_GAP);
+    const covers = strip(socket.at, socket.heading, 1, 1.5).some((c) => board.tiles.has(c));
+    const apart = centres.every((c, m) => m === k || (far[0] - c[0]) * (far[0] - c[0]) + (far[1] - c[1]) * (far[1] - c[1]) >= 1 - 1e-9);
+    if (!covers && apart) centres[k] = far;
+  });
+  return ends.map((end, k) => ({ end, centre: centres[k] }));
+}
 
 // matador_env/layout.py's layout_geometry is this geometry in Python (it places the
-// tiles of the environments' rgb_array pictures); tests/test_browser.py holds the two equal.
+// tiles of the environments' rgb_array pictures, and its docs tell the rules);
+// tests/test_browser.py holds the two equal.
 function layoutGeometry(table) {
   // Branches leave the arms sideways, where a coiled arm would run into them.
   const sideways = (p) => p.port === "left" || p.port === "right";
   const coil = !table.pieces.some(sideways) && !table.ends.some(sideways);
-  const placed = [];
-  // "piece/port" -> {at, dir, arm, step}: where the next tile goes and which way;
-  // arm: the coiling frame (null: run straight); step: the heading after a step.
-  const sockets = new Map();
-  for (const [i, piece] of table.pieces.entries()) {
-    if (piece.parent === null) {
-      const spinner = piece.lie === "spinner";
-      // A spinner lead stands across the line; its four sides take the four arms.
-      const h1 = spinner ? [0, -0.5, piece.a] : [-0.5, 0, piece.a];
-      const h2 = spinner ? [0, 0.5, piece.b] : [0.5, 0, piece.b];
-      placed.push({ piece, h1, h2 });
-      const half = spinner ? { west: 0.5, east: 0.5, north: 1, south: 1 } : { west: 1, east: 1 };
-      for (const [port, d] of Object.entries(half)) {
-        const dir = HEADINGS[port];
-        const reach = dir[0] !== 0 ? REACH.horizontal : REACH.vertical;
-        const arm = coil ? { out: dir, side: left(dir), ...reach } : null;
-        sockets.set(`${i}/${port}`, { at: add([0, 0], dir, d), dir, arm, step: null });
-      }
-      continue;
-    }
-    const s = sockets.get(`${piece.parent}/${piece.port}`);
-    let { at, dir, step } = s;
-    const arm = s.arm;
-    const across = piece.lie !== "inline";
-    if (arm && !across) {
-      const u = dot(at, arm.out);
-      let turn = null;
-      if (step) turn = step;
-      else if (same(dir, arm.out) && u + 2 > arm.far) turn = arm.side;
-      else if (same(dir, neg(arm.out)) && u - 2 < arm.near) turn = arm.side;
-      if (turn) {
-        step = same(turn, arm.side) ? neg(dir) : null;
-        // The turning tile lies beside the end of the last one, not over it.
-        at = add(add(at, dir, 0.5), turn, -0.5);
-        dir = turn;
-      }
-    }
-    if (across) {
-      const centre = add(at, dir, 0.5);
-      const h1 = [...add(centre, left(dir), 0.5), piece.a];
-      const h2 = [...add(centre, right(dir), 0.5), piece.b];
-      placed.push({ piece, h1, h2 });
-      const exits = {
-        straight: { at: add(at, dir, 1), dir, arm, step },
-        left: { at: add(centre, left(dir), 1), dir: left(dir), arm: null, step: null },
-        right: { at: add(centre, right(dir), 1), dir: right(dir), arm: null, step: null },
-      };
-      for (const [port, socket] of Object.entries(exits)) sockets.set(`${i}/${port}`, socket);
-    } else {
-      const h1 = [...add(at, dir, 0.5), piece.a];
-      const h2 = [...add(at, dir, 1.5), piece.b];
-      placed.push({ piece, h1, h2 });
-      sockets.set(`${i}/straight`, { at: add(at, dir, 2), dir, arm, step });
-    }
-  }
-  const ends = table.ends.map((end) => {
-    const s = sockets.get(`${end.piece}/${end.port}`);
-    return { end, centre: add(s.at, s.dir, 0.62) };
+  // The ports in use: each has a piece on it or is an open end.
+  const ports = new Map();
+  const use = (piece, port) => ports.set(piece, [...(ports.get(piece) || []), port]);
+  for (const p of table.pieces) if (p.parent !== null) use(p.parent, p.port);
+  for (const e of table.ends) use(e.piece, e.port);
+  const { laid, board } = layOut(table.pieces, ports, coil);
+  const placed = table.pieces.map((piece, i) => {
+    const [[x1, y1], [x2, y2]] = laid[i].halves;
+    return { piece, h1: [x1, y1, piece.a], h2: [x2, y2, piece.b] };
   });
-  return { placed, ends };
+  return { placed, ends: endSpots(table.ends, board) };
 }
 
 function drawBoard() {
