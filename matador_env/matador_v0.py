@@ -124,10 +124,11 @@ is over. Taking an illegal action through `env()` ends the game the way PettingZ
 `TerminateIllegalWrapper` does: a reward of -1 for that seat and 0 for the others,
 termination and truncation both True for every seat, and the observations and infos
 left as they were (that seat's mask still shows its legal moves; only the dead steps
-remain). An action outside the action space fails PettingZoo's
-`AssertOutOfBoundsWrapper` (`AssertionError`). `raw_env()` raises `IllegalMoveError`
-and leaves the game as it was; it takes an action as an `int`, a numpy integer or a
-0-d integer array, and raises `TypeError` for anything else (a bool included), and
+remain). `env()` and `raw_env()` take an action as an `int`, a numpy integer or a 0-d
+integer array:
+anything else (a bool included) raises `TypeError`, an integer outside the action
+space `ValueError`, and the game is as it was. `raw_env()` raises `IllegalMoveError`
+for an illegal action and leaves the game as it was; it raises
 `RuntimeError` for a step once every agent is done, or before the first `reset()`
 (there `env()` keeps PettingZoo's `OrderEnforcingWrapper` behaviour: a warning after
 the game, an `AssertionError` before `reset()`).
@@ -336,15 +337,18 @@ class _CheckedActions(wrappers.BaseWrapper):  # type: ignore[misc]
     """What is no action refused as :class:`raw_env` refuses it, before PettingZoo's
     wrappers read it: ``TerminateIllegalWrapper`` indexes the mask with it (``True``
     raised numpy's "truth value of an array is ambiguous") and
-    ``AssertOutOfBoundsWrapper`` says only "not in action space" of ``1.5`` or ``None``."""
+    ``AssertOutOfBoundsWrapper`` says only "not in action space" of ``1.5``, ``None``
+    or 10**6, with an ``assert`` that ``python -O`` drops."""
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if not (self.terminations[agent] or self.truncations[agent]):
             if action is None:
                 raise ValueError(f"{agent} is to move: None is an action only for a finished seat")
-            if type(action) is not int:
-                as_integer(action)  # TypeError naming the integers allowed
+            number = action if type(action) is int else as_integer(action)
+            actions = self.action_space(agent).n
+            if not 0 <= number < actions:
+                raise ValueError(f"action {number!r} is out of range 0-{actions - 1}")
         super().step(action)
 
     def __str__(self) -> str:
