@@ -326,18 +326,16 @@ def env(**kwargs: Any) -> AECEnv:
     """
     e: AECEnv = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
+    # In place of PettingZoo's AssertOutOfBoundsWrapper, whose assert python -O drops.
     e = _CheckedActions(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
 
 
 class _CheckedActions(wrappers.BaseWrapper):  # type: ignore[misc]
-    """What is no action refused as :class:`raw_env` refuses it, before PettingZoo's
-    wrappers read it: ``TerminateIllegalWrapper`` indexes the mask with it (``True``
-    raised numpy's "truth value of an array is ambiguous") and
-    ``AssertOutOfBoundsWrapper`` says only "not in action space" of ``1.5``, ``None``
-    or 10**6, with an ``assert`` that ``python -O`` drops."""
+    """What is no action, or outside the action space, refused as :class:`raw_env`
+    refuses it, before ``TerminateIllegalWrapper`` indexes the mask with it (``True``
+    raised numpy's "truth value of an array is ambiguous")."""
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -347,11 +345,15 @@ class _CheckedActions(wrappers.BaseWrapper):  # type: ignore[misc]
             number = action if type(action) is int else as_integer(action)
             actions = self.action_space(agent).n
             if not 0 <= number < actions:
-                raise ValueError(f"action {number!r} is out of range 0-{actions - 1}")
+                raise _out_of_range(number, actions)
         super().step(action)
 
     def __str__(self) -> str:
         return str(self.env)  # the environment's name, as PettingZoo's own wrappers show it
+
+
+def _out_of_range(action: int, actions: int) -> ValueError:
+    return ValueError(f"action {action!r} is out of range 0-{actions - 1}")
 
 
 def all_or_nothing(
@@ -577,7 +579,7 @@ class Game:
         """Apply the action of the seat to move; each seat's reward if a hand ended."""
         moves = self._moves
         if not 0 <= action < len(moves):
-            raise ValueError(f"action {action!r} is out of range 0-{len(moves) - 1}")
+            raise _out_of_range(action, len(moves))
         move = moves[action]
         before = self.hand
         seat = before.to_move

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from .engine.state import SEED_RANGE, checked_seed, seat_number, seed_number
-from .engine.tiles import INTEGER_KINDS, INTEGER_TYPES, shown_value, whole_number
+from .engine.tiles import INTEGER_KINDS, INTEGER_TYPES, same_value, shown_value, whole_number
 
 __all__ = [
     "INTEGER_KINDS",
@@ -108,18 +108,6 @@ def as_seed(seed: object) -> int | None:
     if seed_number(number) is None:
         raise ValueError(f"seed={shown_value(number)} is not allowed; allowed: {_SEEDS}")
     return number
-
-
-def same_value(a: object, b: object) -> bool:
-    """Equal and of the same type, for a saved value against the current one: a saved
-    ``True`` or ``1.0`` is not the setting ``1``, though Python compares them equal.
-    Dicts are compared key by key the same way (a saved encoding signature holds
-    the rules' dict)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
-    return a == b
 
 
 seat_value = seat_number

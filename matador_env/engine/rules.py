@@ -15,7 +15,15 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
-from .tiles import INTEGER_KINDS, Tile, parse_digits, shown_value, tile_count, whole_number
+from .tiles import (
+    INTEGER_KINDS,
+    Tile,
+    parse_digits,
+    same_value,
+    shown_value,
+    tile_count,
+    whole_number,
+)
 
 __all__ = [
     "Rules",
@@ -65,7 +73,7 @@ def rules_differences(
     out = []
     for field in [*first, *(k for k in second if k not in first)]:
         a, b = first.get(field, missing), second.get(field, missing)
-        if type(a) is not type(b) or a != b:
+        if not same_value(a, b):
             out.append(f"{field}: {sides[0]} {shown_value(a)}, {sides[1]} {shown_value(b)}")
     return out
 

@@ -53,6 +53,7 @@ __all__ = [
     "whole_number",
     "INTEGER_KINDS",
     "INTEGER_TYPES",
+    "same_value",
     "shown_value",
 ]
 
@@ -84,6 +85,18 @@ say "an integer"."""
 
 INTEGER_KINDS = f"an integer ({INTEGER_TYPES})"
 """What :func:`whole_number` takes, as errors name it."""
+
+
+def same_value(a: object, b: object) -> bool:
+    """Equal and of the same type, for a saved value against the current one: a saved
+    ``True`` or ``1.0`` is not the setting ``1``, though Python compares them equal.
+    Dicts are compared key by key the same way (a saved encoding signature holds
+    the rules' dict)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return a == b
 
 
 def whole_number(value: object) -> int | None:
