@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -149,6 +150,7 @@ CODE_FILE = "demo_code.json"
 """Where a demo's training run records the :func:`code_fingerprint` that made it."""
 
 
+@functools.cache  # the code does not change while the demo runs
 def code_fingerprint() -> str:
     """A digest of the project's code that a cloning run's figures depend on: every
     ``.py`` and ``.json`` file of ``matador_env``, ``agents``, ``train`` and

@@ -356,7 +356,7 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         bool (with next-step auto-reset, for a slot whose episode just ended: those of
         the next episode's first turn, which the next step shows; ``infos["action_mask"]``
         is the single env's, all False at an episode's end)."""
-        return self.venv.action_masks().astype(bool)
+        return self.venv.action_masks(bool)
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]

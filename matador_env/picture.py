@@ -278,10 +278,7 @@ def draw_frame(
             f"allowed: None (the seat to move) or {INTEGER_KINDS} from 0 to "
             f"{rules.players - 1}"
         )
-    try:
-        totals = _checked_scores(totals, rules)
-    except ValueError as exc:  # named as draw_frame names them
-        raise ValueError(f"draw_frame: {str(exc).replace('scores', 'totals', 1)}") from None
+    totals = _checked_scores(totals, rules, "draw_frame: totals")
     canvas = _background().copy()
     over = hand.outcome is not None
 

@@ -549,10 +549,11 @@ class VectorEnv:
         obs, masks, seats_now = self._observe_all()
         return obs, masks, seats_now, seat_rewards, terminated, truncated, infos
 
-    def action_masks(self) -> np.ndarray:
-        """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8: a
-        copy, the caller's to keep (the next step overwrites the environment's own)."""
-        return self._masks.copy()
+    def action_masks(self, dtype: type = np.int8) -> np.ndarray:
+        """The legal actions of the seats to move, ``(num_envs, num_actions)`` int8 (or
+        ``dtype``, e.g. ``bool``): a copy, the caller's to keep (the next step
+        overwrites the environment's own)."""
+        return self._masks.astype(dtype)
 
     def results(
         self, seats: np.ndarray | Sequence[int], slots: np.ndarray | Sequence[int] | None = None
@@ -1053,7 +1054,7 @@ def _make_sb3_class() -> Any:
             pass
 
         def action_masks(self) -> np.ndarray:
-            return self.venv.action_masks().astype(bool)
+            return self.venv.action_masks(bool)
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
             return [getattr(self, attr_name)] * len(list(self._get_indices(indices)))

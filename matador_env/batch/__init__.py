@@ -440,7 +440,7 @@ class BatchEngine:
         counts, cannot, in_match = a["counts"], a["cannot"], a["in_match"]
         totals, leads, mst, winners = a["totals"], a["leads"], a["mst"], a["winners"]
         B = self.size
-        rows = np.arange(B)
+        rows = self._rows
         over = st[:, K.OVER]
         # A slot never dealt is over with no termination: it must be as a new engine
         # holds it (then it has no hand to check below).

@@ -345,7 +345,7 @@ def checked_seed(seed: object, name: str = "seed", error: type[Exception] = Valu
     return number
 
 
-def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
+def _checked_scores(scores: object, rules: Rules, name: str = "scores") -> tuple[int, ...] | None:
     if scores is None:
         return None
     # A tuple, a list or a one-dimensional array of them (numpy's, as environments and
@@ -358,7 +358,7 @@ def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
     )
     if not sized or len(scores) != rules.sides:  # type: ignore[arg-type]
         raise ValueError(
-            f"scores must be None or {rules.sides} match totals (one per "
+            f"{name} must be None or {rules.sides} match totals (one per "
             f"{'team' if rules.teams else 'seat'}), got {shown_value(scores)}"
         )
     totals = []
@@ -366,7 +366,7 @@ def _checked_scores(scores: object, rules: Rules) -> tuple[int, ...] | None:
         number = whole_number(total)
         if number is None or not 0 <= number < SCORE_LIMIT:
             raise ValueError(
-                f"scores: each total must be {INTEGER_KINDS} from 0 to {SCORE_LIMIT - 1}, "
+                f"{name}: each total must be {INTEGER_KINDS} from 0 to {SCORE_LIMIT - 1}, "
                 f"got {shown_value(total)} in {shown_value(scores)}"
             )
         totals.append(number)
