@@ -332,18 +332,16 @@ class _Board:
         self.ports = ports  # each piece's ports in use
         self.tiles: dict[Cell, int] = {}  # cell -> the piece on it
         self.claims: dict[Cell, EndKey] = {}  # cell -> the open end claiming it
-        self.claimed: dict[EndKey, list[Cell]] = {}
-        self.sockets: dict[EndKey, _Socket] = {}
+        self.sockets: dict[EndKey, _Socket] = {}  # an end claims its socket's ahead()
 
     def lay(self, i: int, end: EndKey | None, laid: _Laid) -> None:
         """Piece ``i`` laid on ``end`` (None: the lead), closing it and opening its ports."""
         if end is not None:
-            for c in self.claimed.pop(end):
+            for c in self.sockets[end].ahead():
                 del self.claims[c]
         self.tiles.update(dict.fromkeys(laid.cells(), i))
         for port in self.ports.get(i, []):
             socket = self.sockets[(i, port)] = laid.sockets[port]
-            self.claimed[(i, port)] = socket.ahead()
             self.claims.update(dict.fromkeys(socket.ahead(), (i, port)))
 
     def taker(self, c: Cell, end: EndKey | None) -> int | None:

@@ -239,20 +239,17 @@ class Board {
     this.ports = ports; // each piece's ports in use
     this.tiles = new Map(); // cell -> the piece on it
     this.claims = new Map(); // cell -> the open end claiming it
-    this.claimed = new Map();
-    this.sockets = new Map();
+    this.sockets = new Map(); // an end claims its socket's ahead()
   }
 
   lay(i, end, laid) {
     if (end !== null) {
-      for (const c of this.claimed.get(end)) this.claims.delete(c);
-      this.claimed.delete(end);
+      for (const c of ahead(this.sockets.get(end))) this.claims.delete(c);
     }
     for (const c of tileCells(laid)) this.tiles.set(c, i);
     for (const port of this.ports.get(i) || []) {
       const socket = laid.sockets[port];
       this.sockets.set(`${i}/${port}`, socket);
-      this.claimed.set(`${i}/${port}`, ahead(socket));
       for (const c of ahead(socket)) this.claims.set(c, `${i}/${port}`);
     }
   }
