@@ -26,7 +26,7 @@ result and the record of each hand it played, which
 (see :func:`evaluate.arena.write_records`). The folder holds one run's files: they
 replace an earlier run's as a whole, or not at all if one cannot be written, and an
 earlier run's ``report.png`` or ``records.jsonl`` is removed when this run writes none
-(:func:`evaluate.report.write_run_files`). With ``--field`` at more than two sides the
+(:func:`matador_env.files.atomic_write_all`). With ``--field`` at more than two sides the
 report's names for the figures say that they are A's against the field.
 """
 

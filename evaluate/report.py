@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matador_env.files import atomic_write, atomic_write_text
+from matador_env.files import atomic_write, atomic_write_all
 
 from .arena import GameResult, Pairing, duplicate_figures
 from .stats import Estimate, bradley_terry, interval_text
@@ -25,7 +23,6 @@ __all__ = [
     "aliases",
     "run_files_problem",
     "summarize",
-    "write_run_files",
 ]
 
 RUN_FILES = ("report.json", "report.md", "report.png", "records.jsonl")
@@ -273,16 +270,17 @@ class Report:
     ) -> list[Path]:
         """The run's files in ``out`` (see :data:`RUN_FILES`): report.json, report.md,
         report.png (``plot``) and records.jsonl (``records``, which writes it at the
-        path it is given), switched as a whole by :func:`write_run_files`: an earlier
+        path it is given), switched as a whole by
+        :func:`matador_env.files.atomic_write_all`: an earlier
         run's files stay as they were if any of them cannot be written, and an earlier
         run's report.png or records.jsonl is removed when this run writes none."""
         text = json.dumps(self.to_dict(), indent=2) + "\n"
         markdown = self.markdown()
-        return write_run_files(
+        return atomic_write_all(
             out,
             {
-                "report.json": lambda path: atomic_write_text(path, text),
-                "report.md": lambda path: atomic_write_text(path, markdown),
+                "report.json": lambda path: path.write_text(text),
+                "report.md": lambda path: path.write_text(markdown),
                 "report.png": self.plot if plot else None,
                 "records.jsonl": records,
             },
@@ -392,36 +390,6 @@ def run_files_problem(out: Path) -> str | None:
         if path.is_dir():
             return f"{path} is a folder, where the arena writes (or removes) its {name}"
     return None
-
-
-def write_run_files(out: Path, files: Mapping[str, Callable[[Path], object] | None]) -> list[Path]:
-    """Switch the folder ``out`` to one run's files as a whole: ``files`` maps each
-    name to what writes it (called with the path to write, which it writes with
-    :func:`matador_env.files.atomic_write`), or to None for a file this run does not
-    have. Every file is first written to a temporary ``.<name>.<random>.tmp`` in
-    ``out``; only when all are written is an earlier run's file this run does not have
-    removed and each temporary renamed to its name. If a write fails, the temporaries
-    are removed and ``out`` holds what it held. Returns the paths written."""
-    out.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for name, write in files.items():
-            if write is None:
-                continue
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
-            os.close(fd)
-            tmp = Path(tmp_name)
-            staged.append((tmp, out / name))
-            write(tmp)
-        for name, write in files.items():
-            if write is None:
-                (out / name).unlink(missing_ok=True)  # an earlier run's, not this one's
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-    return [path for _, path in staged]
 
 
 def aliases(agents: Sequence[str], width: int = 18) -> dict[str, str]:

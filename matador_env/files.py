@@ -15,12 +15,13 @@ import argparse
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "atomic_write",
+    "atomic_write_all",
     "atomic_write_json",
     "atomic_write_text",
     "file_problem",
@@ -29,25 +30,63 @@ __all__ = [
 ]
 
 
+def _temporary_beside(target: Path) -> Path:
+    """A new empty file ``.<name>.<random>.tmp`` in ``target``'s folder, with the mode
+    a plain ``open()`` would give ``target`` (mkstemp makes it private, 0600)."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_name, 0o666 & ~umask)
+    return Path(tmp_name)
+
+
+def _write_synced(tmp: Path, write: Callable[[Path], object]) -> None:
+    write(tmp)
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+
+
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    # mkstemp makes the file private (0600); give it the mode a plain open() would.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
+    tmp = _temporary_beside(target)
     try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
+        _write_synced(tmp, write)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def atomic_write_all(
+    folder: str | Path, files: Mapping[str, Callable[[Path], object] | None]
+) -> list[Path]:
+    """Switch ``folder`` to a set of files as a whole: ``files`` maps each file's name
+    to what writes it (``write(path)``, as :func:`atomic_write` calls it), or to None
+    for a file the set does not have. Every file is written to a temporary beside it
+    first; only when all are written is a file the set does not have removed and each
+    temporary renamed to its name. If a write fails, the temporaries are removed and
+    ``folder`` holds what it held. Returns the paths written."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, write in files.items():
+            if write is not None:
+                tmp = _temporary_beside(out / name)
+                staged.append((tmp, out / name))
+                _write_synced(tmp, write)
+        for name, write in files.items():
+            if write is None:
+                (out / name).unlink(missing_ok=True)  # an earlier set's, not this one's
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+    return [path for _, path in staged]
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
