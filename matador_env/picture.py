@@ -33,11 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from .engine import HandState
+from .engine.rules import LARGEST_SETTING
 from .engine.state import _checked_scores
 from .engine.tiles import INTEGER_KINDS, shown_value
 from .files import atomic_write
 from .layout import HalfTile, layout_geometry, layout_tree
-from .values import seat_value
+from .values import integer_check, seat_value
 
 __all__ = ["FRAME_SHAPE", "draw_domino", "draw_frame", "draw_text", "text_width", "write_png"]
 
@@ -255,6 +256,10 @@ def draw_domino(
 # -- the frame ---------------------------------------------------------------------------------
 
 
+# A match's target, read as Rules reads target_score.
+_target_check = integer_check(ValueError, type_error=TypeError)
+
+
 def draw_frame(
     hand: HandState,
     seat: int | None = None,
@@ -266,10 +271,22 @@ def draw_frame(
 
     ``seat``'s tiles are drawn face up (None: the seat to move's), the others' face
     down until the hand is over, or every seat's with ``reveal``; ``totals`` (per
-    side) and ``target`` are a match's. ``ValueError`` names an argument that is not
-    one of these (a seat read as the engine reads seats, totals as
-    :meth:`HandState.view` takes a match's scores).
+    side) and ``target`` are a match's (a target is drawn beside its totals, so it
+    needs them). ``TypeError`` names a hand, a ``reveal`` or a target of the wrong
+    type, ``ValueError`` any other argument that is not one of these (a seat read as
+    the engine reads seats, totals as :meth:`HandState.view` takes a match's scores, a
+    target as ``Rules.target_score``).
     """
+    if not isinstance(hand, HandState):
+        raise TypeError(
+            f"draw_frame: hand={shown_value(hand)} ({type(hand).__name__}) is not allowed; "
+            "allowed: a HandState"
+        )
+    if not isinstance(reveal, bool):
+        raise TypeError(
+            f"draw_frame: reveal={shown_value(reveal)} ({type(reveal).__name__}) is not "
+            "allowed; allowed: True or False"
+        )
     rules = hand.rules
     shown = hand.to_move if seat is None else seat_value(seat, rules.players)
     if shown is None:
@@ -279,6 +296,13 @@ def draw_frame(
             f"{rules.players - 1}"
         )
     totals = _checked_scores(totals, rules, "draw_frame: totals")
+    if target is not None:
+        if totals is None:
+            raise ValueError(
+                f"draw_frame: target={shown_value(target)} without totals; a target is "
+                "drawn beside a match's totals, so give both or neither"
+            )
+        target = _target_check("draw_frame: target", target, 1, LARGEST_SETTING)
     canvas = _background().copy()
     over = hand.outcome is not None
 

@@ -206,6 +206,49 @@ def test_totals_are_one_per_side() -> None:
     assert draw_frame(state, totals=(1, 2, 3), target=100).shape == FRAME_SHAPE
 
 
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        (
+            {"hand": None},
+            TypeError,
+            r"draw_frame: hand=None \(NoneType\) is not allowed; allowed: a HandState",
+        ),
+        (
+            {"reveal": "yes"},
+            TypeError,
+            r"draw_frame: reveal='yes' \(str\) is not allowed; allowed: True or False",
+        ),
+        (
+            {"target": 100},
+            ValueError,
+            r"draw_frame: target=100 without totals; .* give both or neither",
+        ),
+        (
+            {"totals": (1, 2), "target": 0},
+            ValueError,
+            r"draw_frame: target=0 is not allowed; allowed: an integer from 1 to 1000000000$",
+        ),
+        (
+            {"totals": (1, 2), "target": "100"},
+            TypeError,
+            r"draw_frame: target='100' is not allowed; allowed: an integer from 1",
+        ),
+        ({"totals": (1, 2), "target": True}, TypeError, r"draw_frame: target=True is not allowed"),
+    ],
+)
+def test_a_hand_target_or_reveal_that_is_not_one_is_refused(
+    arguments: dict[str, object], error: type[Exception], message: str
+) -> None:
+    # Before: a hand that is none raised AttributeError ('NoneType' object has no
+    # attribute 'rules'); a target without totals was dropped unseen; a target of 0,
+    # '100' or True and a reveal of 'yes' were drawn.
+    state = HandState.deal(Rules.preset("standard"), 3)
+    with pytest.raises(error, match=message):
+        draw_frame(**{"hand": state, **arguments})  # type: ignore[arg-type]
+    assert draw_frame(state, totals=(1, 2), target=np.int64(100)).shape == FRAME_SHAPE
+
+
 def test_write_png_refuses_what_is_no_picture_naming_what_is(tmp_path: Path) -> None:
     # Before: a list raised AttributeError, an empty array numpy's reshape error.
     from matador_env.picture import write_png
