@@ -511,3 +511,49 @@ def test_a_search_result_ranks_the_candidates_it_kept_above_those_it_dropped() -
             searched += 1
         state = state.apply(view.legal_moves[rng.randrange(len(view.legal_moves))])
     assert searched > 3
+
+
+_KERNELS_LOADED_BY_A_MOVE = """
+import random
+from numba.core.registry import CPUDispatcher
+from matador_env.batch import _kernels, _playouts, _worlds
+
+def loaded():
+    return {
+        f"{module.__name__}.{name}"
+        for module in (_kernels, _playouts, _worlds)
+        for name, function in vars(module).items()
+        if isinstance(function, CPUDispatcher) and function.signatures
+    }
+
+from agents.search import SearchAgent
+from matador_env.configs import configuration
+from matador_env.engine import HandState
+
+agent = SearchAgent(samples=8)
+built = loaded()
+for name in ("standard", "leiden", "standard_4p"):
+    hand = HandState.deal(configuration(name).rules(), 5)
+    agent.act(hand.view(hand.to_move), random.Random(1))
+print(len(built), sorted(loaded() - built))
+"""
+
+
+def test_a_search_loads_its_compiled_kernels_when_built_not_in_its_first_move() -> None:
+    # Before: numba loaded the playout kernels from its disk cache inside the first
+    # move (about 0.35 s a process), which the arena timed as move time, lengthening
+    # the search's ms/move in the strength matrix by a few percent. In a fresh
+    # process, since this one has loaded them already.
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    done = subprocess.run(
+        [sys.executable, "-c", _KERNELS_LOADED_BY_A_MOVE],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    built, loaded_by_moves = done.stdout.split(maxsplit=1)
+    assert int(built) > 0
+    assert loaded_by_moves.strip() == "[]"
