@@ -279,7 +279,9 @@ def http_concurrent(
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.bot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--seconds", type=positive_number, default=5.0, help="time per measurement")
     parser.add_argument("--clients", type=positive_int, default=8, help="threads of the load test")

@@ -43,7 +43,7 @@ def run(preset: str, seconds: float, seed: int = 0) -> dict[str, float | str | i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__)
     parser.add_argument("--seconds", type=positive_number, default=3.0, help="time per preset")
     parser.add_argument("--preset", nargs="+", default=list(PRESETS), choices=list(PRESETS))
     args = parser.parse_args()

@@ -19,7 +19,7 @@ machine load; the rate is over all its slices. The last line compares matador's 
 connect_four's (the target is at least 1.3x).
 
 With ``--render`` every environment is made with ``render_mode="rgb_array"`` and
-``render()`` is called after every step, so the rates are those of recording a
+``render()`` is called after every agent-step, so the rates are those of recording a
 video of every game (the Shimmy environment is skipped: it draws no pictures).
 """
 
@@ -140,7 +140,9 @@ def factories(preset: str, render: bool = False) -> dict[str, EnvFactory | str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.env", description=__doc__.splitlines()[0]
+    )
     parser.add_argument(
         "--seconds", type=positive_number, default=6.0, help="total time per environment"
     )

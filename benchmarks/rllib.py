@@ -13,7 +13,9 @@ prints, on this machine, in one run:
   ``--timesteps`` budget, no warm start and the smallest evaluations): the steps/s
   its MaskablePPO logs as ``time/fps`` to TensorBoard, last value. A step there is
   one learner move; the opponents' moves (the baselines, mostly the expert search
-  agent) happen inside the environment step and are not counted.
+  agent) happen inside the environment step and are not counted. Its seconds, marked
+  ``*``, are the whole command's (start-up, evaluations and export included), so its
+  rate is not its steps over its seconds, as RLlib's is.
 
 Ray runs locally on ``--num-cpus`` CPUs (default 2, and at least 2: each of the two
 env runners takes one), without its dashboard, and is shut down at the end. A bad
@@ -163,6 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     register_env()
     rows: list[tuple[str, dict[str, float], str]] = []
+    # SB3's rate is the fps its PPO logged; its seconds, the whole command's.
+    whole_command = "SB3 MaskablePPO (python -m train)"
     try:
         for runners in RUNNERS:
             figures = rllib_rate(args.game, runners, args.iterations, args.seed)
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.game == "standard":
         try:
             figures = sb3_rate(args.sb3_timesteps, args.seed)
-            rows.append(("SB3 MaskablePPO (python -m train)", figures, "learner steps/s"))
+            rows.append((whole_command, figures, "learner steps/s"))
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             print(f"  python -m train not measured: {e}", flush=True)
     else:
@@ -181,9 +185,12 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(f"{'trainer':38s} {'steps':>8s} {'seconds':>8s} {'rate':>9s}  unit")
     for name, figures, unit in rows:
+        seconds = f"{figures['seconds']:.1f}" + ("*" if name == whole_command else "")
+        print(f"{name:38s} {int(figures['steps']):8d} {seconds:>8s} {figures['rate']:9.0f}  {unit}")
+    if any(name == whole_command for name, _, _ in rows):
         print(
-            f"{name:38s} {int(figures['steps']):8d} {figures['seconds']:8.1f} "
-            f"{figures['rate']:9.0f}  {unit}"
+            "* the whole python -m train command (start-up, evaluations, export); its rate is "
+            "the time/fps its MaskablePPO logged, not steps / seconds"
         )
 
 

@@ -59,9 +59,10 @@ master seeds too. ``--combine`` measures nothing: it reads the ``strength.json``
 such runs (whole matrices or some configurations each, one file per seed and
 configuration) and prints, per configuration and bar, at how many seeds the bar is
 met and the worst figure among them (:func:`across_seeds`); ``--out`` writes that
-table to ``seeds.md``. Each ``strength.json`` records the SHA-256 of the bot it
-measured, and the table says where the seeds measured different bots or played
-different shares of the bars' hands (``--fraction``).
+table to ``seeds.md``. Each ``strength.json`` records the search spec and the SHA-256
+of the bot it measured, and the table says where the seeds measured different
+searches (``--search``) or bots, or played different shares of the bars' hands
+(``--fraction``).
 """
 
 from __future__ import annotations
@@ -84,8 +85,14 @@ from evaluate.report import PairingSummary, summarize
 from evaluate.stats import finite_or_none, interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
-from matador_env.files import atomic_write_json, atomic_write_text, folder_arg, make_folder
-from matador_env.flags import seed_arg
+from matador_env.files import (
+    atomic_write_all,
+    atomic_write_text,
+    folder_arg,
+    folder_problem,
+    make_folder,
+)
+from matador_env.flags import positive_int, seed_arg
 from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
 
 __all__ = [
@@ -120,6 +127,10 @@ DEFAULT_SEED = 2026
 """The master seed of the matrix in the bots README."""
 MAX_FRACTION = 100.0
 """The most ``--fraction`` plays: a hundred times the bars' hands is days of play."""
+MATRIX_FILES = ("strength.json", "strength.md")
+"""The files a measurement writes to ``--out`` (replacing an earlier run's)."""
+SEEDS_FILE = "seeds.md"
+"""The file ``--combine`` writes to ``--out``."""
 
 
 # -- bars ----------------------------------------------------------------------------------
@@ -612,6 +623,9 @@ class SavedMatrix:
     fraction: float
     """The share of the bars' hands the run played (``--fraction``; 1 in a file
     written before it was recorded)."""
+    searches: dict[str, str]
+    """Per configuration, the search spec it was measured with (``--search`` or
+    :data:`SEARCH_SPECS`): the searches of search > expert and bot ~ search."""
 
 
 _BARS = {bar.column: bar for bar in MATRIX_COLUMNS}
@@ -628,6 +642,7 @@ def read_matrix(path: Path) -> SavedMatrix:
         raise MatrixFileError(f"{path}: not JSON ({e})") from e
     verdicts: dict[str, dict[str, Verdict]] = {}
     bots: dict[str, str | None] = {}
+    searches: dict[str, str] = {}
     try:
         seed = int(data["seed"])
         fraction = float(data.get("fraction", 1.0))
@@ -649,6 +664,7 @@ def read_matrix(path: Path) -> SavedMatrix:
                     value = None if v["value"] is None else float(v["value"])
                     cells[bar.column] = Verdict(bar, value, bool(v["short"]))
             verdicts[name] = cells
+            searches[name] = str(c["search"])
             if c["bot"] is not None:
                 bots[name] = c.get("bot_sha256")
     except MatrixFileError:
@@ -658,7 +674,7 @@ def read_matrix(path: Path) -> SavedMatrix:
             f"{path}: not a strength.json written by python -m benchmarks.strength --out "
             f"({type(e).__name__}: {e})"
         ) from e
-    return SavedMatrix(path, seed, verdicts, bots, fraction)
+    return SavedMatrix(path, seed, verdicts, bots, fraction, searches)
 
 
 def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[str]]:
@@ -703,6 +719,14 @@ def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[st
             unknown.append(name)
         elif len(digests) > 1:
             notes.append(f"{name}: the seeds measured {len(digests)} different bots")
+        # A smoke run's --search (a few worlds) counted as a seed of the real search
+        # would move search > expert and bot ~ search without a word.
+        searches = sorted({m.searches[name] for m in saved if name in m.searches})
+        if len(searches) > 1:
+            notes.append(
+                f"{name}: the seeds measured {len(searches)} different searches: "
+                + ", ".join(searches)
+            )
     if len({m.fraction for m in saved}) > 1:
         # A seed at three times the hands weighs no more in k/n than one at the minimum.
         shares = ", ".join(f"{m.path} {m.fraction:g}" for m in saved)
@@ -753,11 +777,14 @@ def _combine(paths: list[Path], out: Path | None) -> int:
     ]
     print("\n".join(_text_table(rows) + [""] + legend + notes))
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        problem = make_folder(out)
+        if problem is not None:
+            print(f"python -m benchmarks.strength --combine: --out: {problem}", file=sys.stderr)
+            return 2
         files = ", ".join(f"`{p}`" for p in paths)
         md = _markdown_table(rows) + ["", f"Combined from {files}.", ""]
         md += [f"- {line}" for line in legend + notes]
-        written = atomic_write_text(out / "seeds.md", "\n".join(md) + "\n")
+        written = atomic_write_text(out / SEEDS_FILE, "\n".join(md) + "\n")
         print(f"wrote {written}")
     return 0
 
@@ -791,7 +818,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of one) and print how many seeds meet each bar; --out writes seeds.md",
     )
     # None until given, so that --combine can tell a measuring flag it was given.
-    p.add_argument("--workers", type=int, help="processes (default: the CPU count)")
+    p.add_argument("--workers", type=positive_int, help="processes (default: the CPU count)")
     p.add_argument("--seed", type=seed_arg, help=f"master seed (default {DEFAULT_SEED})")
     p.add_argument("--search", metavar="SPEC", help="the search spec for every configuration")
     p.add_argument(
@@ -830,7 +857,8 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
                 f"--combine measures nothing, so {', '.join(measuring)} would be ignored; "
                 "allowed with --combine: --out"
             )
-        _make_out(parser, args.out)
+        # Made once the files are read: a file refused leaves no folder behind.
+        _make_out(parser, args.out, (SEEDS_FILE,), make=False)
         return _combine(args.combine, args.out)
     if args.bots_dir is not None:
         if not args.bots_dir.is_dir():
@@ -842,22 +870,21 @@ def main(argv: list[str] | None = None, bots_dir: Path = BOTS_DIR) -> int:
     for name in names:
         if name not in CONFIGURATIONS:
             parser.error(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
-    if workers < 1:
-        parser.error(f"--workers must be at least 1, got {workers}")
     if args.quick and args.fraction is not None:
         parser.error("give --quick or --fraction, not both")
     fraction = QUICK_FRACTION if args.quick else 1.0 if args.fraction is None else args.fraction
     if not 0 < fraction <= MAX_FRACTION:  # also refuses nan
         parser.error(f"--fraction must be in (0, {MAX_FRACTION:g}], got {args.fraction}")
     if args.search is not None:
-        from agents import make_agent
-
-        try:
-            make_agent(args.search)
-        except ValueError as e:
-            parser.error(f"--search {args.search!r}: {e}")
+        # Against each configuration's rules, before any game: a search that plays other
+        # rules only (a policy:) ended the run with a traceback after a pairing.
+        for name in names:
+            try:
+                check_agents(configuration(name).rules(), [args.search])
+            except ValueError as e:
+                parser.error(f"--search {args.search!r}: {e}")
     # Last of the checks: a refused command line leaves no folder behind.
-    _make_out(parser, args.out)
+    _make_out(parser, args.out, MATRIX_FILES)
     command = "python -m benchmarks.strength " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
@@ -919,28 +946,44 @@ def _measuring_flags(args: argparse.Namespace) -> list[str]:
     return given
 
 
-def _make_out(parser: argparse.ArgumentParser, out: Path | None) -> None:
-    """Make ``--out`` (when given), or refuse the command line naming why not."""
-    if out is not None:
-        problem = make_folder(out)
-        if problem is not None:
-            parser.error(f"--out: {problem}; give a folder")
+def _make_out(
+    parser: argparse.ArgumentParser, out: Path | None, files: Sequence[str], make: bool = True
+) -> None:
+    """Make ``--out`` (when given; ``make`` False: only check that it can be made), or
+    refuse the command line naming why not: it cannot be a folder, or one of the
+    ``files`` the run writes there is a folder (which the write would find only after
+    the measurement, with a traceback)."""
+    if out is None:
+        return
+    for name in files:
+        if (out / name).is_dir():
+            parser.error(f"--out: {out / name} is a folder, where the run writes its {name}")
+    problem = make_folder(out) if make else folder_problem(out)
+    if problem is not None:
+        parser.error(f"--out: {problem}; give a folder")
 
 
 def _write_matrix(
     out: Path, results: list[ConfigurationResult], command: str, seed: int, fraction: float
 ) -> list[Path]:
-    """strength.json and strength.md of the configurations measured so far."""
+    """strength.json and strength.md of the configurations measured so far, replacing
+    the earlier pair together (one cannot be left from another run than the other)."""
     data = {
         "command": command,
         "seed": seed,
         "fraction": fraction,
         "configurations": [r.to_dict() for r in results],
     }
-    return [
-        atomic_write_json(out / "strength.json", data),
-        atomic_write_text(out / "strength.md", matrix_markdown(results, command, seed)),
-    ]
+    json_text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    markdown = matrix_markdown(results, command, seed)
+    json_file, markdown_file = MATRIX_FILES
+    return atomic_write_all(
+        out,
+        {
+            json_file: lambda tmp: tmp.write_text(json_text),
+            markdown_file: lambda tmp: tmp.write_text(markdown),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Training strength: the default recipe, then the result against the baselines.
 
 ``python -m benchmarks.training [--hands 3000] [--matches 500] [--out runs/NAME |
---policy runs/NAME/best]`` trains with the documented default recipe
+--policy runs/NAME/best] [--no-progress]`` trains with the documented default recipe
 (``python -m train`` with its defaults, stopped by its step budget, which fits in
 the time budget on two cores) into ``--out`` (default ``runs/benchmark__{unix time}``),
 then evaluates the best policy with duplicate deals:
@@ -15,7 +15,8 @@ then evaluates the best policy with duplicate deals:
   match seeds (a fifth of ``--matches``, rounded down: none when it is under 5).
 
 With ``--policy`` it skips training and evaluates that policy (``--out``, the folder
-of a training, is then refused). The bar of the
+of a training, is then refused). The training and each evaluation show their
+progress on stderr (``--no-progress``: none). The bar of the
 issue: at least 55% of matches and a positive points differential against
 expert, significant at 95%; a wide margin against random, taken as the bar that
 ``expert`` itself must clear against random in ``benchmarks.strength`` (+13 points
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -36,18 +38,25 @@ from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import folder_arg
-from matador_env.flags import positive_int, seed_arg
+from matador_env.flags import int_at_least, positive_int, seed_arg
 from train.files import new_run_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
 
 
 def evaluate(
-    policy: str, opponent: str, hands: int, matches: int, seed: int
+    policy: str, opponent: str, hands: int, matches: int, seed: int, progress: bool = False
 ) -> dict[str, float | None]:
     rules = Rules.preset("standard")
     plan = RunPlan(rules, [Pairing(f"policy:{policy}", opponent)], hands, matches, seed)
-    results = run(plan, workers=2)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=plan.games(), unit="game", desc=f"vs {opponent}", file=sys.stderr)
+    results = run(plan, workers=2, progress=bar.update if bar else None)
+    if bar is not None:
+        bar.close()
     out: dict[str, float | None] = {"opponent": opponent}  # type: ignore[dict-item]
     for kind, count in (("hand", hands), ("match", matches)):
         games = [r for r in results if r.kind == kind]
@@ -77,7 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--hands", type=positive_int, default=3000, help="duplicate deals vs expert"
     )
-    parser.add_argument("--matches", type=int, default=500, help="duplicate matches vs expert")
+    parser.add_argument(
+        "--matches", type=int_at_least(0), default=500, help="duplicate matches vs expert"
+    )
     parser.add_argument("--seed", type=seed_arg, default=20261122, help="evaluation master seed")
     given.add_argument(
         "--out",
@@ -85,9 +96,10 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="run folder of the training (default runs/benchmark__{unix time})",
     )
+    parser.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="no progress bars"
+    )
     args = parser.parse_args(argv)
-    if args.matches < 0:
-        parser.error(f"--matches: {args.matches} is not allowed; allowed: 0 or more")
     if args.out is not None:
         # Checked before the training, under this command's name (python -m train checks
         # it too, but only after the training is set up, and names itself).
@@ -110,20 +122,23 @@ def main(argv: list[str] | None = None) -> None:
 
         out = str(args.out) if args.out is not None else f"runs/benchmark__{int(time.time())}"
         start = time.time()
-        run_dir = train_main([*DEFAULT_RECIPE, "--out", out, "--no-progress"])
+        # The recipe takes up to 20 minutes: its progress bars are all that shows them.
+        quiet = [] if args.progress else ["--no-progress"]
+        run_dir = train_main([*DEFAULT_RECIPE, "--out", out, *quiet])
         minutes = (time.time() - start) / 60
         print(json.dumps({"trained": str(run_dir), "minutes": round(minutes, 1)}), flush=True)
         policy = str(Path(run_dir) / "best")
     else:
         minutes = None
     figures = [
-        evaluate(policy, "expert", args.hands, args.matches, args.seed),
+        evaluate(policy, "expert", args.hands, args.matches, args.seed, args.progress),
         evaluate(
             policy,
             "random",
             max(200, args.hands // 5),
             args.matches // 5,
             (args.seed + 1) % SEED_LIMIT,  # the arena's master seeds end at 2**64 - 1
+            args.progress,
         ),
     ]
     for f in figures:

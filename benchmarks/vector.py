@@ -25,8 +25,9 @@ load):
   own loop (``Trainer.learn``, no warm start, random baselines) with its default two
   processes beside ``--vector-envs 64``.
 
-Figures, not tests: the bars of issue #13 (15x engine, 10x env, 5x search) are
-printed beside them, met or not.
+Figures, not tests: the bars of issue #13 (15x engine on standard, 10x env, 5x
+search) head their sections, and each row prints its ratio (new over old, so above 1
+is faster) for them to be read against.
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ def _ratio(new: float, old: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.vector", description=__doc__)
     parser.add_argument("--seconds", type=positive_number, default=2.0, help="time per measurement")
     parser.add_argument(
         "--threads", type=positive_int, default=2, help="threads of the parallel row"

@@ -78,7 +78,9 @@ def test_training_plays_random_the_deals_its_docstring_says(
 
     calls: list[tuple[str, int, int]] = []
 
-    def evaluate(policy: str, opponent: str, hands: int, matches: int, seed: int) -> dict:
+    def evaluate(
+        policy: str, opponent: str, hands: int, matches: int, seed: int, progress: bool
+    ) -> dict:
         calls.append((opponent, hands, matches))
         return {"opponent": opponent, "hand_points_lo95": None}
 

@@ -431,7 +431,7 @@ def test_a_refused_command_line_leaves_no_out_folder(
 
 @pytest.mark.parametrize(
     "flags",
-    [["--workers", "0"], ["--seed", "5"], ["--fraction", "nan"], ["--quick"], ["--no-progress"]],
+    [["--workers", "2"], ["--seed", "5"], ["--fraction", "nan"], ["--quick"], ["--no-progress"]],
 )
 def test_combine_refuses_the_flags_of_a_measurement(
     flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
