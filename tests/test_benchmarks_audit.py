@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.test_benchmark_refusals import refused
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "matador_env" / "bots"
@@ -18,16 +19,6 @@ BOTS = ROOT / "matador_env" / "bots"
 
 def _no_games(*args: object, **kwargs: object) -> None:
     raise AssertionError("a game was played")
-
-
-def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """The last line ``main(argv)`` printed on stderr as it exited with status 2."""
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err.strip().splitlines()[-1]
 
 
 # -- benchmarks.strength --------------------------------------------------------------
