@@ -158,6 +158,8 @@ class GameResult:
     records: tuple[str, ...] = ()
     """With ``keep_records``: the record of each hand played (a match: every hand,
     redeals included, in order), as :func:`matador_env.engine.hand_record` writes it."""
+    choice_seconds: tuple[float, float] = (0.0, 0.0)
+    """The part of :attr:`seconds` spent on the moves counted in :attr:`choices`."""
 
 
 def _side_slots(rules: Rules, pattern: Sequence[int]) -> list[set[int]]:
@@ -173,15 +175,18 @@ class _Clock:
         self.seconds = [0.0, 0.0]
         self.moves = [0, 0]
         self.choices = [0, 0]
+        self.choice_seconds = [0.0, 0.0]
 
 
 def _act(agent, view, rng, slot: int, clock: _Clock):  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     move = agent.act(view, rng)
-    clock.seconds[slot] += time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    clock.seconds[slot] += seconds
     clock.moves[slot] += 1
     if len(view.legal_moves) > 1:
         clock.choices[slot] += 1
+        clock.choice_seconds[slot] += seconds
     return move
 
 
@@ -293,6 +298,7 @@ def hand_result(
         (clock.choices[0], clock.choices[1]),
         dealt,
         (hand_record(state),) if keep_records else (),
+        (clock.choice_seconds[0], clock.choice_seconds[1]),
     )
 
 
@@ -330,6 +336,7 @@ def match_result(
         (clock.moves[0], clock.moves[1]),
         (clock.choices[0], clock.choices[1]),
         records=tuple(records),
+        choice_seconds=(clock.choice_seconds[0], clock.choice_seconds[1]),
     )
 
 

@@ -77,7 +77,8 @@ class PairingSummary:
     terminations: dict[str, int]
     seconds_per_move: tuple[float, float]
     seconds_per_choice: tuple[float, float]
-    """Time in ``act`` per move, and per move with more than one legal option (A, B)."""
+    """Time in ``act`` per move, and per move with more than one legal option (of the
+    time spent on those moves alone; A, B)."""
     moves: tuple[int, int]
 
     def to_dict(self) -> dict[str, Any]:
@@ -468,6 +469,7 @@ def summarize(
     bt: list[tuple[int, int, float, int]] = []
     index = {a: i for i, a in enumerate(agents)}
     secs: defaultdict[str, float] = defaultdict(float)
+    choice_secs: defaultdict[str, float] = defaultdict(float)
     moves: Counter[str] = Counter()
     choices: Counter[str] = Counter()
     for i, pr in enumerate(pairings):
@@ -481,8 +483,10 @@ def summarize(
         s = [sum(g.seconds[x] for g in all_games) for x in (0, 1)]
         mv = [sum(g.moves[x] for g in all_games) for x in (0, 1)]
         ch = [sum(g.choices[x] for g in all_games) for x in (0, 1)]
+        cs = [sum(g.choice_seconds[x] for g in all_games) for x in (0, 1)]
         for x, name in ((0, pr.a), (1, pr.b)):
             secs[name] += s[x]
+            choice_secs[name] += cs[x]
             moves[name] += mv[x]
             choices[name] += ch[x]
         summaries.append(
@@ -498,7 +502,7 @@ def summarize(
                 match_points=mpts,
                 terminations=dict(Counter(g.termination for g in games)),
                 seconds_per_move=(s[0] / max(mv[0], 1), s[1] / max(mv[1], 1)),
-                seconds_per_choice=(s[0] / max(ch[0], 1), s[1] / max(ch[1], 1)),
+                seconds_per_choice=(cs[0] / max(ch[0], 1), cs[1] / max(ch[1], 1)),
                 moves=(mv[0], mv[1]),
             )
         )
@@ -511,5 +515,5 @@ def summarize(
         pairings=summaries,
         ratings=ratings,
         seconds_per_move={a: secs[a] / max(moves[a], 1) for a in agents},
-        seconds_per_choice={a: secs[a] / max(choices[a], 1) for a in agents},
+        seconds_per_choice={a: choice_secs[a] / max(choices[a], 1) for a in agents},
     )

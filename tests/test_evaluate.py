@@ -352,7 +352,18 @@ def test_field_plan_counts_and_matches() -> None:
 
 def _game(pairing: int, deal: int, pattern: int, score: float, diff: float, kind: str = "hand"):
     return GameResult(
-        pairing, kind, deal, pattern, score, diff, 1, "domino", (0.5, 0.25), (10, 5), (4, 5)
+        pairing,
+        kind,
+        deal,
+        pattern,
+        score,
+        diff,
+        1,
+        "domino",
+        (0.5, 0.25),
+        (10, 5),
+        (4, 5),
+        choice_seconds=(0.4, 0.25),
     )
 
 
@@ -394,9 +405,12 @@ def test_summary_matches_hand_computation() -> None:
     sd = math.sqrt(((10 - 13 / 3) ** 2 + (1 - 13 / 3) ** 2 + (2 - 13 / 3) ** 2) / 2)
     assert p.points.hi - p.points.mean == pytest.approx(t_quantile(2) * sd / math.sqrt(3))
     assert p.match_win is not None and p.match_win.mean == 0.5
-    # Time: 8 games x 0.5 s over 8 x 10 moves for A, 0.25 s over 5 moves for B.
+    # Time: 8 games x 0.5 s over 8 x 10 moves for A, 0.25 s over 5 moves for B; of it,
+    # 0.4 s over A's 4 moves with a choice and all of B's over its 5 (before: A's 0.5 s
+    # over its 4 choices, the forced moves' time counted as the choices').
     assert p.seconds_per_move == (pytest.approx(0.05), pytest.approx(0.05))
-    assert p.seconds_per_choice == (pytest.approx(0.125), pytest.approx(0.05))
+    assert p.seconds_per_choice == (pytest.approx(0.1), pytest.approx(0.05))
+    assert rep.seconds_per_choice == {"a": pytest.approx(0.1), "b": pytest.approx(0.05)}
     # The rating: A scored 4.5 of 6 hands -> odds 3 (with the prior, slightly less).
     gap = rep.ratings["a"] - rep.ratings["b"]
     assert 0 < gap < 400 * math.log10(3)
@@ -814,3 +828,25 @@ def test_cli_refuses_an_out_whose_report_name_is_a_folder_before_any_game(  # ty
         f"python -m evaluate: error: --out: {tmp_path / name} is a folder, where the arena "
         f"writes (or removes) its {name}; give another --out, or move it away"
     )
+
+
+def test_the_time_per_choice_counts_the_moves_with_a_choice_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A clock that moves one second a reading: each act takes one second. Before, the
+    # time per choice was all of an agent's time over its choices, forced moves' too.
+    import itertools
+
+    import evaluate.arena as arena
+
+    ticks = itertools.count()
+    monkeypatch.setattr(arena.time, "perf_counter", lambda: float(next(ticks)))
+    agents = (make_agent("greedy"), make_agent("random"))
+    rules = Rules.preset("standard")
+    forced_somewhere = False
+    for seed in range(6):
+        _, clock = arena.play_hand(rules, seed, agents, (0, 1), seed)
+        assert clock.seconds == [float(m) for m in clock.moves]
+        assert clock.choice_seconds == [float(c) for c in clock.choices]
+        forced_somewhere |= clock.choices != clock.moves
+    assert forced_somewhere
