@@ -12,6 +12,7 @@ when it resumes.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import tempfile
@@ -68,9 +69,16 @@ def atomic_write_all(
     for a file the set does not have. Every file is written to a temporary beside it
     first; only when all are written is a file the set does not have removed and each
     temporary renamed to its name. If a write fails, the temporaries are removed and
-    ``folder`` holds what it held. Returns the paths written."""
+    ``folder`` holds what it held. A name taken by a folder, which no rename or
+    removal could replace, is refused (``IsADirectoryError``) before anything is
+    written, so that the switch cannot stop halfway. Returns the paths written."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        if (out / name).is_dir():
+            raise IsADirectoryError(
+                errno.EISDIR, "a folder where a file of the set is to be written", str(out / name)
+            )
     staged: list[tuple[Path, Path]] = []
     try:
         for name, write in files.items():
