@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 from dataclasses import astuple, replace
 from pathlib import Path
 
@@ -264,3 +265,18 @@ def test_one_confirming_deal_writes_strict_json(
     assert fitted_weights(out) == {}
     assert main(["--only", "standard", *tiny, "--out", str(out), "--no-progress"]) == 0
     assert set(json.loads(out.read_text())["configurations"]) == {"leiden", "standard"}
+
+
+def test_the_recorded_command_reads_back_as_given_and_each_stage_shows_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Joined with spaces, a path with a space read back as two arguments; and the
+    # confirming games ran without a bar (only the labelling had one).
+    out = tmp_path / "a folder" / "weights.json"
+    argv = ["--only", "leiden", "--positions", "12", "--samples", "4", "--confirm-hands", "8"]
+    argv += ["--workers", "1", "--out", str(out)]
+    assert main(argv) == 0
+    command = json.loads(out.read_text())["last_command"]
+    assert shlex.split(command) == ["python", "-m", "train.expert_fit", *argv]
+    err = capsys.readouterr().err
+    assert "label: 100%" in err and "confirm leiden: 100%" in err

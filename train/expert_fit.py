@@ -35,6 +35,7 @@ import json
 import math
 import multiprocessing
 import random
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -312,11 +313,16 @@ def main(argv: list[str] | None = None) -> int:
         for k, lo in enumerate(range(0, args.positions, CHUNK))
     ]
     labelled: dict[str, list[Labelled]] = {c.name: [] for c in args.configs}
-    bar = None
-    if not args.no_progress:
+
+    def progress_bar(total: int, desc: str, unit: str) -> Any:
+        """A bar on stderr, None under --no-progress (tqdm is imported only for one)."""
+        if args.no_progress:
+            return None
         from tqdm import tqdm
 
-        bar = tqdm(total=args.positions * len(args.configs), unit="position", file=sys.stderr)
+        return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+
+    bar = progress_bar(args.positions * len(args.configs), "label", "position")
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     try:
@@ -348,7 +354,14 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.confirm_seed,
             field=True,
         )
-        _, points = duplicate_figures(run(plan, args.workers))
+        # The confirming games are long work too, a configuration after another.
+        confirm_bar = progress_bar(plan.games(), f"confirm {config.name}", "hand")
+        try:
+            results = run(plan, args.workers, confirm_bar.update if confirm_bar else None)
+        finally:
+            if confirm_bar is not None:
+                confirm_bar.close()
+        _, points = duplicate_figures(results)
         # Kept only when the arena confirms it: the interval's lower bound above zero.
         kept = points.lo > 0
         entries[config.name] = {
@@ -381,7 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'kept' if kept else 'not kept (the base set stays)'}",
             flush=True,
         )
-    command = "python -m train.expert_fit " + " ".join(sys.argv[1:] if argv is None else argv)
+    # Quoted as a shell reads it back: a path with a space in it stays one argument.
+    command = shlex.join(
+        ["python", "-m", "train.expert_fit", *(sys.argv[1:] if argv is None else argv)]
+    )
     atomic_write_json(
         args.out,
         {

@@ -13,7 +13,10 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
    The work is cut into chunks of :data:`CHUNK` decisions, each seeded from the
    run's seed and its index and written atomically to ``<run>/pretrain/`` as it
    is done, so an interrupted collection continues with the chunks it lacks and
-   the data set is the same however often it was interrupted.
+   the data set is the same however often it was interrupted. A chunk records what
+   it was collected under (the encoding's signature, with the rules, the teacher,
+   the opponent, the seed, ...), and one that does not fit the run (another run's,
+   or arrays of the wrong shape, type or values) is refused by name, not trained on.
 2. **Fit** (:func:`fit`): ``--bc-epochs`` passes of Adam over the data, the loss
    the cross-entropy of the teacher's action under the *masked* policy
    (``evaluate_actions`` of sb3-contrib, the distribution PPO samples from) plus
@@ -43,6 +46,7 @@ Two steps, both run by :class:`train.loop.Trainer` before the first PPO update w
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing as mp
 import random
@@ -54,7 +58,9 @@ import numpy as np
 import torch
 
 from evaluate.stats import finite_or_none
+from matador_env.encoding import Encoding, encoding_for
 from matador_env.engine import Rules
+from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import atomic_write
 from matador_env.matador_v0 import reward_kind
 
@@ -84,6 +90,21 @@ class ChunkJob:
     reward: str = "score"
     """The environment's reward (``--reward``): the returns the value head is fitted
     to are PPO's."""
+
+    def record(self) -> dict[str, Any]:
+        """What the chunk's decisions depend on, as a chunk records it (the reward apart,
+        recorded on its own since before this record). The driver's path is left out:
+        a moved run folder still holds its own chunks."""
+        return {
+            "encoding": encoding_for(Rules.from_dict(self.rules)).signature(),
+            "teacher": self.teacher,
+            "opponent": self.opponent,
+            "decisions": self.decisions,
+            "seed": self.seed,
+            "gamma": self.gamma,
+            "reward_scale": self.reward_scale,
+            "skip_forced": self.skip_forced,
+        }
 
 
 def _discounted(rewards: list[float], gamma: float) -> list[float]:
@@ -122,7 +143,9 @@ def _collect_chunk(job: ChunkJob) -> str:
     value_rows: list[list[float]] = []
     episode = 0
     while len(actions) < job.decisions:
-        obs, _ = env.reset(seed=job.seed * 1_000_003 + episode)
+        # Wrapped into the engine's seeds: a run's --seed goes up to 2**32 - 1, and the
+        # plain product passed 2**64 from about 1.8e9 on (its collection crashed).
+        obs, _ = env.reset(seed=(job.seed * 1_000_003 + episode) % SEED_LIMIT)
         episode += 1
         rewards: list[float] = []
         done = False
@@ -170,6 +193,7 @@ def _collect_chunk(job: ChunkJob) -> str:
         "cand": np.asarray(cand_rows[:n], np.int32).reshape(n, width),
         "value": np.asarray(value_rows[:n], np.float32).reshape(n, width),
         "reward": np.asarray(job.reward),
+        "collection": np.asarray(json.dumps(job.record(), sort_keys=True)),
     }
 
     def write(tmp: Path) -> None:
@@ -247,7 +271,7 @@ def collect(
                     bar.update(1)
     if bar is not None:
         bar.close()
-    parts = [_load_chunk(Path(j.path)) for j in jobs]
+    parts = [_load_chunk(Path(j.path), j) for j in jobs]
     for job, part in zip(jobs, parts, strict=True):
         if part["reward"] != reward:
             raise RunFolderError(
@@ -264,15 +288,22 @@ _VALUE_KEYS = ("cand", "value")
 """Recorded since soft targets (``--bc-soft-temperature``); chunks collected before lack them."""
 
 
-def _load_chunk(path: Path) -> dict[str, Any]:
+def _load_chunk(path: Path, job: ChunkJob | None = None) -> dict[str, Any]:
     """One chunk's arrays (plain arrays only: never a pickle), and under ``reward`` the
-    reward kind (a str) its returns were collected under."""
+    reward kind (a str) its returns were collected under.
+
+    With ``job``, the chunk must be that job's: collected under its record (when the
+    chunk has one: chunks collected before it was kept do not) and holding its number
+    of decisions, each array of the type and shape the job's rules give, the actions
+    and candidates legal under their masks and the numbers finite; else a
+    :class:`RunFolderError` naming the file and what does not fit."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in _KEYS}
             arrays.update({k: data[k] for k in _VALUE_KEYS if k in data.files})
             # Recorded since the run's reward was passed on; "score" before.
             kind = str(data["reward"]) if "reward" in data.files else "score"
+            record = str(data["collection"]) if "collection" in data.files else None
     except Exception as e:  # numpy reports a damaged file in several types
         raise RunFolderError(
             f"{path} cannot be read ({type(e).__name__}: {e}); delete it and the run "
@@ -282,8 +313,94 @@ def _load_chunk(path: Path) -> dict[str, Any]:
         raise RunFolderError(
             f"{path}: its arrays differ in length; delete it and the run collects it again"
         )
+    if job is not None:
+        problem = _chunk_problem(arrays, record, job)
+        if problem is not None:
+            raise RunFolderError(
+                f"{path}: {problem}; delete it and the run collects that chunk again"
+            )
     arrays["reward"] = kind
     return arrays
+
+
+_DTYPES = {
+    "obs": np.float32,
+    "mask": np.bool_,
+    "action": np.int64,
+    "ret": np.float32,
+    "cand": np.int32,
+    "value": np.float32,
+}
+"""The type of each array, as :func:`_collect_chunk` writes it."""
+
+
+def _chunk_problem(arrays: dict[str, np.ndarray], record: str | None, job: ChunkJob) -> str | None:
+    """What in a chunk's ``arrays`` (and its ``record``, None for a chunk collected
+    before chunks kept one) does not fit ``job``, or None."""
+    encoding = encoding_for(Rules.from_dict(job.rules))
+    if record is not None:
+        problem = _record_problem(record, job, encoding)
+        if problem is not None:
+            return problem
+    n = job.decisions
+    if len(arrays["action"]) != n:
+        return f"it holds {len(arrays['action'])} decisions, not the {n} of its name"
+    for key, array in arrays.items():
+        if array.dtype != _DTYPES[key]:
+            return f"its {key!r} array is of {array.dtype}, not {np.dtype(_DTYPES[key])}"
+    # The teacher's width (0 for one that only chooses) is whatever the chunk's is.
+    cand = arrays.get("cand")
+    width = cand.shape[-1] if cand is not None and cand.ndim == 2 else 0
+    shapes = {
+        "obs": (n, encoding.obs_size),
+        "mask": (n, encoding.num_actions),
+        "action": (n,),
+        "ret": (n,),
+        "cand": (n, width),
+        "value": (n, width),
+    }
+    for key, array in arrays.items():
+        if array.shape != shapes[key]:
+            return f"its {key!r} array has the shape {array.shape}, not {shapes[key]}"
+    for key in ("obs", "ret", "value"):
+        if key in arrays and not np.isfinite(arrays[key]).all():
+            return f"its {key!r} array holds a number that is not finite"
+    mask, actions = arrays["mask"], arrays["action"]
+    rows = np.arange(n)
+    in_range = (actions >= 0) & (actions < encoding.num_actions)
+    legal = in_range & mask[rows, np.where(in_range, actions, 0)]
+    if not legal.all():
+        row = int(np.flatnonzero(~legal)[0])
+        return f"decision {row}'s action {int(actions[row])} is not legal under its mask"
+    if "cand" in arrays:
+        cands = arrays["cand"]
+        known = (cands >= -1) & (cands < encoding.num_actions)
+        picked = np.take_along_axis(mask, np.where(cands >= 0, cands, 0).astype(np.int64), 1)
+        fits = known & ((cands == -1) | picked)
+        if not fits.all():
+            row = int(np.flatnonzero(~fits.all(axis=1))[0])
+            return (
+                f"decision {row}'s candidates {cands[row].tolist()} are not -1 or actions "
+                "legal under its mask"
+            )
+    return None
+
+
+def _record_problem(text: str, job: ChunkJob, encoding: Encoding) -> str | None:
+    """What in a chunk's record of its collection differs from ``job``'s, or None."""
+    try:
+        record = json.loads(text)
+        saved = record.get("encoding") if isinstance(record, dict) else None
+        if not isinstance(saved, dict):
+            raise ValueError("its record names no encoding")
+        encoding.check_signature(saved)
+    except ValueError as e:
+        return f"it was collected for another table or encoding ({e})"
+    for key, wanted in job.record().items():
+        was = record.get(key, "<missing>")
+        if key != "encoding" and was != wanted:
+            return f"it was collected with {key} {was!r}, and this collection's is {wanted!r}"
+    return None
 
 
 def fit(

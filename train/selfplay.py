@@ -22,7 +22,9 @@ resumed run picks up the snapshots it had written.
 
 from __future__ import annotations
 
+import math
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,14 +43,20 @@ from .checkpoint import generator_from_state, random_state, random_state_ok, set
 DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
 
+_SNAPSHOT_FOLDER = re.compile(r"step_[0-9]+")
+"""The name of a snapshot's folder: ``step_`` and the learner's steps when it was taken."""
+
+
 def snapshot_dirs(pool_dir: Path) -> list[Path]:
-    """The pool's snapshots, oldest first (``step_<N>`` folders with a finished export)."""
+    """The pool's snapshots, oldest first (``step_<N>`` folders with a finished export).
+    Other folders are not snapshots (a copy kept as ``step_512.backup`` ended every
+    environment's reset with a ValueError)."""
     if not pool_dir.is_dir():
         return []
     found = [
         d
         for d in pool_dir.iterdir()
-        if d.is_dir() and d.name.startswith("step_") and (d / SIDECAR_FILE).is_file()
+        if d.is_dir() and _SNAPSHOT_FOLDER.fullmatch(d.name) and (d / SIDECAR_FILE).is_file()
     ]
     return sorted(found, key=lambda d: int(d.name.removeprefix("step_")))
 
@@ -129,8 +137,13 @@ class OpponentPool(_Schedule):
         pool_size: int = 10,
     ) -> None:
         self.baseline_weights = dict(baseline_weights or DEFAULT_BASELINES)
-        if not self.baseline_weights or min(self.baseline_weights.values()) < 0:
-            raise ValueError(f"baseline_weights must be non-negative, got {baseline_weights}")
+        weights = self.baseline_weights.values()
+        # Checked here, not by the first episode's draw (random.choices refuses them there).
+        if not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+            raise ValueError(
+                "baseline_weights must be finite numbers >= 0, at least one above 0, got "
+                f"{baseline_weights}"
+            )
         super().__init__(pool_dir, snapshot_share, latest_share, pool_size)
         self._baselines: dict[str, Any] = {}
         self.current: str = next(iter(self.baseline_weights))
