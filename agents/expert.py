@@ -160,37 +160,79 @@ class ExpertWeightsError(ValueError):
     """The fitted-weights file is malformed (names the file and what is wrong)."""
 
 
+WEIGHTS_FORMAT = 1
+"""The ``format`` of the fitted-weights file that :func:`read_weights_file` reads."""
+
+
+def read_weights_file(path: Path) -> dict[str, dict[str, Any]]:
+    """Every configuration's entry of the fitted-weights file ``path`` (kept or not),
+    checked whole: ``format`` :data:`WEIGHTS_FORMAT`, each name a configuration's,
+    ``kept`` true or false and ``weights`` a finite number for each of
+    :data:`FEATURES`. Anything else raises :class:`ExpertWeightsError` naming the
+    file and what is wrong, so that a damaged or hand-edited file is never played in
+    part (a ``"kept": "false"`` was played, a weight ``"2.5"`` or ``true`` read as a
+    number, a set of one weight filled in from the base set). The one check of the
+    file, for the expert and for ``python -m train.expert_fit``, which keeps the
+    entries it does not refit."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ExpertWeightsError(f"{path} cannot be read ({e.strerror})") from None
+    except ValueError as e:
+        raise ExpertWeightsError(f"{path}: not JSON ({e}); {_REBUILD}") from None
+
+    def wrong(what: str) -> ExpertWeightsError:
+        return ExpertWeightsError(f"{path}: {what}; {_REBUILD}")
+
+    if not isinstance(data, dict) or not isinstance(data.get("configurations"), dict):
+        raise wrong('not a fitted-weights file (no "configurations" object)')
+    if data.get("format") != WEIGHTS_FORMAT:
+        raise wrong(
+            f"format {shown_value(data.get('format'))}; this code reads format {WEIGHTS_FORMAT}"
+        )
+    entries: dict[str, dict[str, Any]] = data["configurations"]
+    for name, entry in entries.items():
+        if name not in CONFIGURATIONS:
+            raise wrong(
+                f"{shown_value(name)} is no configuration; known: {', '.join(CONFIGURATIONS)}"
+            )
+        if not isinstance(entry, dict) or not isinstance(entry.get("kept"), bool):
+            raise wrong(f'{name}: no "kept" true or false')
+        weights = entry.get("weights")
+        if not isinstance(weights, dict):
+            raise wrong(f'{name}: no "weights" object')
+        unknown = sorted(set(weights) - set(FEATURES))
+        if unknown:
+            raise wrong(f"{name}: unknown weights {unknown}; known: {', '.join(FEATURES)}")
+        missing = [f for f in FEATURES if f not in weights]
+        if missing:
+            raise wrong(f"{name}: no value for the weights {missing}")
+        for feature, value in weights.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise wrong(f"{name}: {feature}={shown_value(value)} is no number")
+            if not math.isfinite(value):
+                raise wrong(f"{name}: {feature}={shown_value(value)} is not finite")
+    return entries
+
+
+_REBUILD = "rebuild it with python -m train.expert_fit"
+
+
 @functools.cache
 def fitted_weights(path: Path = FITTED_WEIGHTS_PATH) -> dict[str, ExpertWeights]:
     """Configuration name -> the weights fitted for it and kept (confirmed in the arena).
 
     A missing file means no fitted set: every configuration plays the base set.
-    A malformed one raises :class:`ExpertWeightsError`: it is never half read.
+    A malformed one raises :class:`ExpertWeightsError` (:func:`read_weights_file`):
+    it is never half read.
     """
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries: dict[str, Any] = data["configurations"]
-        out = {}
-        for name, entry in entries.items():
-            if not entry["kept"]:
-                continue
-            weights = entry["weights"]
-            unknown = sorted(set(weights) - set(FEATURES))
-            if unknown:
-                raise ExpertWeightsError(
-                    f"{path}: {name}: unknown weights {unknown}; known: {', '.join(FEATURES)}"
-                )
-            out[name] = ExpertWeights(**{k: float(v) for k, v in weights.items()})
-        return out
-    except ExpertWeightsError:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ExpertWeightsError(
-            f"{path}: not a fitted-weights file ({type(e).__name__}: {e}); "
-            "rebuild it with python -m train.expert_fit"
-        ) from None
+    return {
+        name: ExpertWeights(**{k: float(v) for k, v in entry["weights"].items()})
+        for name, entry in read_weights_file(path).items()
+        if entry["kept"]
+    }
 
 
 MATCH_FIELDS: tuple[str, ...] = ("target_score", "match_end", "next_leader")

@@ -58,16 +58,44 @@ def test_fitted_weights_reads_only_kept_sets(tmp_path: Path) -> None:
     assert fitted_weights(tmp_path / "missing.json") == {}
 
 
+_FULL = dict(zip(FEATURES, astuple(replace(ExpertWeights(), block=-7.0)), strict=True))
+
+
+def _file(entry: object, name: str = "leiden", file_format: object = 1) -> str:
+    return json.dumps({"format": file_format, "configurations": {name: entry}})
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [
-        ("not json", "not a fitted-weights file"),
-        ('{"configurations": {"leiden": {"weights": {}}}}', "KeyError"),
+        ("not json", "not JSON"),
         (
-            '{"configurations": {"leiden": {"kept": true, "weights": {"nerve": 1}}}}',
-            "unknown weights",
+            '{"configurations": ["ab"]}',
+            'not a fitted-weights file \\(no "configurations" object\\)',
         ),
-        ('{"configurations": {"leiden": {"kept": true, "weights": {"block": "x"}}}}', "ValueError"),
+        (_file({"weights": _FULL}), 'leiden: no "kept" true or false'),
+        (_file({"kept": True, "weights": {**_FULL, "nerve": 1}}), r"unknown weights \['nerve'\]"),
+        (_file({"kept": True, "weights": {**_FULL, "block": "x"}}), "block='x' is no number"),
+        # Before, each of these was read without a word: a "false" was kept and played,
+        # true and "2.5" read as numbers, one weight filled in from the base set, an
+        # unknown name or format taken.
+        (_file({"kept": "false", "weights": _FULL}), 'leiden: no "kept" true or false'),
+        (_file({"kept": True, "weights": {**_FULL, "block": True}}), "block=True is no number"),
+        (_file({"kept": True, "weights": {**_FULL, "block": "2.5"}}), "block='2.5' is no number"),
+        (
+            _file({"kept": True, "weights": {"block": -7.0}}),
+            r"no value for the weights \['pips_left'",
+        ),
+        (_file({"kept": True, "weights": _FULL}, name="leidn"), "'leidn' is no configuration"),
+        (
+            _file({"kept": True, "weights": _FULL}, file_format=2),
+            "format 2; this code reads format 1",
+        ),
+        (_file({"kept": True, "weights": _FULL}, file_format=None), "format None"),
+        (
+            _file({"kept": True, "weights": {**_FULL, "block": float("nan")}}),
+            "block=nan is not finite",
+        ),
     ],
 )
 def test_a_malformed_weights_file_is_refused(tmp_path: Path, content: str, says: str) -> None:
@@ -222,10 +250,11 @@ def test_a_bad_out_is_refused_before_any_work(
     for content, says in (
         ('{"configurations": ["ab"]}', 'no "configurations" object'),
         ('["ab"]', 'no "configurations" object'),
-        ('{"configurations": {"leiden": "ab"}}', "'leiden' is not an object"),
-        ('{"configurations": {"leiden": {"kept": 1, "weights": {}}}}', "'leiden' is not"),
-        ('{"configurations": {"leiden": {"kept": true, "weights": {"nerve": 1}}}}', "unknown"),
-        ("not json", "not a fitted-weights file"),
+        (_file("ab"), 'leiden: no "kept" true or false'),
+        (_file({"kept": 1, "weights": {}}), 'leiden: no "kept" true or false'),
+        (_file({"kept": True, "weights": {"nerve": 1}}), "unknown"),
+        (_file({"kept": False, "weights": {"block": 1}}), "no value for the weights"),
+        ("not json", "not JSON"),
     ):
         bad = tmp_path / "bad.json"
         bad.write_text(content)

@@ -31,7 +31,6 @@ several for the larger sets and 3-4 seats.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import multiprocessing
 import random
@@ -48,10 +47,11 @@ import numpy as np
 from agents.expert import (
     FEATURES,
     FITTED_WEIGHTS_PATH,
+    WEIGHTS_FORMAT,
     ExpertAgent,
     ExpertWeights,
     ExpertWeightsError,
-    fitted_weights,
+    read_weights_file,
 )
 from agents.search import SearchAgent
 from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, seat_patterns
@@ -267,33 +267,9 @@ def _existing(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ValueError(f"{path} cannot be read ({e.strerror})") from None
-    except ValueError as e:
-        raise ValueError(f"{path}: not a fitted-weights file ({e}); move it away") from None
-    entries = data.get("configurations") if isinstance(data, dict) else None
-    if not isinstance(entries, dict):
-        raise ValueError(
-            f'{path}: not a fitted-weights file (no "configurations" object); move it away'
-        )
-    for name, entry in entries.items():
-        if not (
-            isinstance(entry, dict)
-            and isinstance(entry.get("kept"), bool)
-            and isinstance(entry.get("weights"), dict)
-        ):
-            raise ValueError(
-                f"{path}: not a fitted-weights file ({name!r} is not an object with "
-                '"kept" true or false and a "weights" object); move it away'
-            )
-    try:
-        # The kept sets' weights, as the expert reads them; uncached, since the file is
-        # rewritten at the end of this run and the cache would keep this reading.
-        fitted_weights.__wrapped__(path)
+        return read_weights_file(path)
     except ExpertWeightsError as e:
         raise ValueError(str(e)) from None
-    return dict(entries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -401,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_json(
         args.out,
         {
-            "format": 1,
+            "format": WEIGHTS_FORMAT,
             "about": "The expert's weights fitted per configuration (agents/expert.py); "
             "written by python -m train.expert_fit, only sets with kept=true are played.",
             "configurations": {name: entries[name] for name in sorted(entries)},
