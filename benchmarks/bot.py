@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import run_command
 from matador_env.bot import LEVELS, Bot, load_bot
 from matador_env.engine import HandState, Rules, SeatView
 from matador_env.flags import positive_int, positive_number
@@ -335,4 +336,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "bot")

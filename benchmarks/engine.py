@@ -12,6 +12,7 @@ import json
 import random
 import time
 
+from benchmarks import run_command
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.flags import positive_number
 
@@ -52,4 +53,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "engine")

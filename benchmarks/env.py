@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import run_command
 from matador_env.engine import PRESETS
 from matador_env.flags import positive_int, positive_number
 
@@ -192,4 +193,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "env")

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import run_command
 from matador_env.flags import int_at_least, positive_int
 
 GAMES: dict[str, dict[str, Any]] = {
@@ -195,4 +196,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "rllib")

@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from agents import make_agent
+from benchmarks import run_command
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, SeatView
 from matador_env.flags import positive_int, seed_arg
@@ -147,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "runtime")

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import run_command
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
 from evaluate.stats import finite_or_none
@@ -159,4 +160,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "training")

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import run_command
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.flags import positive_int, positive_number
 
@@ -405,4 +406,4 @@ def ppo_rows(ppo: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main, "vector")

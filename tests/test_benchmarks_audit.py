@@ -272,3 +272,31 @@ def test_runtime_says_which_way_its_ratio_goes(
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "ratio: numpy's median over onnxruntime's (below 1: numpy is faster)"
     assert lines[2].split()[:4] == ["configuration", "cold", "onnxrt", "cold"]
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------
+
+
+def test_an_interrupted_benchmark_ends_in_one_line_with_status_130(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The speed benchmarks printed a KeyboardInterrupt traceback."""
+    from benchmarks import run_command
+
+    def interrupted() -> None:
+        print("a figure measured before", flush=True)
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exited:
+        run_command(interrupted, "engine")
+    assert exited.value.code == 130
+    out, err = capsys.readouterr()
+    assert out == "a figure measured before\n"
+    assert err.strip() == "python -m benchmarks.engine: interrupted"
+
+
+@pytest.mark.parametrize("name", ["engine", "env", "bot", "vector", "runtime", "rllib", "training"])
+def test_each_speed_benchmark_runs_as_a_command_that_ends_so(name: str) -> None:
+    # strength and the fuzz campaigns say what they kept on Ctrl-C themselves.
+    source = (ROOT / "benchmarks" / f"{name}.py").read_text()
+    assert source.endswith(f'if __name__ == "__main__":\n    run_command(main, "{name}")\n')
