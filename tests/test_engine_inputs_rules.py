@@ -423,6 +423,7 @@ def test_from_text_says_that_spaces_around_equals_split_a_pair(text: str) -> Non
         Rules.from_text(text)
     assert exc.value.field == "rules text"
     assert "a space next to '='" in str(exc.value) and "no space around '='" in str(exc.value)
+    assert exc.value.value == text.removeprefix("tie=redeal ")  # the pair, both its words
 
 
 # -- 11. the presets and configurations are read-only -----------------------------------------
