@@ -10,11 +10,14 @@ public entry point, each input classified; prints what it tried and what it foun
 Campaigns (``--campaign``, all by default):
 
 ===========  ==========================================================================
-``play``     random rule sets (the refused ones count as refused), hands of random
-             legal moves: every legal move applies, the hand ends within
-             ``max_history(rules)`` actions, the counts are the pips left, the points
-             are what ``Outcome`` documents, the record replays; one match in eight
-             is played out: its totals are the sum of its hands' side points
+``play``     random rule sets, one in four built on a preset (the refused ones count
+             as refused), hands of random legal moves: every legal move applies,
+             every tile of the set is in one place alone (a hand, the boneyard or the
+             table) after every action, the hand ends within ``max_history(rules)``
+             actions, the counts are the pips left, the winner, termination and points
+             are what docs/rules.md gives (worked out here, not by the engine), the
+             record replays; one trial in eight plays a match out (its target at most
+             50): its totals are the sum of its hands' side points
 ``rules``    ``Rules(...)``, ``Rules.preset``, ``from_dict``, ``from_text`` on mutated
              keywords, types and text (documented: ``RulesError``)
 ``apply``    ``HandState.apply``/``MatchState.apply`` on mutated moves and non-moves
@@ -27,19 +30,28 @@ Campaigns (``--campaign``, all by default):
 ``public``   ``public_view`` on mutated hands, histories and seats (documented:
              ``HistoryError``, ``RulesError``)
 ``protocol`` ``view_from_json`` and ``move_from_json`` on mutated JSON (documented:
-             ``ProtocolError``); an accepted view must read back the same
+             ``ProtocolError``); an accepted view must read back the same and give
+             every field it was sent with (``to_move``, ``hand_sizes``...) as sent; the
+             engine's own view must state the hand as it is and read back as itself
 ``policy``   ``load_policy`` on mutated ``policy.onnx`` and ``policy.json`` files, and
-             a move from what loads (documented: ``PolicyError``)
+             a legal move from what loads, in a hand of its rules (documented:
+             ``PolicyError``)
 ``bot``      ``matador_env.bot`` ``move_json`` on mutated views (documented:
-             ``ProtocolError``, ``BotError``); an accepted reply must be a legal move
-``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server under
+             ``ProtocolError``, ``BotError``); an accepted reply must be a legal move,
+             and a bot of one configuration must refuse other presets' views
+``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
+             ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
 ===========  ==========================================================================
 
 Every input is *accepted*, *refused* with a documented error, or a *finding*: an
-undocumented exception, or a broken invariant. The table gives the counts and the
-first findings of each campaign with the trial that reproduces them
-(``--seed S --campaign C --trial N``). The exit status is 1 when anything was found.
+undocumented exception, a broken invariant, a documented error for an input that
+is valid (a legal move, an intact record or history, an unmutated view), which
+the entry point must accept (a check that refused everything would otherwise pass),
+or an input that took over ``SLOW_INPUT_SECONDS``.
+The table gives the counts and the first findings of each campaign with the trial
+that reproduces them (``--seed S --campaign C --trial N``). The exit status is 1
+when anything was found.
 
 The budget is ``--seconds`` (the total, shared evenly by the campaigns; 60 by
 default) or ``--count`` trials per campaign instead (then ``http`` runs 5 s), not
@@ -76,10 +88,10 @@ from matador_env.engine import (
     RulesError,
     SeatView,
     Tile,
-    blocked_points,
     hand_record,
     parse_hand_record,
     public_view,
+    set_tiles,
 )
 from matador_env.engine.rules import CHOICES
 from matador_env.flags import positive_int, positive_number, seed_arg
@@ -122,16 +134,27 @@ class Tally:
             self.errors[k] = self.errors.get(k, 0) + v
 
 
+SLOW_INPUT_SECONDS = 10.0
+"""Longest one input may take (a trial takes milliseconds): past it the input is a
+finding, such as text that an entry point reads in quadratic time."""
+
+
 def classify(
     tally: Tally,
     call: Callable[[], object],
     documented: tuple[type[BaseException], ...],
     label: str,
     keep: int = 5,
+    valid: bool = False,
 ) -> str:
     """Run one input and count it: ``"accepted"``, ``"refused"`` (a documented error)
-    or ``"finding"`` (any other exception, or a :class:`Finding` the call raised)."""
+    or ``"finding"`` (any other exception, a :class:`Finding` the call raised, or an
+    input that took over :data:`SLOW_INPUT_SECONDS`).
+
+    ``valid``: the input is one the entry point must accept, so a documented error
+    is a finding too (a refusal is only documented for a bad input)."""
     tally.tried += 1
+    start = time.monotonic()
     try:
         call()
     except Finding as exc:
@@ -142,13 +165,23 @@ def classify(
         tally.errors[name] = tally.errors.get(name, 0) + 1
         if not str(exc):
             verdict, text = "finding", f"{name} without a message"
+        elif valid:
+            verdict, text = "finding", f"a valid input refused: {name}: {exc}"
         else:
-            return "refused"
+            verdict, text = "refused", ""
     except Exception as exc:  # the point of the suite: anything undocumented is found
         verdict, text = "finding", f"{type(exc).__name__}: {exc}"
     else:
         tally.accepted += 1
-        return "accepted"
+        verdict, text = "accepted", ""
+    took = time.monotonic() - start
+    if verdict != "finding" and took > SLOW_INPUT_SECONDS:
+        verdict, text = (
+            "finding",
+            f"slow: {verdict} after {took:.1f} s, over {SLOW_INPUT_SECONDS:g} s",
+        )
+    if verdict != "finding":
+        return verdict
     tally.findings += 1
     if len(tally.examples) < keep:
         tally.examples.append(f"{label}: {text[:300]}")
@@ -243,8 +276,17 @@ def mutate_text(rng: random.Random, text: str) -> str:
 
 
 def random_rules_fields(rng: random.Random) -> dict[str, Any]:
-    """Keywords for ``Rules``: any mix of fields and values (some refused together)."""
+    """Keywords for ``Rules``: any mix of fields and values (some refused together).
+
+    One in four starts from a preset's fields: some settings are allowed only
+    together (``spinner="lead_double_cross"`` with ``lead_tile="double_not_blank"``,
+    ``teams`` with four players), and drawn one field at a time they would almost
+    never meet in a short campaign."""
     fields: dict[str, Any] = {}
+    if rng.random() < 0.25:
+        fields = Rules.preset(rng.choice(sorted(PRESETS))).to_dict()
+        if rng.random() < 0.3:
+            fields.update(players=4, teams=True)  # e.g. pagat's partnerships
     if rng.random() < 0.8:
         fields["set_max"] = rng.choice([3, 4, 5, 6, 6, 6, 7, 9, 9, 12, 15])
     if rng.random() < 0.6:
@@ -288,8 +330,30 @@ def random_state(rng: random.Random) -> HandState:
 # -- campaigns -------------------------------------------------------------------------------
 
 
+BLOCKED_POINTS: dict[str, Callable[[int, int], int]] = {
+    "others_minus_own": lambda low, others: others - low,
+    "others": lambda low, others: others,
+    "others_plus_own": lambda low, others: others + low,
+}
+"""What the side with the lowest count scores in a blocked hand, by
+``Rules.blocked_scoring`` (docs/rules.md), from its count and the others' together:
+written out here, since the engine's own ``blocked_points`` cannot check itself."""
+
+
+def _check_tiles(state: HandState) -> None:
+    """Every tile of the set is in exactly one place: a hand, the boneyard or the table."""
+    places = [*(t for hand in state.hands for t in hand), *state.boneyard, *state.layout]
+    if len(places) != state.rules.tile_count or set(places) != set(set_tiles(state.rules.set_max)):
+        raise Finding(
+            f"after {len(state.history)} actions the hands, boneyard and table hold "
+            f"{len(places)} tiles ({len(set(places))} different), the set "
+            f"{state.rules.tile_count}: {state!r}"
+        )
+
+
 def _check_outcome(state: HandState) -> None:
-    """The counts and points of a finished hand, as ``Outcome`` documents them."""
+    """The winner, termination, counts and points of a finished hand, as docs/rules.md
+    gives them."""
     outcome = state.outcome
     if outcome is None:
         raise Finding("the hand has no outcome")
@@ -301,12 +365,27 @@ def _check_outcome(state: HandState) -> None:
     for seat, c in enumerate(counts):
         side_counts[rules.side_of(seat)] += c
     t = outcome.termination
+    low = min(side_counts)
     if t == "domino":
-        assert outcome.winner is not None
+        if outcome.winner is None or state.hands[outcome.winner]:
+            raise Finding(f"domino won by seat {outcome.winner}, who holds tiles")
         expected = sum(c for s, c in enumerate(side_counts) if s != rules.side_of(outcome.winner))
-    elif t == "blocked":
-        low = min(side_counts)
-        expected = blocked_points(rules.blocked_scoring, low, sum(side_counts) - low)
+    elif t in ("blocked", "void_tie", "redeal_tie"):
+        lowest = [side for side, c in enumerate(side_counts) if c == low]
+        tie = "void_tie" if rules.tie == "void" else "redeal_tie"
+        if t != ("blocked" if len(lowest) == 1 else tie):
+            raise Finding(
+                f"a blocked hand with side counts {side_counts} ended {t} (tie={rules.tie})"
+            )
+        if t == "blocked" and (
+            outcome.winner is None or rules.side_of(outcome.winner) != lowest[0]
+        ):
+            raise Finding(f"blocked with side counts {side_counts}, won by seat {outcome.winner}")
+        expected = (
+            BLOCKED_POINTS[rules.blocked_scoring](low, sum(side_counts) - low)
+            if t == "blocked"
+            else 0
+        )
     else:
         expected = 0
     if outcome.points != expected:
@@ -317,25 +396,35 @@ def trial_play(rng: random.Random, tally: Tally, label: str) -> None:
     fields = random_rules_fields(rng)
 
     def play() -> None:
-        rules = Rules(**fields)
-        state = HandState.deal(rules, rng.randrange(1 << 32))
-        limit = max_history(rules)
-        for _ in range(limit):
-            moves = state.legal_moves()
-            if not moves:
-                raise Finding(f"no legal move in a hand that is not over: {state!r}")
-            state = state.apply(rng.choice(moves))  # must not raise: the move is legal
-            if state.is_over:
-                break
-        else:
-            raise Finding(f"{rules.to_text()}: no end after {limit} actions")
-        _check_outcome(state)
-        if parse_hand_record(hand_record(state)).replay() != state:
-            raise Finding("the hand record does not replay to the same hand")
-        if rng.random() < 0.125 and rules.target_score <= 50:
-            _play_match(rules, rng)
+        rules = Rules(**fields)  # the only refusal documented here
+        try:
+            _play_hand(rules, rng)
+        except RulesError as exc:  # of rules that were accepted: the engine's own error
+            raise Finding(f"RulesError in play: {exc} ({rules.to_text()})") from None
 
     classify(tally, play, (RulesError,), label)
+
+
+def _play_hand(rules: Rules, rng: random.Random) -> None:
+    state = HandState.deal(rules, rng.randrange(1 << 32))
+    limit = max_history(rules)
+    for _ in range(limit):
+        _check_tiles(state)
+        moves = state.legal_moves()
+        if not moves:
+            raise Finding(f"no legal move in a hand that is not over: {state!r}")
+        state = state.apply(rng.choice(moves))  # must not raise: the move is legal
+        if state.is_over:
+            break
+    else:
+        raise Finding(f"{rules.to_text()}: no end after {limit} actions")
+    _check_tiles(state)
+    _check_outcome(state)
+    if parse_hand_record(hand_record(state)).replay() != state:
+        raise Finding("the hand record does not replay to the same hand")
+    if rng.random() < 0.125:
+        # A low target keeps the match short; the totals are checked the same.
+        _play_match(rules.replace(target_score=min(rules.target_score, 50)), rng)
 
 
 def _play_match(rules: Rules, rng: random.Random) -> None:
@@ -376,30 +465,32 @@ def trial_rules(rng: random.Random, tally: Tally, label: str) -> None:
     classify(tally, call, (RulesError,), label)
 
 
-def mutated_move(rng: random.Random, state: HandState) -> Any:
+def mutated_move(rng: random.Random, state: HandState) -> tuple[Any, bool]:
+    """A move for ``state``, mutated or not; True when it is one of its legal moves
+    (as a :class:`Move` or its text), which ``apply`` must accept."""
     legal = state.legal_moves()
     base = rng.choice(legal) if legal else Move("pass")
     k = rng.randrange(6)
     if k == 0:
-        return random_value(rng)
+        return random_value(rng), False
     if k == 1:
-        return mutate_text(rng, str(base))
+        return mutate_text(rng, str(base)), False
     if k == 2:
-        return str(base)
+        return str(base), bool(legal)
     if k == 3:
         parts: list[Any] = list(base)  # any value in any field: the Move is meant to be bad
         i = rng.randrange(len(parts))
         parts[i] = rng.choice([None, 0, 1, -1, 99, True, 1.0, "x", Tile(0, 0), Tile(2, 99), "play"])
-        return Move(*parts)
+        return Move(*parts), False
     if k == 4:
-        return base
+        return base, bool(legal)
     return Move(
         "play",
         Tile.of(rng.randrange(8), rng.randrange(8)),
         rng.randrange(5),
         rng.randrange(8),
         rng.choice(["lead", "inline", "cross", "upright", "x"]),
-    )
+    ), False
 
 
 def _snapshot(state: HandState) -> tuple[object, ...]:
@@ -408,14 +499,16 @@ def _snapshot(state: HandState) -> tuple[object, ...]:
 
 def trial_apply(rng: random.Random, tally: Tally, label: str) -> None:
     state = random_state(rng)
-    move = mutated_move(rng, state)
     use_match = rng.random() < 0.2
+    # A match's move is mutated from its own hand's, or it would be a move of another
+    # deal, refused nearly always.
+    match = MatchState.new(state.rules, rng.randrange(1 << 32)) if use_match else None
+    move, legal = mutated_move(rng, match.hand if match is not None else state)
 
     def apply() -> None:
         before = _snapshot(state)
         try:
-            if use_match:
-                match = MatchState.new(state.rules, 1)
+            if match is not None:
                 after_match = match.apply(move)
                 if after_match.hand.history[-1].move not in match.legal_moves():
                     raise Finding(f"match accepted {move!r}, not a legal move")
@@ -430,17 +523,19 @@ def trial_apply(rng: random.Random, tally: Tally, label: str) -> None:
         if after.n_actions != state.n_actions + 1 or _snapshot(state) != before:
             raise Finding(f"applying {move!r} changed the old state or skipped a count")
 
-    classify(tally, apply, (IllegalMoveError, MoveParseError), label)
+    classify(tally, apply, (IllegalMoveError, MoveParseError), label, valid=legal)
 
 
 def trial_view(rng: random.Random, tally: Tally, label: str) -> None:
     state = random_state(rng)
     n = state.rules.players
     seat = rng.choice([rng.randrange(n), random_value(rng), n, -1, True])
-    scores = rng.choice(
-        [None, None, tuple(range(state.rules.sides)), random_value(rng), (0,) * (n + 1)]
-    )
+    good_scores = (None, tuple(range(state.rules.sides)))
+    scores = rng.choice([*good_scores, None, random_value(rng), (0,) * (n + 1)])
     which = rng.randrange(3)
+    # A seat number (a plain int in range) must be accepted, and with it scores of one
+    # total per side (only view() takes scores).
+    valid = type(seat) is int and 0 <= seat < n and (which != 0 or scores in good_scores)
 
     def view() -> None:
         if which == 0:
@@ -452,7 +547,7 @@ def trial_view(rng: random.Random, tally: Tally, label: str) -> None:
         else:
             state.hand(seat)
 
-    classify(tally, view, (ValueError,), label)
+    classify(tally, view, (ValueError,), label, valid=valid)
 
 
 def trial_record(rng: random.Random, tally: Tally, label: str) -> None:
@@ -460,6 +555,7 @@ def trial_record(rng: random.Random, tally: Tally, label: str) -> None:
     text: Any = hand_record(state)
     lines = text.splitlines()
     k = rng.randrange(5)
+    intact = k == 4  # hand_record's own text must read back
     if k == 0:
         text = mutate_text(rng, text)
     elif k == 1 and lines:
@@ -477,8 +573,10 @@ def trial_record(rng: random.Random, tally: Tally, label: str) -> None:
         replayed = record.replay()
         if parse_hand_record(hand_record(replayed)).replay() != replayed:
             raise Finding("an accepted record does not round-trip")
+        if intact and replayed != state:
+            raise Finding("the hand's record replays to another hand")
 
-    classify(tally, parse, (ValueError,), label)
+    classify(tally, parse, (ValueError,), label, valid=intact)
 
 
 def trial_public(rng: random.Random, tally: Tally, label: str) -> None:
@@ -528,7 +626,9 @@ def trial_public(rng: random.Random, tally: Tally, label: str) -> None:
         if sorted(str(t) for t in view.hand) != sorted(str(Tile.parse(t)) for t in hand):
             raise Finding("the rebuilt view holds another hand than was given")
 
-    classify(tally, rebuild, (HistoryError, RulesError), label)
+    # A finished hand's history is refused (documented): only one under way is valid.
+    valid = intact and not state.is_over
+    classify(tally, rebuild, (HistoryError, RulesError), label, valid=valid)
 
 
 def mutated_message(rng: random.Random, message: Any) -> Any:
@@ -574,20 +674,62 @@ def mutated_message(rng: random.Random, message: Any) -> Any:
     return message
 
 
+CLAIMS = (
+    *("to_move", "leader", "boneyard_size", "draws_this_turn", "passes_in_row"),
+    *("hand_sizes", "open_ends", "layout", "legal_moves", "seat", "scores"),
+)
+"""The fields of a JSON view that say what the rest gives (and ``seat`` and
+``scores``, taken as they are): an accepted view must give each as it was sent."""
+
+
+def _misstated(message: dict[str, Any], state: HandState) -> dict[str, Any]:
+    """The fields of the JSON view of the seat to act that disagree with the hand
+    itself (a view that misstates them reads back as itself, so only the hand can
+    tell), as {field: (sent, the hand's)}."""
+    facts = {
+        "seat": state.to_move,
+        "hand": [str(t) for t in state.hand(state.to_move)],
+        "to_move": state.to_move,
+        "hand_sizes": list(state.hand_sizes),
+        "boneyard_size": state.boneyard_size,
+        "open_ends": [str(e) for e in state.ends],
+        "layout": [str(t) for t in state.layout],
+        "legal_moves": [str(m) for m in state.legal_moves()],
+    }
+    return {k: (message.get(k), v) for k, v in facts.items() if message.get(k) != v}
+
+
 def trial_protocol(rng: random.Random, tally: Tally, label: str) -> None:
     state = random_state(rng)
     if rng.random() < 0.8:
         seat = state.to_move
-        message = view_to_json(state.view(seat, tuple(range(state.rules.sides))))
-        mutated = mutated_message(rng, message)
+        engine_view = state.view(seat, tuple(range(state.rules.sides)))
+        message = view_to_json(engine_view)
+        # The engine's own view of a hand under way must read back as it is (the view
+        # of a finished hand is refused: there is no move to make).
+        intact = rng.random() < 0.15 and not state.is_over
+        mutated = message if intact else mutated_message(rng, message)
 
         def read() -> None:
             view = view_from_json(mutated)
-            again = view_from_json(json.loads(json.dumps(view_to_json(view))))
-            if again != view:
+            rebuilt = view_to_json(view)
+            if view_from_json(json.loads(json.dumps(rebuilt))) != view:
                 raise Finding("an accepted view does not read back the same")
+            if intact and view != engine_view:
+                raise Finding("the engine's view does not read back as the same view")
+            if intact and (wrong := _misstated(message, state)):
+                raise Finding(f"view_to_json misstates the hand: {wrong}")
+            for key in CLAIMS:
+                sent = mutated.get(key, rebuilt[key])
+                if key == "legal_moves" and set(map(str, sent)) == set(rebuilt[key]):
+                    sent = rebuilt[key]  # in any order, repeats allowed
+                if sent != rebuilt[key]:
+                    raise Finding(
+                        f"a view claiming {key}={mutated[key]!r} was accepted, "
+                        f"though its history gives {rebuilt[key]!r}"
+                    )
 
-        classify(tally, read, (ProtocolError,), label)
+        classify(tally, read, (ProtocolError,), label, valid=intact)
         return
     moves = state.legal_moves() or (Move("pass"),)
     move_message = mutated_message(rng, move_to_json(rng.choice(moves)))
@@ -609,6 +751,7 @@ class _PolicyFolder:
         shutil.copytree(BOTS_DIR / "standard", self.folder)
         self.onnx = (self.folder / POLICY_FILE).read_bytes()
         self.sidecar = json.loads((self.folder / SIDECAR_FILE).read_text())
+        self.rules = load_policy(self.folder).rules
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -644,7 +787,13 @@ def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyF
             sidecar = _mutate_bytes(rng, sidecar)
     (scratch.folder / POLICY_FILE).write_bytes(onnx)
     (scratch.folder / SIDECAR_FILE).write_bytes(sidecar)
-    state = random_state(rng)
+    # A hand of the bot's own rules: a policy that loads is asked for a move in it.
+    state = HandState.deal(scratch.rules, rng.randrange(1 << 32))
+    for _ in range(rng.randrange(30)):
+        after = state.apply(rng.choice(state.legal_moves()))
+        if after.is_over:
+            break
+        state = after
 
     def load() -> None:
         # onnxruntime prints its own notice ("EP Error") on stdout before raising; the
@@ -654,15 +803,20 @@ def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyF
         if policy.rules != state.rules:
             return
         view = state.view(state.to_move)
-        if view.legal_moves and policy.choose(view) not in view.legal_moves:
-            raise Finding("a loaded policy chose an illegal move")
+        if policy.choose(view) not in view.legal_moves:
+            raise Finding(f"a loaded policy chose an illegal move in {view_to_json(view)}")
 
     classify(tally, load, (PolicyError,), label)
 
 
 def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> None:
     bot = rng.choice(bots)
-    rules = bot.rules or Rules.preset(rng.choice(list(PRESETS)))
+    # A bot of one configuration (the trained one) also gets views of other presets,
+    # which it must refuse.
+    other = bot.rules is None or rng.random() < 0.2
+    preset = rng.choice(list(PRESETS))
+    rules = Rules.preset(preset) if other else bot.rules
+    mismatch = bot.rules is not None and rules != bot.rules
     state = HandState.deal(rules, rng.randrange(1 << 32))
     for _ in range(rng.randrange(30)):
         if state.is_over:
@@ -672,16 +826,27 @@ def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> 
             break
         state = after
     message: Any = view_to_json(state.view(state.to_move))
-    if rng.random() < 0.85:
+    intact = rng.random() >= 0.85
+    if not intact:
         message = mutated_message(rng, message)
 
     def reply() -> None:
-        answer = bot.move_json(message, random.Random(0))
+        try:
+            answer = bot.move_json(message, random.Random(0))
+        except BotError as exc:
+            if mismatch:  # the view of other rules got past the protocol's rules check
+                raise Finding(
+                    f"bot {bot.name} took a view of {preset} for its own: {exc}"
+                ) from None
+            raise
+        if mismatch:
+            raise Finding(f"bot {bot.name} answered a view of {preset}, not its rules")
         view = view_from_json(message)
         if move_from_json(answer) not in view.legal_moves:
             raise Finding(f"bot {bot.name} answered {answer['move']}, not a legal move")
 
-    classify(tally, reply, (ProtocolError, BotError), label)
+    # The view of the seat to act in a hand under way, of the bot's rules, is valid.
+    classify(tally, reply, (ProtocolError, BotError), label, valid=intact and not mismatch)
 
 
 # -- running -------------------------------------------------------------------------------
@@ -763,7 +928,8 @@ def run_http(seconds: float, seed: int) -> Tally | str:
         from benchmarks.fuzz_http import run_http_campaign
     except ImportError as exc:
         return f"not available ({exc})"
-    counts = run_http_campaign(seconds=seconds, seed=seed)
+    examples: list[str] = []
+    counts = run_http_campaign(seconds=seconds, seed=seed, examples=examples)
     tally = Tally(
         tried=int(counts.get("tried", 0)),
         accepted=int(counts.get("accepted", 0)),
@@ -776,7 +942,9 @@ def run_http(seconds: float, seed: int) -> Tally | str:
     if details:
         tally.errors = {k: int(v) for k, v in details.items()}
     if tally.findings:
-        tally.examples.append(f"see benchmarks/fuzz_http.py --seed {seed}: {counts}")
+        # What was sent and answered, and where to look: the counts alone name no input.
+        tally.examples += [example[:600] for example in examples[:5]]
+        tally.examples.append(f"see python -m benchmarks.fuzz_http --seed {seed}: {counts}")
     return tally
 
 

@@ -17,7 +17,8 @@ very short campaign takes about ten seconds):
     added, retyped, out of range, a move or tile garbled, the text truncated, a
     byte flipped, not UTF-8), posted to ``/move`` on a kept-alive connection. A
     ``200`` must carry a legal move of the view that was sent; any other answer
-    must be a documented JSON error.
+    must be a documented JSON error. ``?bot=nobody`` must get ``404``, ``?x=1``
+    ``422``, and a valid view to a bot served ``200``.
 ``requests``
     Raw HTTP requests, valid ones mutated: methods, paths, versions, header
     names and values, ``Content-Length`` and ``Transfer-Encoding`` (and their
@@ -44,7 +45,8 @@ Counts: ``tried`` (inputs and clients), ``accepted`` (2xx), ``refused`` (4xx,
 of the ``finding_*`` counts: 5xx other than ``busy``, an answer that is not HTTP
 or not a documented error, an illegal move, a stalled client the server did not
 close, a burst client left hanging, descriptors leaked, a traceback, no ``/health``
-at the end, an unclean stop); and details: ``requests``, ``status_2xx`` ...
+at the end, an unclean stop, a views answer of another status than the one
+required); and details: ``requests``, ``status_2xx`` ...
 ``status_5xx``, ``no_answer``, ``timeout_closes`` (connections closed by the
 server's timeouts), ``answered_408``, ``busy_503``, ``burst_served``,
 ``burst_closed``, ``hangups``, ``hangup_lines`` (the server's one-line notes),
@@ -361,7 +363,7 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
         for i in range(LIMITS["views"]):
             if i and time.monotonic() >= until:  # at least one, however short the time
                 break
-            body, _ = mutate_view(rng, rng.choice(pool))
+            body, valid = mutate_view(rng, rng.choice(pool))
             bot = rng.choice(["", "?bot=greedy", "?bot=random", "?bot=nobody", "?x=1"])
             tally.add("tried")
             for _attempt in range(2):
@@ -380,7 +382,15 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
             head = f"HTTP/1.1 {resp.status} X\r\n".encode()
             for name, value in resp.getheaders():
                 head += f"{name}: {value}\r\n".encode()
-            if tally.answer(head + b"\r\n" + raw, sent=body) == 200:
+            answer = head + b"\r\n" + raw
+            status = tally.answer(answer, sent=body)
+            # What the server must answer, whatever else it may: the query is checked
+            # first, and a valid view to a bot served gets its move.
+            expected = {"?bot=nobody": 404, "?x=1": 422}.get(bot, 200 if valid else None)
+            if expected is not None and status != expected:
+                sent = f"POST /move{bot} (must get {expected}) ".encode() + body
+                tally.add("finding_wrong_status", sent=sent, got=answer)
+            if status == 200:
                 try:
                     reply = json.loads(raw)
                 except ValueError:
