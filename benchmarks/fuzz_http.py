@@ -19,11 +19,27 @@ very short campaign takes about ten seconds):
     ``200`` must carry a legal move of the view that was sent; any other answer
     must be a documented JSON error. ``?bot=nobody`` must get ``404``, ``?x=1``
     ``422``, and a valid view to a bot served ``200``.
+``games``
+    The browser page's game endpoints (``/games``, :mod:`matador_env.web`) on a
+    kept-alive connection: games dealt with settings valid or mutated (a field
+    dropped, retyped, out of range or unknown, the text cut or garbled), played to
+    their end by the person's legal moves, bot moves and ``next``, among mutated
+    requests: a garbled or illegal move, another game's move, a move, a bot move or
+    ``next`` out of turn, a wrong ``Content-Type``, an unknown game, a query
+    parameter, a body over the limit to an endpoint that takes none, and now and
+    then four moves and bot moves sent to one game at once. A valid deal must get
+    ``201`` and a valid step ``200``, each refusal its documented status. Every game
+    is replayed in the engine: each action answered must be legal there and the
+    answer's view, totals and outcome the engine's; a refused request must leave the
+    game as it was; requests sent at once must add as many actions as they got
+    ``200``. At the end games are dealt until ``503 too_many_games``, which must come
+    at the ``max_games`` of ``GET /games/options``, and every game is ended.
 ``requests``
     Raw HTTP requests, valid ones mutated: methods, paths, versions, header
     names and values, ``Content-Length`` and ``Transfer-Encoding`` (and their
     conflicts), chunk sizes, oversized heads, ``Expect: 100-continue``,
-    pipelining, bytes flipped, inserted or cut. Sent by eight clients at once.
+    pipelining, bytes flipped, inserted or cut, to the bot and the game endpoints.
+    Sent by eight clients at once.
 ``hangups``
     Clients that die mid-request: after part of the head, part of the body, the
     whole request (before the answer), or with a reset (``SO_LINGER`` 0).
@@ -42,15 +58,20 @@ cleanly on SIGINT.
 
 Counts: ``tried`` (inputs and clients), ``accepted`` (2xx), ``refused`` (4xx,
 ``503 busy``, connections the server closed as documented), ``findings`` (the sum
-of the ``finding_*`` counts: 5xx other than ``busy``, an answer that is not HTTP
-or not a documented error, an illegal move, a stalled client the server did not
-close, a burst client left hanging, descriptors leaked, a traceback, no ``/health``
-at the end, an unclean stop, a views answer of another status than the one
-required); and details: ``requests``, ``status_2xx`` ...
-``status_5xx``, ``no_answer``, ``timeout_closes`` (connections closed by the
-server's timeouts), ``answered_408``, ``busy_503``, ``burst_served``,
+of the ``finding_*`` counts: 5xx other than ``busy`` and ``too_many_games``, an
+answer that is not HTTP or not a documented error, an illegal move, a stalled
+client the server did not close, a burst client left hanging, descriptors leaked, a
+traceback, no ``/health`` at the end, an unclean stop, a views or games answer of
+another status than the one required, a game answer the engine's replay disagrees
+with (``finding_engine_disagrees``), a game changed by a refused request
+(``finding_game_changed``), requests at once that added another number of actions
+than answers ``200`` (``finding_race``), the cap on live games not enforced where
+it is named (``finding_cap_not_enforced``)); and details: ``requests``,
+``status_2xx`` ... ``status_5xx``, ``no_answer``, ``timeout_closes`` (connections
+closed by the server's timeouts), ``answered_408``, ``busy_503``, ``burst_served``,
 ``burst_closed``, ``hangups``, ``hangup_lines`` (the server's one-line notes),
-``descriptors_before``, ``descriptors_after``.
+``games_dealt``, ``games_finished``, ``game_races`` (rounds of requests at once),
+``games_503`` (``too_many_games``), ``descriptors_before``, ``descriptors_after``.
 """
 
 from __future__ import annotations
@@ -74,9 +95,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchmarks.bot import ServerProcess
-from matador_env.engine import PRESETS, HandState, Rules
+from matador_env.engine import PRESETS, HandState, IllegalMoveError, MatchState, Rules
 from matador_env.flags import positive_number, seed_arg
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
+from matador_env.serve import DEFAULT_MAX_BODY
+from matador_env.web import SETTINGS_FIELDS
 
 REQUEST_TIMEOUT = 2
 KEEP_ALIVE_TIMEOUT = 2
@@ -88,9 +111,16 @@ TRICKLE = 0.25
 """Seconds between two bytes of a trickling client."""
 ANSWER_WAIT = REQUEST_TIMEOUT + MARGIN
 """Longest wait for an answer or a close."""
-SHARES = {"views": 0.35, "requests": 0.3, "hangups": 0.1, "stalls": 0.15, "burst": 0.1}
-LIMITS = {"views": 20_000, "requests": 20_000, "hangups": 2_000, "stalls": 20, "burst": 5}
-"""Most inputs (views, requests, hang-ups) or rounds (stalls, bursts) of a phase."""
+SHARES = {"views": 0.3, "games": 0.1, "requests": 0.25, "hangups": 0.1, "stalls": 0.15}
+SHARES["burst"] = 0.1
+LIMITS = {"views": 20_000, "games": 20_000, "requests": 20_000, "hangups": 2_000}
+LIMITS.update(stalls=20, burst=5)
+"""Most inputs (views, requests, game requests, hang-ups) or rounds (stalls, bursts) of
+a phase."""
+GAMES_LIVE = 6
+"""Games the ``games`` phase keeps live at once (far under the server's cap)."""
+RACERS = 4
+"""Requests the ``games`` phase sends to one game at once."""
 DOCUMENTED_KINDS = {
     "bad_json",
     "not_an_object",
@@ -103,6 +133,12 @@ DOCUMENTED_KINDS = {
     "unsupported_media_type",
     "invalid",
     "busy",
+    # the game endpoints' own (matador_env.web)
+    "unknown_game",
+    "wrong_turn",
+    "hand_over",
+    "finished",
+    "too_many_games",
 }
 
 
@@ -257,6 +293,8 @@ class Tally:
             kind = json_error_kind(answer)
             if status == 503 and kind == "busy":
                 keys += ["busy_503", "refused"]
+            elif status == 503 and kind == "too_many_games":
+                keys += ["games_503", "refused"]
             elif status >= 500:
                 keys.append("finding_5xx")
             elif status >= 400:
@@ -356,9 +394,48 @@ def legal_reply(view_body: bytes, reply: dict[str, Any]) -> bool:
         return False
 
 
+class KeptAlive:
+    """A kept-alive connection to the server, opened again when the server closed it."""
+
+    def __init__(self, server: ServerUnderTest) -> None:
+        self.conn = server.connect(ANSWER_WAIT)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[bytes, bytes] | None:
+        """The answer as HTTP (head and body, for :meth:`Tally.answer`) and its body;
+        None when no answer came."""
+        for _attempt in range(2):
+            try:
+                self.conn.request(method, path, body, headers or {})
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                break
+            except (OSError, http.client.HTTPException):
+                # Once more on a new connection: the server may have closed the last
+                # one (an answer with Connection: close, or the keep-alive timeout).
+                self.conn.close()
+        else:
+            return None
+        head = f"HTTP/1.1 {resp.status} X\r\n".encode()
+        for name, value in resp.getheaders():
+            head += f"{name}: {value}\r\n".encode()
+        return head + b"\r\n" + raw, raw
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
 def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until: float) -> None:
     pool = sample_views(rng, 120)
-    conn = server.connect(ANSWER_WAIT)
+    client = KeptAlive(server)
     try:
         for i in range(LIMITS["views"]):
             if i and time.monotonic() >= until:  # at least one, however short the time
@@ -366,23 +443,11 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
             body, valid = mutate_view(rng, rng.choice(pool))
             bot = rng.choice(["", "?bot=greedy", "?bot=random", "?bot=nobody", "?x=1"])
             tally.add("tried")
-            for _attempt in range(2):
-                try:
-                    conn.request("POST", "/move" + bot, body, {"Content-Type": "application/json"})
-                    resp = conn.getresponse()
-                    raw = resp.read()
-                    break
-                except (OSError, http.client.HTTPException):
-                    # Once more on a new connection: the server may have closed the last
-                    # one (an answer with Connection: close, or the keep-alive timeout).
-                    conn.close()
-            else:
+            answered = client.request("POST", "/move" + bot, body, JSON_HEADERS)
+            if answered is None:
                 tally.add("requests", "no_answer", "refused")
                 continue
-            head = f"HTTP/1.1 {resp.status} X\r\n".encode()
-            for name, value in resp.getheaders():
-                head += f"{name}: {value}\r\n".encode()
-            answer = head + b"\r\n" + raw
+            answer, raw = answered
             status = tally.answer(answer, sent=body)
             # What the server must answer, whatever else it may: the query is checked
             # first, and a valid view to a bot served gets its move.
@@ -398,7 +463,7 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
                 if not isinstance(reply, dict) or not legal_reply(body, reply):
                     tally.add("finding_illegal_move", sent=body, got=raw)
     finally:
-        conn.close()
+        client.close()
 
 
 # -- mutated requests -----------------------------------------------------------------
@@ -427,6 +492,8 @@ METHODS = [b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"PATCH", b"CONNECT", b"TRACE
 METHODS += [b"P\x00ST", b"X" * 300]
 PATHS = [b"/", b"/move/", b"//health", b"/%00", b"/../../etc/passwd", b"/" + b"a" * 20000]
 PATHS += [b"*", b"http://x/health", b"/move?bot=%ff", b"/move?bot=greedy&bot=random", b"/\xff"]
+# The game endpoints; a game dealt here (a body cut to nothing) is left to the cap.
+PATHS += [b"/games", b"/games/options", b"/games/nope/move", b"/games/%ff/bot", b"/web/app.js"]
 VERSIONS = [b"HTTP/1.0", b"HTTP/2.0", b"HTTP/0.9", b"HTTP/1.1x", b"", b"FTP/1"]
 HEADER_LINES = [b"Content-Length: 5", b"Content-Length: -1", b"Content-Length: 1e3"]
 HEADER_LINES += [b"Content-Length: 99999999999999999999", b"Transfer-Encoding: gzip"]
@@ -514,6 +581,337 @@ def requests_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, un
                 pending.discard(done)
         for future in pending:
             future.result()
+
+
+# -- the game endpoints --------------------------------------------------------------
+
+
+def game_settings(rng: random.Random) -> dict[str, Any]:
+    """Valid settings of POST /games: the server serves ``greedy`` and ``random``,
+    which play every preset and seat count."""
+    players = rng.choice([2, 3, 4])
+    settings: dict[str, Any] = {"preset": rng.choice(sorted(PRESETS)), "players": players}
+    settings.update(level=rng.choice(["greedy", "random"]), seed=rng.randrange(1 << 53))
+    settings["seat"] = rng.randrange(players)
+    if players == 4 and rng.random() < 0.5:
+        settings["teams"] = True
+    if rng.random() < 0.3:
+        settings.update(match=True, target=rng.choice([1, 20, 50]))
+    return settings
+
+
+SETTINGS_JUNK = [*JUNK, 1, 2, 3, 4, 5, 2**53, 2**63, 10**9 + 1, "standard", "greedy", "trained"]
+OUT_OF_RANGE = [-1, 0, 5, 2**63, 10**9 + 1]
+MOVE_JUNK = [*JUNK, "draw", "pass", "0-0", "6-6@0>6", "1-6@0x", "2-5@1^", "12-12@3>12"]
+MOVE_JUNK += ["3-4@99>3", "6-6@-1>6", "1-2@1>2 ", "1-2@1>2\x00"]
+
+
+def mutate_settings(rng: random.Random, settings: dict[str, Any]) -> tuple[bytes, bool]:
+    """The body of POST /games, mutated or not; True when it was left valid."""
+    data: dict[str, Any] = dict(settings)
+    how = rng.randrange(8)
+    if how == 0:
+        return json.dumps(data).encode(), True
+    if how == 1:
+        del data[rng.choice(sorted(data))]  # every field is optional, but not every pair
+    elif how == 2:
+        data[rng.choice(SETTINGS_FIELDS)] = rng.choice(SETTINGS_JUNK)
+    elif how == 3:
+        data[rng.choice(["colour", "Preset", "", "x" * 300])] = rng.choice(JUNK)
+    elif how == 4:
+        text = json.dumps(data).encode()
+        return text[: rng.randrange(len(text))], False
+    elif how == 5:
+        flipped = bytearray(json.dumps(data).encode())
+        flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+        return bytes(flipped), False
+    elif how == 6:
+        return rng.choice([b"[]", b"null", b'"standard"', b"\xff{}", b"{" * 3000, b"{}{}"]), False
+    else:
+        data[rng.choice(["players", "seat", "target", "seed"])] = rng.choice(OUT_OF_RANGE)
+    return json.dumps(data).encode(), False
+
+
+def mutate_move(
+    rng: random.Random, legal: list[str], elsewhere: list[str]
+) -> tuple[bytes, dict[str, str], int | None]:
+    """A mutated body of POST /games/{id}/move, its headers, and the status it must
+    get (None: any documented refusal, or a 200 where the mutation left it legal)."""
+    data: Any = {"move": rng.choice(legal or ["draw"])}
+    how = rng.randrange(7)
+    if how == 0:
+        data["move"] = rng.choice(MOVE_JUNK)
+    elif how == 1:
+        data["move"] = rng.choice(elsewhere or ["draw"])  # another game's move
+    elif how == 2:
+        fields = ["kind", "tile", "end", "shows", "mode", "bot", "format", "version", "seat"]
+        data[rng.choice(fields)] = rng.choice(JUNK)
+    elif how == 3:
+        text = json.dumps(data).encode()
+        return text[: rng.randrange(len(text))], JSON_HEADERS, None
+    elif how == 4:
+        flipped = bytearray(json.dumps(data).encode())
+        flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+        return bytes(flipped), JSON_HEADERS, None
+    elif how == 5:
+        data = rng.choice([[data], data["move"], None, {"view": data}])
+    else:
+        media = rng.choice(["text/plain", "application/json; charset=latin-1", ""])
+        return json.dumps(data).encode(), {"Content-Type": media}, 415
+    return json.dumps(data).encode(), JSON_HEADERS, None
+
+
+class LiveGame:
+    """A game dealt by the phase: its last answer and the engine's replay of its actions."""
+
+    def __init__(self, game: dict[str, Any]) -> None:
+        settings = game["settings"]
+        rules = Rules.preset(
+            settings["preset"], players=settings["players"], teams=settings["teams"]
+        ).replace(target_score=settings["target"])
+        self.state = MatchState.new(rules, settings["seed"])
+        self.seat: int = settings["seat"]
+        self.game = game
+
+    def agrees(self, game: Any) -> bool:
+        """Whether an answer's game is the engine's: the seat's view, the totals, the
+        hand's outcome."""
+        if not isinstance(game, dict):
+            return False
+        outcome = self.state.hand.outcome
+        points = None if outcome is None else outcome.points
+        return (
+            game.get("view") == view_to_json(self.state.view(self.seat))
+            and game.get("totals") == list(self.state.totals)
+            and (game.get("outcome") or {}).get("points") == points
+        )
+
+    def replay(self, moves: list[str]) -> bool:
+        """Apply ``moves`` (text forms) in the engine; False when one is not legal there."""
+        try:
+            for move in moves:
+                self.state = self.state.apply(move)
+        except (IllegalMoveError, ValueError):
+            return False
+        return True
+
+
+def game_call(
+    client: KeptAlive,
+    tally: Tally,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    expected: int | None = None,
+) -> tuple[int | None, Any]:
+    """One request to the game endpoints, counted: its status (None without an answer)
+    and its JSON (None when not JSON). ``expected``: the status it must get."""
+    sent = f"{method} {path} ".encode() + (body or b"")[:2000]
+    answered = client.request(method, path, body, headers)
+    if answered is None:
+        tally.add("requests", "no_answer", "refused")
+        return None, None
+    answer, raw = answered
+    status = tally.answer(answer, sent=sent)
+    if expected is not None and status != expected:
+        tally.add("finding_wrong_status", sent=b"(must get %d) " % expected + sent, got=answer)
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, None
+
+
+def deal_game(
+    client: KeptAlive, tally: Tally, rng: random.Random, live: dict[str, LiveGame]
+) -> None:
+    """POST /games with settings valid or mutated; a game dealt joins ``live`` (the
+    oldest is ended first when ``live`` is full)."""
+    if len(live) >= GAMES_LIVE:
+        oldest = next(iter(live))
+        del live[oldest]
+        game_call(client, tally, "DELETE", f"/games/{oldest}", expected=200)
+    body, valid = mutate_settings(rng, game_settings(rng))
+    status, game = game_call(
+        client, tally, "POST", "/games", body, JSON_HEADERS, 201 if valid else None
+    )
+    if status != 201:
+        return
+    tally.add("games_dealt")
+    entry = LiveGame(game)
+    if not entry.agrees(game):
+        tally.add(
+            "finding_engine_disagrees", sent=b"POST /games " + body, got=json.dumps(game).encode()
+        )
+    live[game["id"]] = entry
+
+
+def game_step(
+    client: KeptAlive, tally: Tally, rng: random.Random, live: dict[str, LiveGame], gid: str
+) -> None:
+    """One request on the live game ``gid``, valid or not; its answer checked against
+    the engine, and a refusal against the game as it was."""
+    entry = live[gid]
+    status_before = entry.game["status"]
+    legal = entry.game["view"]["legal_moves"]
+    path = f"/games/{gid}"
+    request: tuple[str, str, bytes | None, dict[str, str], int | None]
+    move = json.dumps({"move": rng.choice(legal or ["draw"])}).encode()
+
+    def must(turn: str) -> int:
+        return 200 if status_before == turn else 409
+
+    # Each of bot, move and next, with the status it must get now.
+    steps: dict[str, tuple[str, str, bytes | None, dict[str, str], int | None]] = {
+        "bot_turn": ("POST", path + "/bot", None, {}, must("bot_turn")),
+        "your_turn": ("POST", path + "/move", move, JSON_HEADERS, must("your_turn")),
+        "hand_over": ("POST", path + "/next", None, {}, must("hand_over")),
+        "finished": ("DELETE", path, None, {}, 200),
+    }
+    how = rng.randrange(10)
+    if how < 4:  # what moves the game on (a finished game is ended)
+        request = steps[status_before]
+    elif how == 4:
+        request = ("GET", path, None, {}, 200)
+    elif how == 5:  # a step, in turn or not
+        request = steps[rng.choice(["bot_turn", "your_turn", "hand_over"])]
+    elif how <= 8:
+        others = [g.game["view"]["legal_moves"] for g in live.values() if g is not entry]
+        request = ("POST", path + "/move", *mutate_move(rng, legal, sum(others, [])))
+    else:
+        request = rng.choice(
+            [
+                ("GET", "/games/no-such-game", None, {}, 404),
+                ("POST", path + "/bot?x=1", None, {}, 422),
+                ("POST", path + "/bot", b" " * (DEFAULT_MAX_BODY + 1), {}, 413),
+            ]
+        )
+    method, path, body, headers, expected = request
+    status, answer = game_call(client, tally, method, path, body, headers, expected)
+    sent = f"{method} {path} ".encode() + (body or b"")[:2000]
+    if status == 200 and method == "DELETE":
+        del live[gid]
+        return
+    if status == 200 and isinstance(answer, dict):
+        game: Any = answer
+        if path.endswith("/next"):
+            entry.state = entry.state.next_hand()
+        elif path.endswith(("/move", "/bot")):
+            game = answer.get("game")
+            event = answer.get("event")
+            played = event.get("move") if isinstance(event, dict) else None
+            if not isinstance(played, str) or not entry.replay([played]):
+                tally.add("finding_illegal_move", sent=sent, got=json.dumps(answer).encode())
+        if not isinstance(game, dict) or not entry.agrees(game):
+            tally.add("finding_engine_disagrees", sent=sent, got=json.dumps(answer).encode())
+            return
+        if method == "GET" and game != entry.game:
+            tally.add("finding_game_changed", sent=sent, got=json.dumps(answer).encode())
+        if game["status"] == "finished" and status_before != "finished":
+            tally.add("games_finished")
+        entry.game = game
+    elif status is not None and 400 <= status < 500 and path.startswith(f"/games/{gid}"):
+        # Refused: the game must be as it was.
+        now_status, now = game_call(client, tally, "GET", f"/games/{gid}", expected=200)
+        if now_status == 200 and now != entry.game:
+            tally.add("finding_game_changed", sent=sent, got=json.dumps(now).encode())
+
+
+def race(
+    server: ServerUnderTest,
+    client: KeptAlive,
+    tally: Tally,
+    rng: random.Random,
+    gid: str,
+    entry: LiveGame,
+) -> None:
+    """``RACERS`` moves and bot moves sent to one game at once, each on a connection of
+    its own: they must apply one at a time, as many actions as answers 200."""
+    tally.add("game_races")
+    legal = entry.game["view"]["legal_moves"] or ["draw"]
+    requests = [
+        (f"/games/{gid}/move", json.dumps({"move": rng.choice(legal)}).encode())
+        if rng.random() < 0.5
+        else (f"/games/{gid}/bot", None)
+        for _ in range(RACERS)
+    ]
+    racers = [KeptAlive(server) for _ in requests]
+    gate = threading.Barrier(len(requests))
+
+    def send(k: int) -> tuple[bytes, bytes] | None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            gate.wait(ANSWER_WAIT)
+        path, body = requests[k]
+        return racers[k].request("POST", path, body, JSON_HEADERS if body else {})
+
+    try:
+        with ThreadPoolExecutor(len(requests)) as pool:
+            answers = list(pool.map(send, range(len(requests))))
+    finally:
+        for racer in racers:
+            racer.close()
+    sent = b"at once: " + b"; ".join(p.encode() + b" " + (b or b"") for p, b in requests)
+    applied = 0
+    for answered in answers:
+        if answered is None:
+            tally.add("requests", "no_answer", "refused")
+        elif tally.answer(answered[0], sent=sent) == 200:
+            applied += 1
+    status, game = game_call(client, tally, "GET", f"/games/{gid}", expected=200)
+    if status != 200 or not isinstance(game, dict):
+        return
+    before = len(entry.game["view"]["history"])
+    added = [action["move"] for action in game["view"]["history"][before:]]
+    if len(added) != applied:
+        got = f"{applied} answers 200, {len(added)} actions added: {added}".encode()
+        tally.add("finding_race", sent=sent, got=got)
+    if not entry.replay(added) or not entry.agrees(game):
+        tally.add("finding_engine_disagrees", sent=sent, got=json.dumps(game).encode())
+    entry.game = game
+
+
+def check_the_cap(client: KeptAlive, tally: Tally, live: dict[str, LiveGame]) -> None:
+    """Deal until ``503 too_many_games``: it must come at the cap ``GET /games/options``
+    names, and not before; then end every game."""
+    tally.add("tried")
+    status, options = game_call(client, tally, "GET", "/games/options", expected=200)
+    if status != 200 or not isinstance(options, dict):
+        return
+    cap = options["max_games"]
+    dealt: list[str] = []
+    body = json.dumps({"level": "random"}).encode()
+    for _ in range(cap + 1 - len(live)):
+        status, game = game_call(client, tally, "POST", "/games", body, JSON_HEADERS)
+        if status != 201 or not isinstance(game, dict):
+            break
+        dealt.append(game["id"])
+    if status != 503 or len(dealt) + len(live) != cap:
+        got = f"{len(dealt) + len(live)} games live, then status {status}".encode()
+        tally.add("finding_cap_not_enforced", sent=b"POST /games (cap %d)" % cap, got=got)
+    for gid in [*dealt, *live]:
+        game_call(client, tally, "DELETE", f"/games/{gid}", expected=200)
+    live.clear()
+
+
+def games_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until: float) -> None:
+    client = KeptAlive(server)
+    live: dict[str, LiveGame] = {}
+    try:
+        for i in range(LIMITS["games"]):
+            if i and time.monotonic() >= until:  # at least one, however short the time
+                break
+            tally.add("tried")
+            if not live or rng.random() < 0.01:
+                deal_game(client, tally, rng, live)
+                continue
+            gid = rng.choice(sorted(live))
+            if rng.random() < 0.03:
+                race(server, client, tally, rng, gid, live[gid])
+            else:
+                game_step(client, tally, rng, live, gid)
+        check_the_cap(client, tally, live)
+    finally:
+        client.close()
 
 
 # -- hang-ups -------------------------------------------------------------------------
@@ -690,6 +1088,9 @@ def burst_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
 
 PHASES: dict[str, Callable[[ServerUnderTest, Tally, random.Random, float], None]] = {
     "views": views_phase,
+    # Before the raw requests, which may deal games (a body cut to nothing) and never
+    # end them: this phase counts the live games against the cap.
+    "games": games_phase,
     "requests": requests_phase,
     "hangups": hangups_phase,
     "stalls": stalls_phase,
@@ -752,6 +1153,10 @@ def run_http_campaign(
         "burst_served",
         "burst_closed",
         "hangups",
+        "games_dealt",
+        "games_finished",
+        "game_races",
+        "games_503",
     ):
         counts.setdefault(key, 0)
     for status_class in range(2, 6):

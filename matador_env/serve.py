@@ -141,6 +141,10 @@ its connections so that slow or silent clients cannot hold them:
     1``) and close; connections beyond those are closed at once, unanswered. So
     the server holds at most 2N connections, and never queues work it cannot do.
 
+A body the server answers before reading it (a ``404``, a ``415``, ``GET /health``)
+is dropped as it arrives, up to 1 MiB; past that the connection is closed, as it is
+after a ``413`` for a body that large.
+
 A client that hangs up before its answer is sent is logged as one line
 (``client 127.0.0.1:51234 hung up before its request was complete``), and so is
 a connection closed by a timeout; neither is an error.
@@ -347,6 +351,7 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._fresh = True  # no request started on this connection yet
         self._peer_closed = False
+        self._dropped = 0  # bytes of an unread body received after its answer
         book, limits = self.book, self.book.limits
         if len(book.served) < limits.max_connections:
             book.served.add(self)
@@ -362,9 +367,17 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.SEND_BODY:
+            # Answered before its body was read (a 404, a 415, an endpoint that takes
+            # no body): uvicorn drops the rest for as long as it comes. As for a body
+            # over --max-body, DRAIN_LIMIT bytes are dropped, then the connection ends.
+            self._dropped += len(data)
+            if self._dropped > DRAIN_LIMIT:
+                self.transport.close()
         self._watch()
 
     def on_response_complete(self) -> None:
+        self._dropped = 0
         super().on_response_complete()
         self._watch()  # a pipelined request may have started
 
@@ -775,7 +788,10 @@ def _http_error(request: Request, exc: Exception) -> Response:
     kind = _HTTP_KINDS.get(exc.status_code, "error")
     message = f"{exc.detail}: {request.method} {request.url.path}"
     if exc.status_code == 404:
-        message += " (the bot endpoints are GET /health, GET /bots and POST /move)"
+        message += (
+            " (the bot endpoints are GET /health, GET /bots and POST /move; the game "
+            "endpoints of the page at / are under /games, see docs/browser.md)"
+        )
     elif exc.status_code == 405 and exc.headers:
         message += f" (allowed: {exc.headers.get('Allow', '')})"
     return error_response(exc.status_code, kind, message, None, exc.headers)

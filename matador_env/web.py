@@ -97,7 +97,8 @@ status  ``error``           when
                             person's turn (``field`` ``seat``)
 409     ``hand_over``       a move after the hand ended; ``next`` before it ended
 409     ``finished``        the game is over (``next`` after the last hand)
-413     ``too_large``       the body is over the server's ``--max-body``
+413     ``too_large``       the body is over the server's ``--max-body``, on every
+                            endpoint (one that takes no body ignores a smaller one)
 415     ``unsupported_media_type``  a body that is not ``application/json``
 422     ``invalid``         bad settings (``field``: ``preset``, ``level`` (also a
                             level the server does not serve for the table),
@@ -116,7 +117,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,8 @@ from .engine import (
     Termination,
     derive_seed,
 )
+from .engine.rules import LARGEST_SETTING
+from .engine.tiles import shown_value
 from .layout import layout_tree
 from .protocol import ProtocolError, move_from_json, view_to_json
 from .serve import (
@@ -267,38 +270,45 @@ def read_settings(
     (``--bots``, ``--config``), for the message refusing a level it does not serve."""
     unknown = sorted(set(data) - set(SETTINGS_FIELDS))
     if unknown:
-        raise _invalid(unknown[0], f"unknown field; the fields are {', '.join(SETTINGS_FIELDS)}")
+        # Cut short as check_query cuts a parameter's name: a refusal echoes no more
+        # than a few words of what it refuses, however long the body sent.
+        raise _invalid(
+            unknown[0][:40], f"unknown field; the fields are {', '.join(SETTINGS_FIELDS)}"
+        )
 
     def integer(name: str, default: int, low: int, high: int | None = None) -> int:
         value = data.get(name, default)
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _invalid(name, f"expected an integer, got {value!r}")
+            raise _invalid(name, f"expected an integer, got {shown_value(value)}")
         if value < low or (high is not None and value > high):
             span = f"from {low} to {high}" if high is not None else f">= {low}"
-            raise _invalid(name, f"expected an integer {span}, got {value}")
+            raise _invalid(name, f"expected an integer {span}, got {shown_value(value)}")
         return value
 
     def flag(name: str) -> bool:
         value = data.get(name, False)
         if not isinstance(value, bool):
-            raise _invalid(name, f"expected true or false, got {value!r}")
+            raise _invalid(name, f"expected true or false, got {shown_value(value)}")
         return value
 
     preset = data.get("preset", "standard")
     if not isinstance(preset, str) or preset not in PRESETS:
-        raise _invalid("preset", f"no preset {preset!r}; the presets are {', '.join(PRESETS)}")
+        shown = shown_value(preset)
+        raise _invalid("preset", f"no preset {shown}; the presets are {', '.join(PRESETS)}")
     base = Rules.preset(preset)
     players = integer("players", base.players, 2, 4)
     teams = flag("teams")
     match = flag("match")
     try:
         rules = Rules.preset(preset, players=players, teams=teams)
-        target = integer("target", rules.target_score, 1)
-        rules = rules.replace(target_score=target)
     except RulesError as exc:
         raise _invalid(exc.field, str(exc)) from None
+    # The engine's own bounds, checked here so that a refusal names the field as sent
+    # (the engine's RulesError would name its own field, target_score).
+    target = integer("target", rules.target_score, 1, LARGEST_SETTING)
+    rules = rules.replace(target_score=target)
     offered = levels(rules)
     teamed = " in teams" if teams else ""
     table = f"{preset} with {players} players{teamed}"
@@ -311,7 +321,8 @@ def read_settings(
     else:
         level = data["level"]
     if not isinstance(level, str) or level not in LEVELS:
-        raise _invalid("level", f"no level {level!r}; the levels are {', '.join(LEVELS)}")
+        shown = shown_value(level)
+        raise _invalid("level", f"no level {shown}; the levels are {', '.join(LEVELS)}")
     if level not in offered:
         here = f"levels for these rules: {', '.join(offered) or 'none on this server'}"
         if level in levels_for(rules):
@@ -603,7 +614,7 @@ class GameSessions:
                 raise RequestFailed(
                     404,
                     "unknown_game",
-                    f"no live game {game_id!r}: deal one with POST /games (a game is "
+                    f"no live game {shown_value(game_id)}: deal one with POST /games (a game is "
                     f"dropped after {self.idle_expiry_s:g} s unused)",
                     "path.id",
                 )
@@ -665,18 +676,25 @@ def web_routes(
             return RequestFailed(404, "not_found", f"no file /web/{name}", "path.name").response()
         return serve_file(name)
 
-    async def body_of(request: Request, what: tuple[str, str], empty_ok: bool) -> dict[str, Any]:
-        raw = await read_body(request, max_body)
+    def json_body(
+        request: Request, raw: bytes, what: tuple[str, str], empty_ok: bool
+    ) -> dict[str, Any]:
         if empty_ok and not raw.strip():
             return {}
         check_content_type(request, what[0])
         return parse_json(raw, what[1])
 
-    def answer(handler: Callable[[Request], Any], status: int = 200) -> Callable[..., Any]:
+    def answer(
+        handler: Callable[[Request, bytes], Awaitable[Any]], status: int = 200
+    ) -> Callable[..., Any]:
         async def endpoint(request: Request) -> Response:
             try:
+                # Every body is read first (413 past --max-body), also where the
+                # endpoint takes none: one answered unread would be received and
+                # dropped, whatever its size, instead of refused as documented.
+                raw = await read_body(request, max_body)
                 check_query(request)  # as the bot endpoints do; the page reads its own
-                return JSONResponse(await handler(request), status_code=status)
+                return JSONResponse(await handler(request, raw), status_code=status)
             except ClientDisconnect:  # nobody left to answer; not a server error
                 return Response(status_code=400)
             except RequestFailed as exc:
@@ -690,28 +708,32 @@ def web_routes(
         with game.lock:
             return step()
 
-    async def options(request: Request) -> dict[str, Any]:
+    async def options(request: Request, raw: bytes) -> dict[str, Any]:
         return games.options()
 
-    async def create(request: Request) -> dict[str, Any]:
-        data = await body_of(request, SETTINGS_BODY, empty_ok=True)
+    async def create(request: Request, raw: bytes) -> dict[str, Any]:
+        data = json_body(request, raw, SETTINGS_BODY, empty_ok=True)
         game = await run_in_threadpool(games.create, data)
         return await run_in_threadpool(locked, game, game.to_json)
 
-    async def show(request: Request) -> dict[str, Any]:
-        game = games.get(request.path_params["id"])
+    async def show_or_delete(request: Request, raw: bytes) -> dict[str, Any]:
+        game_id = request.path_params["id"]
+        if request.method == "DELETE":
+            games.delete(game_id)
+            return {"deleted": game_id}
+        game = games.get(game_id)
         return await run_in_threadpool(locked, game, game.to_json)
 
-    async def move(request: Request) -> dict[str, Any]:
+    async def move(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
-        chosen = move_from_json(await body_of(request, MOVE_BODY, empty_ok=False))
+        chosen = move_from_json(json_body(request, raw, MOVE_BODY, empty_ok=False))
 
         def step() -> dict[str, Any]:
             return {"event": game.person_move(chosen), "game": game.to_json()}
 
         return await run_in_threadpool(locked, game, step)
 
-    async def bot(request: Request) -> dict[str, Any]:
+    async def bot(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
 
         def step() -> dict[str, Any]:
@@ -719,7 +741,7 @@ def web_routes(
 
         return await run_in_threadpool(locked, game, step)
 
-    async def next_hand(request: Request) -> dict[str, Any]:
+    async def next_hand(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
 
         def step() -> dict[str, Any]:
@@ -728,18 +750,14 @@ def web_routes(
 
         return await run_in_threadpool(locked, game, step)
 
-    async def delete(request: Request) -> dict[str, Any]:
-        game_id = request.path_params["id"]
-        games.delete(game_id)
-        return {"deleted": game_id}
-
     return [
         Route("/", index, methods=["GET"]),
         Route("/web/{name}", asset, methods=["GET"]),
         Route("/games/options", answer(options), methods=["GET"]),
         Route("/games", answer(create, 201), methods=["POST"]),
-        Route("/games/{id}", answer(show), methods=["GET"]),
-        Route("/games/{id}", answer(delete), methods=["DELETE"]),
+        # One route for both methods: a 405 names the methods of the first route whose
+        # path matches, so a route of its own would leave DELETE out of the Allow header.
+        Route("/games/{id}", answer(show_or_delete), methods=["GET", "DELETE"]),
         Route("/games/{id}/move", answer(move), methods=["POST"]),
         Route("/games/{id}/bot", answer(bot), methods=["POST"]),
         Route("/games/{id}/next", answer(next_hand), methods=["POST"]),

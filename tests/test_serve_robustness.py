@@ -207,6 +207,37 @@ def test_a_second_request_trickled_on_a_kept_alive_connection_gets_408(server: S
     assert parse_answer(raw)[0] == 408, raw
 
 
+# -- bodies left unread ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /health HTTP/1.1\r\nHost: test\r\n",  # an endpoint that takes no body
+        b"POST /no-such-path HTTP/1.1\r\nHost: test\r\n",  # a 404 by the router
+        b"POST /move HTTP/1.1\r\nHost: test\r\nContent-Type: text/plain\r\n",  # a 415
+    ],
+    ids=["no body taken", "404", "415"],
+)
+def test_a_body_answered_before_it_is_read_is_dropped_only_up_to_a_limit(
+    server: Server, head: bytes
+) -> None:
+    # Answered before its body was read, a request's body was received and dropped
+    # for as long as it came (within the request timeout: gigabytes on a fast link),
+    # past --max-body and the drain limit that bound a body the app reads.
+    from matador_env.serve import DRAIN_LIMIT
+
+    length = 32 * DRAIN_LIMIT
+    sent = 0
+    with connect(server) as sock:
+        sock.sendall(head + b"Content-Length: %d\r\n\r\n" % length)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            while sent < length:
+                sent += sock.send(b" " * 65536)
+    assert sent < length, f"the server took all {sent} bytes of a body it did not read"
+    assert_healthy(server)
+
+
 # -- hang-ups -------------------------------------------------------------------------
 
 
@@ -332,6 +363,8 @@ def test_the_http_campaign_runs_every_phase_and_finds_nothing() -> None:
     for key in ("accepted", "status_4xx", "answered_408", "timeout_closes", "busy_503"):
         assert counts[key] > 0, (key, counts)
     assert counts["burst_closed"] > 0 and counts["hangup_lines"] > 0, counts
+    # The game endpoints: games dealt and played, and the cap on live games reached.
+    assert counts["games_dealt"] > 0 and counts["games_503"] == 1, counts
     assert counts["descriptors_after"] <= counts["descriptors_before"], counts
 
 

@@ -13,7 +13,9 @@ import asyncio
 import json
 import random
 import re
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +29,10 @@ from matador_env.bot import LEVELS, shipped_configurations  # noqa: E402
 from matador_env.configs import configuration_of  # noqa: E402
 from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
 from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
-from matador_env.serve import create_app  # noqa: E402
+from matador_env.serve import DEFAULT_MAX_BODY, create_app  # noqa: E402
 from matador_env.web import PAGE_DIR, GameSessions, web_routes  # noqa: E402
 
+JSON_TYPE = {"Content-Type": "application/json"}
 TILE = re.compile(r"(?<![\w-])(\d{1,2})-(\d{1,2})(?![\w-])")
 
 
@@ -405,6 +408,7 @@ def first_game(client: Client, status: str) -> dict[str, Any]:
         ({"players": 3, "teams": True}, "teams"),
         ({"seat": 2}, "seat"),
         ({"target": 0}, "target"),
+        ({"target": 10**9 + 1}, "target"),  # past the engine's bound: not "target_score"
         ({"match": "yes"}, "match"),
         ({"seed": -1}, "seed"),
         ({"colour": "red"}, "colour"),
@@ -458,6 +462,110 @@ def test_errors_about_the_body_name_what_the_endpoint_takes(client: Client) -> N
         in client.post(path, content=b"[]", headers=json_type).json()["message"]
     )
     assert "send the move as JSON" in client.post(path, content=b"").json()["message"]
+
+
+def test_refusals_echo_no_more_than_a_few_words_of_what_they_refuse() -> None:
+    # A refusal must not cost what the request it refuses did: a long value, field
+    # name or game id is cut short in the answer, as a query parameter's name is.
+    client = make_client()
+    long = "x" * 20_000
+    for reply, field in (
+        (client.post("/games", {"preset": long}), "preset"),
+        (client.post("/games", {"level": long}), "level"),
+        (client.post("/games", {"teams": long}), "teams"),
+        (client.post("/games", {"seed": [0] * 5000}), "seed"),
+        (client.post("/games", {long: 1}), "x" * 40),
+        (client.get(f"/games/{long}"), "path.id"),
+    ):
+        assert reply.status_code in (404, 422), reply.content[:200]
+        assert reply.json()["field"] == field
+        assert len(reply.content) < 400, reply.content[:400]
+    reply = client.post("/games", content=b'{"target": 1%s}' % (b"0" * 4000), headers=JSON_TYPE)
+    assert_error(reply, 422, "invalid", "target")
+    assert "integer of 4001 digits" in reply.json()["message"]
+
+
+def test_every_game_endpoint_refuses_a_body_over_the_limit() -> None:
+    """A body is read up to --max-body wherever it is sent, also to an endpoint that
+    takes none: left unread, it was received and dropped for as long as it came."""
+    client = make_client()
+    game = deal(client, level="greedy", seed=1)
+    gid = game["id"]
+    too_large = b" " * (DEFAULT_MAX_BODY + 1)
+    for method, path in (
+        ("GET", "/games/options"),
+        ("POST", "/games"),
+        ("GET", f"/games/{gid}"),
+        ("POST", f"/games/{gid}/move"),
+        ("POST", f"/games/{gid}/bot"),
+        ("POST", f"/games/{gid}/next"),
+        ("DELETE", f"/games/{gid}"),
+        ("POST", "/games/no-such-game/bot"),
+    ):
+        reply = client.request(method, path, content=too_large, headers=JSON_TYPE)
+        assert_error(reply, 413, "too_large", None)
+    assert client.get(f"/games/{gid}").json() == game  # still there, unchanged
+    # A small body where none is taken is still ignored, as before.
+    assert client.request("GET", f"/games/{gid}", content=b"{}").status_code == 200
+
+
+def test_a_wrong_method_or_path_names_the_game_endpoints() -> None:
+    from matador_env.serve import load_bots
+
+    client = Client(create_app(load_bots(["greedy"])))
+    gid = deal(client, seed=1)["id"]
+    reply = client.request("PUT", f"/games/{gid}")
+    assert_error(reply, 405, "method_not_allowed", None)
+    # GET and DELETE both: Allow named only GET (and HEAD), the first route's methods.
+    allowed = {m.strip() for m in reply.headers["allow"].split(",")}
+    assert {"GET", "DELETE"} <= allowed, reply.headers
+    assert "DELETE" in reply.json()["message"]
+    reply = client.post(f"/games/{gid}/moves", {"move": "draw"})
+    assert_error(reply, 404, "not_found", None)
+    assert "/games" in reply.json()["message"], reply.json()
+    assert client.delete(f"/games/{gid}").json() == {"deleted": gid}
+    assert_error(client.delete(f"/games/{gid}"), 404, "unknown_game", "path.id")
+
+
+def post_at_once(client: Client, requests: list[tuple[str, Any]]) -> list[Reply]:
+    """POST each (path, body) from a thread of its own, all released together."""
+    gate = threading.Barrier(len(requests))
+
+    def send(request: tuple[str, Any]) -> Reply:
+        path, body = request
+        gate.wait()
+        return client.post(path, body)
+
+    with ThreadPoolExecutor(len(requests)) as pool:
+        return list(pool.map(send, requests))
+
+
+def test_moves_sent_at_once_apply_one_at_a_time() -> None:
+    """Moves and bot moves sent to one game at once are applied one after the other,
+    each checked against the game as the one before left it: every answer 200 is one
+    action of the hand, every other a refusal, and the hand replays in the engine."""
+    client = make_client()
+    for seed in range(6):
+        game = deal(client, level="greedy", seed=seed)
+        gid = game["id"]
+        legal = game["view"]["legal_moves"] or ["draw"]
+        replies = post_at_once(
+            client,
+            [(f"/games/{gid}/move", {"move": legal[i % len(legal)]}) for i in range(4)]
+            + [(f"/games/{gid}/bot", None)] * 4,
+        )
+        for reply in replies:
+            assert reply.status_code in (200, 409, 422), reply.content
+        after = client.get(f"/games/{gid}").json()
+        history = after["view"]["history"]
+        assert len(history) == sum(r.status_code == 200 for r in replies)
+        applied = sorted(r.json()["event"]["move"] for r in replies if r.status_code == 200)
+        assert applied == sorted(action["move"] for action in history)
+        state = MatchState.new(Rules.preset("standard"), seed)
+        for action in history:
+            state = state.apply(action["move"])
+        assert after["view"]["hand"] == [str(t) for t in state.hand.hand(0)]
+        client.delete(f"/games/{gid}")
 
 
 def test_unknown_game(client: Client) -> None:
