@@ -352,6 +352,17 @@ def test_complete_round_needs_rotate(next_leader: str) -> None:
     assert "rotate" in msg
 
 
+def test_complete_round_refused_with_a_lead_that_moves_left() -> None:
+    # docs/rules.md, "The refused combinations": match_end="complete_round" with
+    # lead_tile="double_not_blank" (a lead that moves left would leave the lead counts
+    # uneven for good); the other lead rules are allowed.
+    with pytest.raises(RulesError) as exc:
+        Rules(match_end="complete_round", lead_tile="double_not_blank")
+    _assert_rules_error(exc, "match_end", "complete_round")
+    for lead_tile in ("any", "highest_double"):
+        assert Rules(match_end="complete_round", lead_tile=lead_tile).lead_tile == lead_tile
+
+
 @pytest.mark.parametrize("set_max", [-1, 0, 1, 2, 16, 20])
 def test_set_max_out_of_range(set_max: int) -> None:
     with pytest.raises(RulesError) as exc:

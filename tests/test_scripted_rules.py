@@ -20,6 +20,7 @@ from matador_env.engine import (
     IllegalMoveError,
     MatchState,
     Rules,
+    RulesError,
     Termination,
     set_tiles,
 )
@@ -421,6 +422,18 @@ def test_only_when_stuck_holds_back_double_blank_as_blank_tile(as_regular: bool)
     assert legal(s) == {"0-3@1>3"}
 
 
+def test_only_when_stuck_releases_double_blank_as_blank_tile_when_stuck() -> None:
+    # docs/rules.md, matador_only_when_stuck: a matador "may be played only when no tile
+    # of the hand that is not a matador fits anywhere"; then it is played as the
+    # placement allows, under "upright" 0-0 also as the blank tile (laid so, shows 0).
+    rules = Rules(matador_placement="upright", matador_only_when_stuck=True)
+    # [4|2][2|4][2^5]   ends: 2 _; seat 0's 6-6 fits nowhere: it is stuck.
+    s = play(deal(rules, ["2-4 0-0 6-6", "2-5 1-1 4-4"]), "2-4", "2-5@1^")
+    assert ends(s) == "2 _"
+    assert legal(s) == {"0-0@0^", "0-0@1>0", "0-0@1^", "draw"}
+    assert ends(s.apply("0-0@1>0")) == "2 0"
+
+
 def test_only_when_stuck_does_not_hold_back_matador_as_regular() -> None:
     rules = Rules(
         matador_placement="upright", matador_as_regular=True, matador_only_when_stuck=True
@@ -508,6 +521,20 @@ def test_spinner_first_double_double_nine_five_five() -> None:
     # 5-5 is a matador double: it becomes the spinner (not crosswise).
     assert legal(s) == {"5-5@0>5", "5-5@1>5", "draw"}
     assert ends(s.apply("5-5@1>5")) == "2 5* 5* 5*"
+
+
+def test_spinner_first_double_laid_later_survives_from_view() -> None:
+    # docs/rules.md, spinner "first_double": only the first double laid spins. A state
+    # rebuilt from a seat's view (HandState.from_view, as a search samples worlds)
+    # must know that the spinner is down when it was laid after the lead.
+    rules = Rules(spinner="first_double")
+    s = play(deal(rules, ["2-4 4-4 1-1", "3-3 5-6 6-6"]), "2-4", "3-3@1>3")
+    # [4|2][2|4][3+3]   ends: 2 3* 3* 3*
+    assert ends(s) == "2 3* 3* 3*"
+    world = HandState.from_view(s.view(0), s.hands, s.boneyard)
+    assert legal(world) == legal(s) == {f"4-4@{i}>4" for i in (1, 2, 3)}
+    # The second double lies in line in both: one end, not three.
+    assert ends(world.apply("4-4@2>4")) == ends(s.apply("4-4@2>4")) == "2 3* 4 3*"
 
 
 def test_spinner_lead_double_cross() -> None:
@@ -706,6 +733,28 @@ def test_lead_tile_double_not_blank_reserve_stops_the_draws() -> None:
     assert legal(t) == {"pass"}
 
 
+def test_lead_tile_double_not_blank_passes_survive_from_view() -> None:
+    # docs/rules.md, lead_tile "double_not_blank": the leader without such a double
+    # passes and the lead moves left; "a full round of such passes ... and the hand is
+    # dealt again, led by the seat that was due". A state rebuilt from a seat's view
+    # (HandState.from_view) must count the passes already made and know the seat due.
+    rules = Rules(players=3, lead_tile="double_not_blank", draw_rule="none")
+    s = play(deal(rules, ["0-1 1-2", "5-6 0-2", "2-4 3-3"], leader=1), "pass")
+    assert (s.to_move, s.leader, s.dealt_leader) == (2, 2, 1)
+    world = HandState.from_view(s.view(2), s.hands, s.boneyard)
+    assert (world.to_move, world.leader, world.dealt_leader) == (2, 2, 1)
+    assert legal(world) == legal(s) == {"3-3"}
+    # Seat 2 holds 3-3 but the others pass on: it is one pass from the redeal.
+    s = deal(rules, ["0-1 1-2", "5-6 0-2", "2-4 1-3"], leader=1)
+    s = play(s, "pass", "pass")
+    world = HandState.from_view(s.view(0), s.hands, s.boneyard)
+    for state in (s, world):
+        assert (state.to_move, state.dealt_leader) == (0, 1)
+        over = state.apply("pass")
+        assert over.outcome is not None and over.outcome.termination == Termination.NO_LEAD
+        assert over.dealt_leader == 1
+
+
 # -- first_leader ---------------------------------------------------------------------------
 
 
@@ -780,6 +829,21 @@ def test_first_leader_three_six_beats_four_five() -> None:
     assert len(seen) == 2
 
 
+def test_first_leader_highest_double_double_blank_is_a_double() -> None:
+    # docs/rules.md, first_leader "highest_double": whoever holds the highest double; the
+    # highest tile by pips only "with no double dealt". 0-0 is a double (and a matador):
+    # when it is the only double dealt, its holder leads, not the heaviest tile.
+    rules = Rules(first_leader="highest_double", hand_size=2)
+    holders = set()
+    for seed in range(600):
+        s = HandState.deal(rules, seed)
+        doubles = [str(t) for h in s.hands for t in h if t.is_double]
+        if doubles == ["0-0"]:
+            assert "0-0" in hand_of(s, s.leader), (seed, s.hands)
+            holders.add(s.leader)
+    assert holders == {0, 1}
+
+
 # -- draw_rule, boneyard_reserve ------------------------------------------------------------
 
 
@@ -797,6 +861,21 @@ def test_draw_until_playable() -> None:
     assert legal(s) == {"draw"}
     s = s.apply("draw")  # 3-5
     assert legal(s) == {"3-5@0>3", "3-5@1>5"}
+
+
+def test_draw_until_playable_has_no_limit_but_the_reserve() -> None:
+    # docs/rules.md, draw_rule "until_playable": "with no limit (down to the reserve)".
+    # [0|0]   ends: 0 0; only a matador fits, and seat 1's is the 13th tile of the boneyard.
+    nothing = "1-1 1-2 1-3 1-4 1-5 2-2 2-3 2-4 2-6 3-3 3-5 3-6"
+    s = deal(Rules(), ["0-0", "6-6"], boneyard=f"{nothing} 2-5 4-4 5-5", rest=0)
+    s = s.apply("0-0")
+    for drawn in range(12):
+        assert (s.to_move, s.draws_this_turn, legal(s)) == (1, drawn, {"draw"})
+        s = s.apply("draw")
+    assert legal(s) == {"draw"}
+    s = s.apply("draw")  # 2-5; the last two tiles are the reserve
+    assert (s.draws_this_turn, s.boneyard_size) == (13, 2)
+    assert legal(s) == inline_both("2-5", 0) | inline_both("2-5", 1)
 
 
 def test_draw_up_to_two() -> None:
@@ -853,6 +932,27 @@ def test_draw_count_resets_each_turn() -> None:
     assert legal(s) == {"draw"}
     s = play(s, "draw", "pass")  # seat 0 draws 2-2
     assert legal(s) == {"draw"}
+
+
+def test_draw_count_starts_again_after_a_play() -> None:
+    # docs/rules.md, draw_rule: how many tiles a player may draw "in one turn"; the
+    # next player's turn starts with none drawn, whatever the last player drew.
+    rules = Rules(draw_rule="one")
+    # [4|2][2|4]   ends: 2 4; seat 1 draws 3-5 and plays it.
+    s = deal(rules, ["2-4 0-1 6-6", "1-1 1-2"], boneyard="3-5 0-3 1-4 4-4 2-2")
+    s = play(s, "2-4", "draw", "3-5@1>5")
+    # [4|2][2|4][3|5]   ends: 2 5; seat 0 fits nothing and may draw its one tile.
+    assert (ends(s), s.to_move, s.draws_this_turn) == ("2 5", 0, 0)
+    assert legal(s) == {"draw"}
+    s = s.apply("draw")  # 0-3
+    assert (s.draws_this_turn, legal(s)) == (1, {"pass"})
+    # The same after a play that follows draws under "up_to_two".
+    rules = Rules(draw_rule="up_to_two")
+    s = deal(rules, ["2-4 0-1 6-6", "1-1 1-2"], boneyard="0-2 3-5 1-4 4-4 2-2")
+    s = play(s, "2-4", "draw", "draw", "3-5@1>5")
+    assert (s.to_move, s.draws_this_turn, legal(s)) == (0, 0, {"draw"})
+    s = play(s, "draw", "draw")
+    assert legal(s) == {"pass"}
 
 
 def test_boneyard_reserve_two() -> None:
@@ -1263,11 +1363,58 @@ def test_hand_size_three_players(
         assert sorted(every) == sorted(set_tiles(6))
 
 
+@pytest.mark.parametrize(
+    ("players", "hand_size", "sizes"),
+    [
+        (2, "by_players", (7, 7)),
+        (4, "by_players", (5, 5, 5, 5)),
+        (2, 14, (14, 14)),
+        (4, 7, (7, 7, 7, 7)),
+        (3, "all", (10, 9, 9)),
+        (5, "all", (6, 6, 6, 5, 5)),
+    ],
+)
+def test_hand_size_tiles_per_seat(
+    players: int, hand_size: HandSize, sizes: tuple[int, ...]
+) -> None:
+    # docs/rules.md, hand_size: "7/6/5 tiles for 2/3/4 players; a fixed number each; or
+    # the whole set dealt one tile at a time from seat 0, no boneyard (lower seats get the
+    # odd tiles)". A fixed number may deal the whole set too (14 each for two players).
+    rules = Rules(players=players, hand_size=hand_size)
+    assert rules.tiles_per_seat == sizes
+    assert rules.boneyard_size == 28 - sum(sizes)
+    for seed in range(3):
+        s = HandState.deal(rules, seed)
+        assert (s.hand_sizes, s.boneyard_size) == (sizes, 28 - sum(sizes))
+
+
 def test_hand_size_all_never_draws() -> None:
     rules = Rules(players=3, hand_size="all", boneyard_reserve=0)
     s = HandState.deal(rules, 1)
     s = s.apply(s.legal_moves()[0])
     assert "draw" not in legal(s)
+
+
+def test_players_as_many_as_the_set_has_tiles() -> None:
+    # docs/rules.md, players: more than four "with a hand_size of a number or 'all', as
+    # far as the set has tiles": 28 seats with double-six, one tile each, no boneyard.
+    tiles = [str(t) for t in set_tiles(6)]
+    for hand_size in (1, "all"):
+        rules = Rules(players=28, hand_size=hand_size)
+        assert (rules.tiles_per_seat, rules.boneyard_size) == ((1,) * 28, 0)
+    rules = Rules(players=28, hand_size="all")
+    # Seat 0 leads its only tile, 2-4: domino, scoring every other seat's pips.
+    s = deal(rules, ["2-4", *(t for t in tiles if t != "2-4")])
+    s = s.apply("2-4")
+    o = s.outcome
+    assert o is not None
+    assert (o.termination, o.winner, o.points) == (
+        Termination.DOMINO,
+        0,
+        sum(t.pips for t in set_tiles(6)) - 6,
+    )
+    with pytest.raises(RulesError):
+        Rules(players=29, hand_size="all")
 
 
 # -- bigger sets ----------------------------------------------------------------------------
@@ -1289,6 +1436,25 @@ def test_double_nine_matadors_and_link_sum() -> None:
     assert legal(s) == expected
     assert ends(s.apply("5-5@0>5")) == "5 5"
     assert ends(s.apply("1-9@1>9")) == "0 9"
+
+
+def test_double_nine_five_five_crosswise() -> None:
+    # docs/rules.md, "How matadors lie": under "crosswise_choice" any matador but 0-0 may
+    # lie across, under "crosswise_on_blank" every matador lies across an end showing
+    # 0; in double-nine that includes the double matador 5-5 (5 + 5 = 10).
+    rules = Rules(set_max=9, matador_placement="crosswise_choice")
+    # [3|2][2|3]   ends: 2 3 (they need an 8 and a 7)
+    s = play(deal(rules, ["2-3 5-6 9-9", "5-5 1-1"]), "2-3")
+    assert legal(s) == {"5-5@0x", "5-5@1x", "5-5@0>5", "5-5@1>5", "draw"}
+    # [3|2][2|3][5/5]   ends: 2 5/5; a 5 links to it (5 + 5 = 10)
+    s = s.apply("5-5@1x")
+    assert ends(s) == "2 5/5"
+    assert legal(s) == {"5-6@1>6"}
+    rules = Rules(set_max=9, matador_placement="crosswise_on_blank")
+    # [3|0][0|3]   ends: 0 3; on the 0 the matador lies across, on the 3 in line.
+    s = play(deal(rules, ["0-3 9-9", "5-5 1-1"]), "0-3")
+    assert legal(s) == {"5-5@0x", "5-5@1>5", "draw"}
+    assert ends(s.apply("5-5@0x")) == "_ 3"
 
 
 def test_double_twelve_matadors_and_link_sum() -> None:
