@@ -343,6 +343,36 @@ def test_cannot_answer_marks() -> None:
     assert not _cannot_row(Rules(), []).any()
 
 
+def test_while_the_cross_must_be_filled_only_the_spinner_sides_are_marked() -> None:
+    # spinner="lead_double_cross": until the lead double's cross is full only its
+    # spinner sides take tiles, so a seat that draws there showed it cannot answer
+    # them (3) but nothing about the plain end (1), which it may well answer (6-6).
+    rules = Rules(lead_tile="double_not_blank", spinner="lead_double_cross",
+                  voluntary_draw="never")  # fmt: skip
+    boneyard = ["2-2", "0-0", "0-3", "0-5", "0-6", "1-3", "1-5", "1-6", "2-3", "2-5",
+                "3-4", "3-6", "5-5", "5-6"]  # fmt: skip
+    s = HandState.from_deal(
+        rules,
+        [
+            ["3-3", "6-6", "2-6", "0-2", "1-1", "1-2", "0-1"],
+            ["1-4", "4-4", "0-4", "2-4", "4-6", "4-5", "3-5"],
+        ],
+        boneyard=boneyard,
+        leader=0,
+    )
+    for move in ["3-3", "1-4@0>1", "draw"]:  # seat 0 has no 4 for the spinner sides
+        s = s.apply(move)
+    enc = encoding_for(rules)
+    V = enc.num_values
+    expected = np.zeros(V + 2)
+    expected[[3, V + 1]] = 1  # no 4 for the 3s, no matador; the 1 is not marked
+    row = enc.split(observation(s.view(1)))["cannot_answer"][0]  # seat 1 sees seat 0
+    assert row.tolist() == expected.tolist()
+    tracker = ObservationTracker(enc)
+    tracker.start(s)
+    assert np.array_equal(enc.split(tracker.observation(1))["cannot_answer"][0], row)
+
+
 # -- the incremental builder and no leak ---------------------------------------------------
 
 

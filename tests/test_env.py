@@ -28,6 +28,7 @@ from matador_env.engine import (
     Termination,
     set_tiles,
 )
+from matador_env.matador_v0 import hand_rewards
 
 ENV_NAME = "matador_v0"
 # pettingzoo.test.api_test names the function too; the module holds the exemption lists.
@@ -230,6 +231,110 @@ def test_match_observations_show_the_totals() -> None:
     assert np.array_equal(obs, enc.observation(final.hand.view(0, final.totals)))
 
 
+@pytest.mark.parametrize("reward", ["score", "win", "normalised"])
+@pytest.mark.parametrize("name", ["standard", "pagat-teams"])
+def test_the_match_winners_get_the_bonus_and_the_others_pay_it(name: str, reward: str) -> None:
+    # The hand that ends a match pays its own rewards plus match_bonus, shared out as
+    # the Rewards table says: "win" gives +bonus to each seat of the winning side and
+    # -bonus to each other seat (not 0); "score" and "normalised" split +bonus among
+    # the winning seats and -bonus among the others (zero-sum).
+    rules = ALL_RULES[name].replace(target_score=30)
+    n = rules.players
+    bonus = 7.0
+    rng = random.Random(6)
+    for seed in range(3):
+        e = raw_env(rules=rules, episode="match", reward=reward, match_bonus=bonus)
+        e.reset(seed=seed)
+        while not e.terminations[e.agent_selection]:
+            legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+            e.step(int(legal[rng.randrange(len(legal))]))
+        match = e.game.match
+        assert match is not None and match.is_over and match.winners is not None
+        outcome = e.game.hand.outcome
+        assert outcome is not None
+        last = [e.rewards[f"player_{s}"] for s in range(n)]
+        won = [rules.side_of(s) in match.winners for s in range(n)]
+        winners, losers = sum(won), n - sum(won)
+        if reward == "win":
+            shares = [bonus if w else -bonus for w in won]
+        else:
+            shares = [bonus / winners if w else -bonus / losers for w in won]
+        expected = [
+            h + b for h, b in zip(hand_rewards(rules, outcome, reward), shares, strict=True)
+        ]
+        assert last == pytest.approx(expected)
+        assert e.infos["player_0"]["match_over"] == 1
+
+
+def test_a_seat_is_given_every_hand_that_ended_since_it_last_moved() -> None:
+    # With one-tile hands a match's hand can end before a seat moves in it, so two
+    # hands' rewards can reach a seat between two of its turns: last() must return
+    # their sum (the cumulative reward adds them up), not only the latest.
+    rules = Rules(hand_size=1, target_score=30)
+    rng = random.Random(2)
+    twice = 0
+    for seed in range(30):
+        e = raw_env(rules=rules, episode="match")
+        e.reset(seed=seed)
+        pending = dict.fromkeys(e.possible_agents, 0.0)
+        given = dict.fromkeys(e.possible_agents, 0)
+        for agent in e.agent_iter():
+            _, reward, terminated, truncated, _ = e.last()
+            assert reward == pytest.approx(pending[agent])
+            twice += given[agent] > 1
+            pending[agent], given[agent] = 0.0, 0
+            if terminated or truncated:
+                e.step(None)
+                continue
+            legal = np.flatnonzero(e.observe(agent)["action_mask"])
+            e.step(int(legal[rng.randrange(len(legal))]))
+            for a, r in e.rewards.items():
+                if r:
+                    pending[a] += r
+                    given[a] += 1
+    assert twice > 0  # the case this test is about did occur
+
+
+def test_the_hands_info_counts_the_hands_without_a_winner_too() -> None:
+    # "hands ended so far in this episode (redeals included)": a tie or a redeal is a
+    # hand too, with winner -1 and no points.
+    rules = Rules.preset("standard", target_score=60)
+    rng = random.Random(0)
+    no_winner = 0
+    for seed in range(6):
+        e = raw_env(rules=rules, episode="match")
+        e.reset(seed=seed)
+        while not e.terminations[e.agent_selection]:
+            legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+            e.step(int(legal[rng.randrange(len(legal))]))
+            match = e.game.match
+            assert match is not None
+            info = e.infos["player_0"]
+            assert info["hands"] == len(match.outcomes)
+            if match.outcomes and match.outcomes[-1].winner is None:
+                assert (info["winner"], info["winning_side"], info["points"]) == (-1, -1, 0)
+        assert match is not None
+        no_winner += sum(o.winner is None for o in match.outcomes)
+    assert no_winner > 0  # the case this test is about did occur
+
+
+def test_a_new_episode_after_a_truncated_one_is_not_truncated() -> None:
+    # The max_hands bound counts the hands of each episode: after a reset the next
+    # episode runs its own max_hands hands again, its flags all False until then.
+    e = raw_env(preset="standard", episode="match", max_hands=2, target_score=10_000)
+    rng = random.Random(3)
+    for seed in (1, 2):
+        e.reset(seed=seed)
+        ends: list[bool] = []
+        while not (e.truncations[e.agent_selection] or e.terminations[e.agent_selection]):
+            legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+            e.step(int(legal[rng.randrange(len(legal))]))
+            if e.game.hands > len(ends):  # a hand ended on this step
+                ends.append(any(e.truncations.values()))
+        assert ends == [False, True]  # the first hand goes on, the second truncates
+        assert not any(e.terminations.values())
+
+
 # -- seeding --------------------------------------------------------------------------------
 
 
@@ -306,6 +411,10 @@ def test_illegal_action_through_the_wrappers() -> None:
         e2.step(10_000)  # out of the action space: refused as raw_env refuses it
     with pytest.raises(ValueError, match="out of range"):
         e2.step(-1)
+    # The first integer past the space, which TerminateIllegalWrapper would read as a
+    # position of the mask (IndexError), is refused the same way.
+    with pytest.raises(ValueError, match="out of range"):
+        e2.step(e2.unwrapped.encoding.num_actions)
     assert not any(e2.terminations.values())
 
 
@@ -437,6 +546,43 @@ def test_render_ansi_shows_layout_sizes_and_the_acting_hand() -> None:
     assert f"P{hand.to_move} to move, holds: {acting}" in text
     other = " ".join(str(t) for t in hand.hand(1 - hand.to_move))
     assert other not in text
+
+
+def test_render_ansi_follows_the_seat_to_move() -> None:
+    # The text shows the tiles of whichever seat is to move, every seat in turn (not
+    # one seat's throughout), and no other seat's tiles.
+    e = raw_env(preset="standard", players=3, render_mode="ansi")
+    e.reset(seed=4)
+    rng = random.Random(4)
+    shown = set()
+    while not e.terminations[e.agent_selection]:
+        hand = e.game.hand
+        text = e.render()
+        assert isinstance(text, str)
+        line = text.splitlines()[-1]
+        held = " ".join(str(t) for t in hand.hand(hand.to_move)) or "-"
+        assert line == f"P{hand.to_move} to move, holds: {held}"
+        for seat in range(3):
+            if seat != hand.to_move:
+                assert not any(str(t) in line for t in hand.hand(seat))
+        shown.add(hand.to_move)
+        legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+        e.step(int(legal[rng.randrange(len(legal))]))
+    assert shown == {0, 1, 2}
+
+
+def test_render_human_prints_the_table_after_every_move(capsys: pytest.CaptureFixture[str]) -> None:
+    # "human": the text printed after every move, without a render() call.
+    e = env(preset="standard", render_mode="human")
+    e.reset(seed=4)
+    capsys.readouterr()
+    for _ in range(3):
+        obs, *_ = e.last()
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        hand = e.unwrapped.game.hand
+        printed = capsys.readouterr().out
+        assert printed == e.unwrapped.game.render() + "\n"
+        assert f"P{hand.to_move} to move" in printed
 
 
 def test_pickle_round_trip() -> None:

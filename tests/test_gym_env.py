@@ -103,6 +103,25 @@ def test_seats_fixed_and_random() -> None:
         MatadorSingleEnv(preset="standard", seat=2)
 
 
+def test_every_info_names_the_learners_seat_to_the_end() -> None:
+    # info["seat"] is the learner's seat at every step, the last one included, where
+    # the hand is over and the engine's seat to move may be anyone's.
+    env = MatadorSingleEnv(preset="standard", players=3)
+    rng = random.Random(4)
+    other_at_the_end = 0
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        seat = info["seat"]
+        done = False
+        while not done:
+            legal = np.flatnonzero(env.action_masks())
+            _, _, terminated, truncated, info = env.step(int(legal[rng.randrange(len(legal))]))
+            assert info["seat"] == seat == env.seat
+            done = terminated or truncated
+        other_at_the_end += env.game.to_move != seat
+    assert other_at_the_end > 0  # the case this test is about did occur
+
+
 def test_seeded_episodes_replay() -> None:
     def trajectory(seed: int) -> list[tuple[np.ndarray, float]]:
         env = MatadorSingleEnv(preset="kardinal", reward="win")
@@ -134,6 +153,9 @@ def test_illegal_action_ends_the_episode() -> None:
     _, reward, terminated, truncated, info = env.step(illegal)
     assert (reward, terminated, truncated) == (-3.0, True, False)
     assert info["illegal_action"] and not info["action_mask"].any()
+    # The episode is over, so action_masks() is all False too (MaskablePPO reads it),
+    # though the game itself is not: the learner is still the seat to move.
+    assert not env.action_masks().any()
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
 
@@ -484,6 +506,19 @@ def test_step_takes_integer_actions_only() -> None:
         env = MatadorSingleEnv(preset="standard", seat=0, illegal_reward=-4)
         env.reset(seed=0)
         _, reward, terminated, _, info = env.step(action)  # type: ignore[arg-type]
+        assert (reward, terminated, info["illegal_action"]) == (-4.0, True, 1)
+
+
+def test_the_first_integer_past_the_actions_is_illegal_where_action_0_is_legal() -> None:
+    # Out of the action range is illegal whatever the mask holds: num_actions must not
+    # be read as a position of the mask (wrapping round to action 0, the lead of 0-0).
+    env = MatadorSingleEnv(preset="standard", illegal_reward=-4)
+    n = env.action_space.n
+    seeds = [s for s in range(40) if env.reset(seed=s)[1]["action_mask"][0]]
+    assert seeds  # deals where the learner may lead 0-0
+    for seed in seeds[:3]:
+        env.reset(seed=seed)
+        _, reward, terminated, _, info = env.step(n)
         assert (reward, terminated, info["illegal_action"]) == (-4.0, True, 1)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 pytest.importorskip("numba")
 
@@ -19,6 +20,7 @@ from matador_env.encoding import ENCODING_VERSION  # noqa: E402
 from matador_env.matador_v0 import INFO_KEYS, raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
 from tests.episodes import learner_trace  # noqa: E402
+from tests.test_gym_vector import assert_same, make_both  # noqa: E402
 
 CASES = [
     ("standard", "hand", {}),
@@ -227,6 +229,38 @@ def test_maskable_ppo_trains_on_the_vector_env() -> None:
     masks = venv.action_masks()
     actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
     assert all(masks[b, a] for b, a in enumerate(actions))
+
+
+def test_the_sb3_view_reports_ends_as_stable_baselines3_reads_them() -> None:
+    # SB3's VecEnv contract: done is terminated or truncated, the ended episode's last
+    # observation is infos[b]["terminal_observation"] (obs holds the next episode's
+    # first), and "TimeLimit.truncated" is True for a truncation only, so that PPO
+    # bootstraps the value there. Step for step against the VectorEnv it wraps.
+    pytest.importorskip("stable_baselines3")
+    kwargs: dict[str, Any] = dict(preset="standard", mode="learner", episode="match",
+                                  max_hands=2, target_score=40, seed=6)  # fmt: skip
+    sb3 = sb3_vec_env(VectorEnv(4, **kwargs))
+    plain = VectorEnv(4, **kwargs)
+    np.testing.assert_array_equal(sb3.reset(), plain.reset()[0])
+    rng = np.random.default_rng(6)
+    terminations = truncations = 0
+    for _ in range(150):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in plain.action_masks()])
+        obs, rewards, dones, infos = sb3.step(actions)
+        want_obs, _, _, want_rewards, term, trunc, want_infos = plain.step(actions)
+        np.testing.assert_array_equal(obs, want_obs)
+        np.testing.assert_array_equal(rewards, want_rewards)
+        np.testing.assert_array_equal(dones, term | trunc)
+        for b in range(4):
+            if not dones[b]:
+                assert "terminal_observation" not in infos[b]
+                continue
+            final = want_infos["final_observation"][b]
+            np.testing.assert_array_equal(infos[b]["terminal_observation"], final)
+            assert infos[b]["TimeLimit.truncated"] == bool(trunc[b] and not term[b])
+        terminations += int(term.sum())
+        truncations += int(trunc.sum())
+    assert terminations > 0 and truncations > 0  # both kinds of end did occur
 
 
 def test_skipped_slots_stay_as_they_are() -> None:
@@ -469,3 +503,25 @@ def test_integer_arguments_take_numpy_integers_not_bools() -> None:
     for name, value in (("learner", True), ("max_hands", True), ("learner", 1.0), ("max_hands", 0)):
         with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed"):
             VectorEnv(2, preset="standard", mode="learner", **{name: value})  # type: ignore[arg-type]
+
+
+def test_a_masked_reset_keeps_the_last_observation_of_a_slot_that_just_ended() -> None:
+    # Next-step auto-reset: a slot whose episode ended on the last step and that a
+    # reset's reset_mask leaves out goes on "as the last step showed it", its final
+    # observation, as SyncVectorEnv returns it, not its next episode's first one.
+    compiled, sync = make_both(3, AutoresetMode.NEXT_STEP, opponents="trained")
+    assert_same(compiled.reset(seed=5), sync.reset(seed=5), "reset")
+    rng = np.random.default_rng(5)
+    kept = 0
+    for t in range(200):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in compiled.action_masks()])
+        result = compiled.step(actions)
+        assert_same(result, sync.step(actions), f"step {t}")
+        ended = result[2] | result[3]
+        if ended.any() and not ended.all():
+            mask = ~ended  # reset the others, keep the slots that just ended
+            obs, infos = compiled.reset(options={"reset_mask": mask})
+            assert_same((obs, infos), sync.reset(options={"reset_mask": mask.copy()}), f"{t}")
+            np.testing.assert_array_equal(obs[ended], result[0][ended])
+            kept += 1
+    assert kept >= 3  # the case this test is about did occur
