@@ -4,6 +4,7 @@ and the search's strength and reproducibility."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -19,7 +20,7 @@ from agents import (
     make_agent,
 )
 from agents.expert import ExpertWeights
-from agents.knowledge import Knowledge, tables
+from agents.knowledge import Constraint, Knowledge, bits, tables
 from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
 
 # Every preset, plus the rules options no preset sets and the larger tables.
@@ -265,6 +266,58 @@ def test_a_draw_shows_what_the_seat_cannot_hold() -> None:
     assert kn2.allows(1, s2.hand_mask(1) & kn2.unseen)
 
 
+def _two_draws_then_the_matador() -> HandState:
+    """Standard rules: after the lead 2-4, seat 1 (no regular answer) draws 1-6 and 2-5
+    and plays its matador 0-0."""
+    s = _position(
+        Rules(),
+        [["2-4", "0-1", "1-1", "2-2", "0-4", "4-4", "0-6"], [*NO_3_5[:-1], "0-0"]],
+        ["2-4"],
+        ("1-6", "2-5"),
+    )
+    return s.apply("draw").apply("draw").apply("0-0@0>0")
+
+
+def test_the_tightest_of_two_draws_at_the_same_ends_is_kept() -> None:
+    """Standard rules. At the ends of the lead 2-4 seat 1's only answer is its matador
+    0-0: it draws 1-6, draws 2-5 (matadors, which fit but need not be played) and plays
+    0-0. Both draws show the same tiles missing; the second was after one draw fewer,
+    so of those tiles seat 1 holds at most one (the tile of its last draw), not two."""
+    s = _two_draws_then_the_matador()
+    kn = Knowledge(s.view(0))
+    tb = kn.tb
+    regular_answers = (tb.has[3] | tb.has[5]) & tb.regular & kn.unseen
+    assert kn.constraints == [Constraint(1, regular_answers, 1)]
+    two = bits(regular_answers)[:2]
+    assert kn.allows(1, 1 << two[0])
+    assert not kn.allows(1, (1 << two[0]) | (1 << two[1]))
+    # Both dealers keep the cap: sample_masks, and sample_many's bulk draw for one
+    # hidden hand (which drops the candidates that break it).
+    rng = random.Random(2)
+    worlds = [kn.sample_masks(rng) for _ in range(100)] + kn.sample_many(rng, 400)
+    for hands, rest in worlds:
+        assert kn.allows(1, hands[1])
+        assert (hands[1] & regular_answers).bit_count() <= 1
+        assert hands[1].bit_count() == s.hand_sizes[1] and len(rest) == s.boneyard_size
+
+
+def test_a_draw_before_the_lead_shows_no_double_to_lead_matador_or_not() -> None:
+    """Double-nine, a double (not blank) to lead. Seat 0 holds none, draws 6-6 and
+    leads it: it held no leadable double, the matador 5-5 (5 + 5 = 10) included. No
+    draw at the lead is voluntary, so even under voluntary_draw "only_matadors" the
+    draw says every leadable tile was missing, not only the non-matadors."""
+    rules = Rules(set_max=9, lead_tile="double_not_blank")
+    assert rules.voluntary_draw == "only_matadors"
+    s = HandState.deal(rules, 12)
+    assert s.to_move == 0
+    s = s.apply("draw").apply("6-6")
+    kn = Knowledge(s.view(1))
+    tb = kn.tb
+    assert (tb.matador >> tile("5-5").index) & 1
+    assert kn.void[0] == tb.double_not_blank & kn.unseen
+    assert (kn.void[0] >> tile("5-5").index) & 1
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_inferences_hold_for_the_real_hands(variant: str) -> None:
     """Soundness: whatever a seat infers, the true hidden hands satisfy it, and every
@@ -300,6 +353,55 @@ def test_inferences_hold_for_the_real_hands(variant: str) -> None:
         assert constrained > 0  # the checks above had something to check
 
 
+def _three_seats_one_void() -> tuple[HandState, Knowledge]:
+    """Standard rules for three, deal 0, each seat playing its first legal move: the
+    first position where one hidden seat has shown a void and the other none."""
+    state = HandState.deal(Rules.preset("standard", players=3), 0)
+    while not state.is_over:
+        kn = Knowledge(state.view(state.to_move))
+        a, b = kn.hidden_seats
+        if kn.void[a] and not kn.void[b] and not kn.soft[a] and not kn.soft[b]:
+            return state, kn
+        state = state.apply(state.legal_moves()[0])
+    raise AssertionError("no such position")
+
+
+def test_sample_many_keeps_every_void_with_several_hidden_hands() -> None:
+    """The compiled dealer (two hidden hands of different sizes here) deals each seat
+    its own size and nothing it is known not to hold, like sample_masks."""
+    state, kn = _three_seats_one_void()
+    a, b = kn.hidden_seats
+    assert state.hand_sizes[a] != state.hand_sizes[b] and state.boneyard_size > 0
+    for hands, rest in kn.sample_many(random.Random(4), 300):
+        assert hands[kn.me] == kn.hand
+        for seat in (a, b):
+            assert hands[seat].bit_count() == state.hand_sizes[seat]
+            assert not hands[seat] & kn.void[seat]
+            assert not hands[seat] & ~kn.unseen
+        assert len(rest) == state.boneyard_size
+        assert hands[a] | hands[b] | sum(1 << t for t in rest) == kn.unseen
+
+
+def test_marginals_are_fitted_to_every_holder_size() -> None:
+    """Iterative proportional fitting ends at a table whose every row (tile) sums to 1
+    and every column to its holder's size, the boneyard's included: then each seat's
+    odds against the boneyard are one number on every tile both may hold (the fitted
+    table is a product of a tile factor and a holder factor)."""
+    state, kn = _three_seats_one_void()
+    a, b = kn.hidden_seats
+    p = kn.marginals()
+    odds = []
+    for t in bits(kn.unseen):
+        in_hands = p[a][t] + p[b][t]
+        assert in_hands < 1.0
+        odds.append(p[b][t] / (1.0 - in_hands))
+    assert max(odds) - min(odds) < 1e-6, odds
+    for seat in (a, b):
+        assert abs(sum(p[seat]) - state.hand_sizes[seat]) < 1e-6
+    boneyard = sum(1.0 - p[a][t] - p[b][t] for t in bits(kn.unseen))
+    assert abs(boneyard - state.boneyard_size) < 1e-6
+
+
 def test_sampling_without_inferences_is_uniform() -> None:
     """Before anyone has passed or drawn, each unseen tile is in the opponent's hand with
     chance 7/21 (7 tiles among the 21 the viewer cannot see)."""
@@ -323,6 +425,76 @@ def test_sampling_without_inferences_is_uniform() -> None:
             assert abs(counts[i] / n - 7 / 21) < 0.04
         else:
             assert counts[i] == 0
+
+
+def test_worlds_under_a_cap_are_uniform_among_those_that_keep_it() -> None:
+    """The position of the test above: seat 1 holds 8 tiles, of 20 unseen, and at most
+    one of the 11 unseen answers to the ends. Among the hands that keep the cap, those
+    with no answer at all are C(9, 8) of C(9, 8) + 11 * C(9, 7): about 2%. A dealer that
+    took tiles in a random order while the cap holds would almost never deal one
+    (the first eight tiles of a random order are rarely all of the nine others); the
+    swaps after the construction (and sample_many's exact draw) make up for it."""
+    s = _two_draws_then_the_matador()
+    kn = Knowledge(s.view(0))
+    (capped,) = kn.constraints
+    assert (capped.mask.bit_count(), kn.unseen.bit_count(), s.hand_sizes[1]) == (11, 20, 8)
+    uniform = math.comb(9, 8) / (math.comb(9, 8) + 11 * math.comb(9, 7))
+    n = 3000
+    rng = random.Random(3)
+    for how, worlds in (
+        ("sample_masks", [kn.sample_masks(rng) for _ in range(n)]),
+        ("sample_many", kn.sample_many(rng, n)),
+    ):
+        none = sum(1 for hands, _rest in worlds if not hands[1] & capped.mask)
+        assert abs(none / n - uniform) < 0.012, (how, none / n, uniform)
+
+
+def test_the_boneyard_of_a_world_is_in_uniform_order() -> None:
+    """The position of test_a_draw_shows_what_the_seat_cannot_hold: seat 1 holds none
+    of the unseen tiles with a 3 or a 5, so in every world they all lie in the boneyard,
+    which seat 0 may draw from next. In a world's boneyard order each is the next tile
+    drawn as often as any other boneyard tile (1 in 13): the search's playouts draw in
+    that order, and a sampler that kept the voids together (last, or in index order)
+    would have seat 0 draw them too late or too soon."""
+    s = _position(
+        Rules(),
+        [["2-4", "0-1", "1-1", "2-2", "0-4", "4-4", "0-6"], [*NO_3_5[:-1], "0-0"]],
+        ["2-4"],
+        ("3-6",),
+    )
+    s = s.apply("draw").apply("3-6@1>6")
+    kn = Knowledge(s.view(0))
+    void = bits(kn.void[1])
+    assert len(void) >= 4 and s.boneyard_size == 13
+    n = 2000
+    rng = random.Random(5)
+    for how, worlds in (
+        ("sample_masks", [kn.sample_masks(rng) for _ in range(n)]),
+        ("sample_many", kn.sample_many(rng, n)),
+    ):
+        first = dict.fromkeys(void, 0)
+        for hands, rest in worlds:
+            assert len(rest) == 13 and not hands[1] & kn.void[1]
+            if rest[0] in first:
+                first[rest[0]] += 1
+        for t, count in first.items():
+            assert abs(count / n - 1 / 13) < 0.035, (how, kn.tb.tiles[t], count)
+
+
+@pytest.mark.parametrize("players", [2, 3])  # one hidden hand (numpy), several (compiled)
+def test_sample_many_follows_its_generator(players: int) -> None:
+    """The same generator state gives the same worlds (a search is reproducible), and
+    another gives others: the seed drawn from ``rng`` is used, not a fixed one, else
+    every search would play out the same few worlds."""
+    rules = Rules.preset("standard", players=players)
+    state = HandState.deal(rules, 8)
+    kn = Knowledge(state.view(state.to_move))
+    one = kn.sample_many(random.Random(1), 20)
+    assert one == kn.sample_many(random.Random(1), 20)
+    other = kn.sample_many(random.Random(2), 20)
+    assert one != other
+    # Within one call the worlds differ too.
+    assert len({tuple(hands) for hands, _rest in one}) > 10
 
 
 # -- the expert's strategy --------------------------------------------------------------------

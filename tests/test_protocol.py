@@ -520,3 +520,77 @@ def test_json_text_is_read_strictly() -> None:
         with pytest.raises(ProtocolError) as info:
             loads(bad)
         assert info.value.field == "(message)" and words in info.value.message, info.value
+
+
+# -- every claim is checked, whole and in order ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key", ["to_move", "leader", "boneyard_size", "draws_this_turn", "passes_in_row"]
+)
+def test_a_claimed_count_one_off_the_history_is_refused(key: str) -> None:
+    # Each count a frontend may claim is compared, not just read as an integer: a
+    # frontend that lost a draw or a pass claims a count one off.
+    claimed = M[key] + 1
+    err = _refused(edit(**{key: claimed}))
+    assert err.field == key and f"{claimed} disagrees" in err.message
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_claimed_hand_size_wrong_for_any_one_seat_is_refused(seat: int) -> None:
+    # The last seat's size counts as much as the first's.
+    sizes = list(M["hand_sizes"])
+    sizes[seat] += 1
+    assert _refused(edit(hand_sizes=sizes)).field == "hand_sizes"
+
+
+def test_claimed_open_ends_in_another_order_are_refused() -> None:
+    # The ends are numbered in layout order (moves name them by index): the same ends
+    # in another order would have the bot answer the wrong end.
+    assert len(set(M["open_ends"])) > 1
+    err = _refused(edit(open_ends=M["open_ends"][::-1]))
+    assert err.field == "open_ends" and "disagrees" in err.message
+
+
+@pytest.mark.parametrize("change", ["one left out", "one added"])
+def test_claimed_legal_moves_must_be_all_of_them(change: str) -> None:
+    # Fewer moves than the rules allow is a disagreement too, not only moves they forbid.
+    legal = list(M["legal_moves"])
+    assert len(legal) > 1 and "draw" not in legal
+    claimed = legal[:-1] if change == "one left out" else [*legal, "draw"]
+    err = _refused(edit(legal_moves=claimed))
+    assert err.field == "legal_moves" and "disagrees" in err.message
+    assert view_from_json(edit(legal_moves=legal[::-1])).legal_moves  # any order is fine
+
+
+def test_a_view_whose_first_seat_did_not_lead_round_trips() -> None:
+    """No double to lead and no drawing: seat 0 passes and seat 1 leads. ``first`` is
+    the seat of the first action (0), not the leader (1); written as the leader, the
+    view would be refused (its history would begin with the wrong seat)."""
+    rules = Rules(lead_tile="double_not_blank", draw_rule="none")
+    state = HandState.deal(rules, 9)
+    assert state.to_move == 0 and [str(m) for m in state.legal_moves()] == ["pass"]
+    state = state.apply("pass")
+    state = state.apply(state.legal_moves()[-1])
+    assert state.leader == 1
+    for seat in (0, 1):
+        view = state.view(seat)
+        message = json.loads(json.dumps(view_to_json(view)))
+        assert message["first"] == 0 and message["leader"] == 1
+        assert view_from_json(message) == view
+
+
+def test_too_few_scores_are_refused() -> None:
+    err = _refused(edit(scores=[3]))
+    assert err.field == "scores" and "expected 2 totals" in err.message
+
+
+@pytest.mark.parametrize(
+    ("move", "mode"), [("2-5@1>5", "cross"), ("3-4@1x", "inline"), ("2-5@0^", "cross")]
+)
+def test_a_claimed_mode_must_agree_with_the_move(move: str, mode: str) -> None:
+    # A frontend that reads ``mode`` to draw the tile must not be told another way.
+    message = {**move_to_json(Move.parse(move)), "mode": mode}
+    with pytest.raises(ProtocolError) as info:
+        move_from_json(message)
+    assert info.value.field == "mode" and "disagrees" in info.value.message
