@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.search import search_spec
-from evaluate.arena import Pairing, RunPlan, check_agents, run, seat_patterns
+from evaluate.arena import Pairing, RunPlan, check_agents, run_with_bar, seat_patterns
 from evaluate.report import PairingSummary, summarize
 from evaluate.stats import finite_or_none, interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
@@ -483,15 +483,8 @@ def measure(
             seed,
             field=True,
         )
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=plan.games(), unit="game", desc=bench.name, file=sys.stderr)
         start = time.perf_counter()
-        results = run(plan, workers, bar.update if bar else None)
-        if bar is not None:
-            bar.close()
+        results = run_with_bar(plan, workers, bench.name, progress)
         elapsed = time.perf_counter() - start
         summary = summarize(results, plan.pairings, [a, b], {"preset": config.preset}).pairings[0]
         result = PairingResult(bench, a, b, summary, elapsed, verdict(bench, summary))

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from benchmarks import run_command
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
-from evaluate.arena import Pairing, RunPlan, duplicate_figures, run
+from evaluate.arena import Pairing, RunPlan, duplicate_figures, run_with_bar
 from evaluate.stats import finite_or_none
 from matador_env.engine import Rules
 from matador_env.engine.state import SEED_LIMIT
@@ -50,14 +49,7 @@ def evaluate(
 ) -> dict[str, float | None]:
     rules = Rules.preset("standard")
     plan = RunPlan(rules, [Pairing(f"policy:{policy}", opponent)], hands, matches, seed)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=plan.games(), unit="game", desc=f"vs {opponent}", file=sys.stderr)
-    results = run(plan, workers=2, progress=bar.update if bar else None)
-    if bar is not None:
-        bar.close()
+    results = run_with_bar(plan, 2, f"vs {opponent}", progress)
     out: dict[str, float | None] = {"opponent": opponent}  # type: ignore[dict-item]
     for kind, count in (("hand", hands), ("match", matches)):
         games = [r for r in results if r.kind == kind]

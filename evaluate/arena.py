@@ -58,6 +58,7 @@ import json
 import multiprocessing
 import random
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -568,6 +569,22 @@ def run(
             progress(len(batch))
     results.sort(key=lambda r: (r.pairing, r.kind, r.deal, r.pattern))
     return results
+
+
+def run_with_bar(
+    plan: RunPlan, workers: int, desc: str, show: bool = True, unit: str = "game"
+) -> list[GameResult]:
+    """:func:`run` with a progress bar of its games on stderr (``show`` False: none),
+    for the commands that play a plan as one step of longer work."""
+    if not show:
+        return run(plan, workers)
+    from tqdm import tqdm
+
+    bar = tqdm(total=plan.games(), unit=unit, desc=desc, file=sys.stderr)
+    try:
+        return run(plan, workers, bar.update)
+    finally:
+        bar.close()
 
 
 def _results(units: list[Work], workers: int) -> Iterator[list[GameResult]]:

@@ -31,7 +31,7 @@ def test_strength_refuses_a_search_of_other_rules_before_any_game(
     expert vs greedy, then ended with an AgentRulesError traceback."""
     import benchmarks.strength as strength
 
-    monkeypatch.setattr(strength, "run", _no_games)
+    monkeypatch.setattr(strength, "run_with_bar", _no_games)
     pagat = f"policy:{BOTS / 'pagat'}"
     argv = ["--preset", "pagat", "--preset", "standard", "--search", pagat, "--no-progress"]
     line = refused(strength.main, argv, capsys)
@@ -49,7 +49,7 @@ def test_strength_refuses_an_out_whose_file_is_a_folder_before_any_game(
     """The write found it after the first configuration: an IsADirectoryError."""
     import benchmarks.strength as strength
 
-    monkeypatch.setattr(strength, "run", _no_games)
+    monkeypatch.setattr(strength, "run_with_bar", _no_games)
     (tmp_path / taken).mkdir()
     line = refused(strength.main, ["--out", str(tmp_path), "--no-progress"], capsys)
     assert line == (
@@ -148,7 +148,7 @@ def test_strength_reads_workers_as_the_other_counts(
     """``int`` took '３' and '+2' (the benchmarks' counts read the digits 0-9 alone)."""
     import benchmarks.strength as strength
 
-    monkeypatch.setattr(strength, "run", _no_games)
+    monkeypatch.setattr(strength, "run_with_bar", _no_games)
     line = refused(strength.main, ["--workers", workers], capsys)
     assert line.endswith(
         f"argument --workers: {workers!r} is not allowed; allowed: an integer, 1 or more"

@@ -50,11 +50,17 @@ from agents.expert import (
     WEIGHTS_FORMAT,
     ExpertAgent,
     ExpertWeights,
-    ExpertWeightsError,
     read_weights_file,
 )
 from agents.search import SearchAgent
-from evaluate.arena import Pairing, RunPlan, derive, duplicate_figures, run, seat_patterns
+from evaluate.arena import (
+    Pairing,
+    RunPlan,
+    derive,
+    duplicate_figures,
+    run_with_bar,
+    seat_patterns,
+)
 from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
@@ -266,10 +272,7 @@ def _existing(path: Path) -> dict[str, Any]:
     ValueError (naming ``path``) for a file that cannot be read or is no weights file."""
     if not path.exists():
         return {}
-    try:
-        return read_weights_file(path)
-    except ExpertWeightsError as e:
-        raise ValueError(str(e)) from None
+    return read_weights_file(path)  # its ExpertWeightsError is a ValueError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,15 +293,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     labelled: dict[str, list[Labelled]] = {c.name: [] for c in args.configs}
 
-    def progress_bar(total: int, desc: str, unit: str) -> Any:
-        """A bar on stderr, None under --no-progress (tqdm is imported only for one)."""
-        if args.no_progress:
-            return None
+    bar = None
+    if not args.no_progress:
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
-
-    bar = progress_bar(args.positions * len(args.configs), "label", "position")
+        total = args.positions * len(args.configs)
+        bar = tqdm(total=total, desc="label", unit="position", file=sys.stderr)
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     try:
@@ -331,12 +331,9 @@ def main(argv: list[str] | None = None) -> int:
             field=True,
         )
         # The confirming games are long work too, a configuration after another.
-        confirm_bar = progress_bar(plan.games(), f"confirm {config.name}", "hand")
-        try:
-            results = run(plan, args.workers, confirm_bar.update if confirm_bar else None)
-        finally:
-            if confirm_bar is not None:
-                confirm_bar.close()
+        results = run_with_bar(
+            plan, args.workers, f"confirm {config.name}", not args.no_progress, unit="hand"
+        )
         _, points = duplicate_figures(results)
         # Kept only when the arena confirms it: the interval's lower bound above zero.
         kept = points.lo > 0
