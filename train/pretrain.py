@@ -63,6 +63,7 @@ from matador_env.engine import Rules
 from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import atomic_write
 from matador_env.matador_v0 import reward_kind
+from matador_env.values import same_value
 
 from .args import check_decisions
 from .files import RunFolderError
@@ -91,12 +92,12 @@ class ChunkJob:
     """The environment's reward (``--reward``): the returns the value head is fitted
     to are PPO's."""
 
-    def record(self) -> dict[str, Any]:
-        """What the chunk's decisions depend on, as a chunk records it (the reward apart,
-        recorded on its own since before this record). The driver's path is left out:
-        a moved run folder still holds its own chunks."""
+    def settings(self) -> dict[str, Any]:
+        """The collection's settings that the chunk's decisions depend on, besides its
+        table and encoding (:meth:`record`) and its reward (recorded on its own since
+        before the record). The driver's path is left out: a moved run folder still
+        holds its own chunks."""
         return {
-            "encoding": encoding_for(Rules.from_dict(self.rules)).signature(),
             "teacher": self.teacher,
             "opponent": self.opponent,
             "decisions": self.decisions,
@@ -104,6 +105,14 @@ class ChunkJob:
             "gamma": self.gamma,
             "reward_scale": self.reward_scale,
             "skip_forced": self.skip_forced,
+        }
+
+    def record(self) -> dict[str, Any]:
+        """What a chunk records of its collection: the encoding's signature (its rules
+        and version) and :meth:`settings`."""
+        return {
+            "encoding": encoding_for(Rules.from_dict(self.rules)).signature(),
+            **self.settings(),
         }
 
 
@@ -366,17 +375,13 @@ def _chunk_problem(arrays: dict[str, np.ndarray], record: str | None, job: Chunk
         if key in arrays and not np.isfinite(arrays[key]).all():
             return f"its {key!r} array holds a number that is not finite"
     mask, actions = arrays["mask"], arrays["action"]
-    rows = np.arange(n)
-    in_range = (actions >= 0) & (actions < encoding.num_actions)
-    legal = in_range & mask[rows, np.where(in_range, actions, 0)]
+    legal = _legal(mask, actions[:, None])[:, 0]
     if not legal.all():
         row = int(np.flatnonzero(~legal)[0])
         return f"decision {row}'s action {int(actions[row])} is not legal under its mask"
     if "cand" in arrays:
         cands = arrays["cand"]
-        known = (cands >= -1) & (cands < encoding.num_actions)
-        picked = np.take_along_axis(mask, np.where(cands >= 0, cands, 0).astype(np.int64), 1)
-        fits = known & ((cands == -1) | picked)
+        fits = (cands == -1) | _legal(mask, cands)
         if not fits.all():
             row = int(np.flatnonzero(~fits.all(axis=1))[0])
             return (
@@ -384,6 +389,14 @@ def _chunk_problem(arrays: dict[str, np.ndarray], record: str | None, job: Chunk
                 "legal under its mask"
             )
     return None
+
+
+def _legal(mask: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Whether each of ``actions`` (a row of them per decision) is an action its row of
+    ``mask`` allows; False for a number outside the actions."""
+    inside = (actions >= 0) & (actions < mask.shape[1])
+    allowed = np.take_along_axis(mask, np.where(inside, actions, 0).astype(np.int64), 1)
+    return inside & allowed
 
 
 def _record_problem(text: str, job: ChunkJob, encoding: Encoding) -> str | None:
@@ -396,9 +409,9 @@ def _record_problem(text: str, job: ChunkJob, encoding: Encoding) -> str | None:
         encoding.check_signature(saved)
     except ValueError as e:
         return f"it was collected for another table or encoding ({e})"
-    for key, wanted in job.record().items():
+    for key, wanted in job.settings().items():
         was = record.get(key, "<missing>")
-        if key != "encoding" and was != wanted:
+        if not same_value(was, wanted):
             return f"it was collected with {key} {was!r}, and this collection's is {wanted!r}"
     return None
 
