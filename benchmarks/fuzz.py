@@ -343,7 +343,7 @@ written out here, since the engine's own ``blocked_points`` cannot check itself.
 def _check_tiles(state: HandState) -> None:
     """Every tile of the set is in exactly one place: a hand, the boneyard or the table."""
     places = [*(t for hand in state.hands for t in hand), *state.boneyard, *state.layout]
-    if len(places) != state.rules.tile_count or set(places) != set(set_tiles(state.rules.set_max)):
+    if sorted(places) != sorted(set_tiles(state.rules.set_max)):
         raise Finding(
             f"after {len(state.history)} actions the hands, boneyard and table hold "
             f"{len(places)} tiles ({len(set(places))} different), the set "
@@ -377,15 +377,13 @@ def _check_outcome(state: HandState) -> None:
             raise Finding(
                 f"a blocked hand with side counts {side_counts} ended {t} (tie={rules.tie})"
             )
-        if t == "blocked" and (
-            outcome.winner is None or rules.side_of(outcome.winner) != lowest[0]
-        ):
-            raise Finding(f"blocked with side counts {side_counts}, won by seat {outcome.winner}")
-        expected = (
-            BLOCKED_POINTS[rules.blocked_scoring](low, sum(side_counts) - low)
-            if t == "blocked"
-            else 0
-        )
+        expected = 0  # a tie scores nothing
+        if t == "blocked":
+            if outcome.winner is None or rules.side_of(outcome.winner) != lowest[0]:
+                raise Finding(
+                    f"blocked with side counts {side_counts}, won by seat {outcome.winner}"
+                )
+            expected = BLOCKED_POINTS[rules.blocked_scoring](low, sum(side_counts) - low)
     else:
         expected = 0
     if outcome.points != expected:
@@ -788,12 +786,7 @@ def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyF
     (scratch.folder / POLICY_FILE).write_bytes(onnx)
     (scratch.folder / SIDECAR_FILE).write_bytes(sidecar)
     # A hand of the bot's own rules: a policy that loads is asked for a move in it.
-    state = HandState.deal(scratch.rules, rng.randrange(1 << 32))
-    for _ in range(rng.randrange(30)):
-        after = state.apply(rng.choice(state.legal_moves()))
-        if after.is_over:
-            break
-        state = after
+    state = _under_way(rng, scratch.rules)
 
     def load() -> None:
         # onnxruntime prints its own notice ("EP Error") on stdout before raising; the
@@ -809,6 +802,18 @@ def trial_policy(rng: random.Random, tally: Tally, label: str, scratch: _PolicyF
     classify(tally, load, (PolicyError,), label)
 
 
+def _under_way(rng: random.Random, rules: Rules) -> HandState:
+    """A hand of ``rules`` advanced by up to 29 random legal moves, never to its end:
+    a seat is to move in it."""
+    state = HandState.deal(rules, rng.randrange(1 << 32))
+    for _ in range(rng.randrange(30)):
+        after = state.apply(rng.choice(state.legal_moves()))
+        if after.is_over:
+            break
+        state = after
+    return state
+
+
 def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> None:
     bot = rng.choice(bots)
     # A bot of one configuration (the trained one) also gets views of other presets,
@@ -817,14 +822,7 @@ def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> 
     preset = rng.choice(list(PRESETS))
     rules = Rules.preset(preset) if other else bot.rules
     mismatch = bot.rules is not None and rules != bot.rules
-    state = HandState.deal(rules, rng.randrange(1 << 32))
-    for _ in range(rng.randrange(30)):
-        if state.is_over:
-            break
-        after = state.apply(rng.choice(state.legal_moves()))
-        if after.is_over:
-            break
-        state = after
+    state = _under_way(rng, rules)
     message: Any = view_to_json(state.view(state.to_move))
     intact = rng.random() >= 0.85
     if not intact:

@@ -94,8 +94,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from benchmarks.bot import ServerProcess
-from matador_env.engine import PRESETS, HandState, IllegalMoveError, MatchState, Rules
+from benchmarks.bot import HEADERS, ServerProcess
+from matador_env.engine import PRESETS, HandState, MatchState, Rules
 from matador_env.flags import positive_number, seed_arg
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 from matador_env.serve import DEFAULT_MAX_BODY
@@ -430,9 +430,6 @@ class KeptAlive:
         self.conn.close()
 
 
-JSON_HEADERS = {"Content-Type": "application/json"}
-
-
 def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until: float) -> None:
     pool = sample_views(rng, 120)
     client = KeptAlive(server)
@@ -443,7 +440,7 @@ def views_phase(server: ServerUnderTest, tally: Tally, rng: random.Random, until
             body, valid = mutate_view(rng, rng.choice(pool))
             bot = rng.choice(["", "?bot=greedy", "?bot=random", "?bot=nobody", "?x=1"])
             tally.add("tried")
-            answered = client.request("POST", "/move" + bot, body, JSON_HEADERS)
+            answered = client.request("POST", "/move" + bot, body, HEADERS)
             if answered is None:
                 tally.add("requests", "no_answer", "refused")
                 continue
@@ -648,17 +645,17 @@ def mutate_move(
         data[rng.choice(fields)] = rng.choice(JUNK)
     elif how == 3:
         text = json.dumps(data).encode()
-        return text[: rng.randrange(len(text))], JSON_HEADERS, None
+        return text[: rng.randrange(len(text))], HEADERS, None
     elif how == 4:
         flipped = bytearray(json.dumps(data).encode())
         flipped[rng.randrange(len(flipped))] = rng.randrange(256)
-        return bytes(flipped), JSON_HEADERS, None
+        return bytes(flipped), HEADERS, None
     elif how == 5:
         data = rng.choice([[data], data["move"], None, {"view": data}])
     else:
         media = rng.choice(["text/plain", "application/json; charset=latin-1", ""])
         return json.dumps(data).encode(), {"Content-Type": media}, 415
-    return json.dumps(data).encode(), JSON_HEADERS, None
+    return json.dumps(data).encode(), HEADERS, None
 
 
 class LiveGame:
@@ -691,7 +688,7 @@ class LiveGame:
         try:
             for move in moves:
                 self.state = self.state.apply(move)
-        except (IllegalMoveError, ValueError):
+        except ValueError:  # IllegalMoveError and MoveParseError are ValueErrors
             return False
         return True
 
@@ -732,9 +729,7 @@ def deal_game(
         del live[oldest]
         game_call(client, tally, "DELETE", f"/games/{oldest}", expected=200)
     body, valid = mutate_settings(rng, game_settings(rng))
-    status, game = game_call(
-        client, tally, "POST", "/games", body, JSON_HEADERS, 201 if valid else None
-    )
+    status, game = game_call(client, tally, "POST", "/games", body, HEADERS, 201 if valid else None)
     if status != 201:
         return
     tally.add("games_dealt")
@@ -764,7 +759,7 @@ def game_step(
     # Each of bot, move and next, with the status it must get now.
     steps: dict[str, tuple[str, str, bytes | None, dict[str, str], int | None]] = {
         "bot_turn": ("POST", path + "/bot", None, {}, must("bot_turn")),
-        "your_turn": ("POST", path + "/move", move, JSON_HEADERS, must("your_turn")),
+        "your_turn": ("POST", path + "/move", move, HEADERS, must("your_turn")),
         "hand_over": ("POST", path + "/next", None, {}, must("hand_over")),
         "finished": ("DELETE", path, None, {}, 200),
     }
@@ -842,7 +837,7 @@ def race(
         with contextlib.suppress(threading.BrokenBarrierError):
             gate.wait(ANSWER_WAIT)
         path, body = requests[k]
-        return racers[k].request("POST", path, body, JSON_HEADERS if body else {})
+        return racers[k].request("POST", path, body, HEADERS if body else {})
 
     try:
         with ThreadPoolExecutor(len(requests)) as pool:
@@ -881,7 +876,7 @@ def check_the_cap(client: KeptAlive, tally: Tally, live: dict[str, LiveGame]) ->
     dealt: list[str] = []
     body = json.dumps({"level": "random"}).encode()
     for _ in range(cap + 1 - len(live)):
-        status, game = game_call(client, tally, "POST", "/games", body, JSON_HEADERS)
+        status, game = game_call(client, tally, "POST", "/games", body, HEADERS)
         if status != 201 or not isinstance(game, dict):
             break
         dealt.append(game["id"])
