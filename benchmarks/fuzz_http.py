@@ -333,6 +333,20 @@ JUNK: list[Any] = [None, True, False, 0, -1, 7, 2**63, 1e308, 0.5, "", "x", "1-6
 JUNK += ["9-9@0>1", "ü" * 50, [], [None], {}, {"a": 1}, [[[[]]]], "x" * 5000, list(range(300))]
 
 
+def _cut(rng: random.Random, data: Any) -> bytes:
+    """``data`` as JSON, cut short at a random byte."""
+    text = json.dumps(data).encode()
+    return text[: rng.randrange(len(text))]
+
+
+def _flipped(rng: random.Random, data: Any, flips: int = 1) -> bytes:
+    """``data`` as JSON with ``flips`` random bytes set to random values."""
+    flipped = bytearray(json.dumps(data).encode())
+    for _ in range(flips):
+        flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+    return bytes(flipped)
+
+
 def mutate_view(rng: random.Random, view: dict[str, Any]) -> tuple[bytes, bool]:
     """A view's body, mutated or not; True when it was left valid."""
     data = json.loads(json.dumps(view))
@@ -371,13 +385,9 @@ def mutate_view(rng: random.Random, view: dict[str, Any]) -> tuple[bytes, bool]:
         else:
             data["history"] = history * rng.choice([50, 400])
     elif how == 8:
-        text = json.dumps(data).encode()
-        return text[: rng.randrange(len(text))], False
+        return _cut(rng, data), False
     elif how == 9:
-        flipped = bytearray(json.dumps(data).encode())
-        for _ in range(rng.randrange(1, 4)):
-            flipped[rng.randrange(len(flipped))] = rng.randrange(256)
-        return bytes(flipped), False
+        return _flipped(rng, data, rng.randrange(1, 4)), False
     elif how == 10:
         return rng.choice([b"\xff\xfe{}", b"[1,2]", b"null", b"NaN", b"{" * 3000, b""]), False
     else:
@@ -616,12 +626,9 @@ def mutate_settings(rng: random.Random, settings: dict[str, Any]) -> tuple[bytes
     elif how == 3:
         data[rng.choice(["colour", "Preset", "", "x" * 300])] = rng.choice(JUNK)
     elif how == 4:
-        text = json.dumps(data).encode()
-        return text[: rng.randrange(len(text))], False
+        return _cut(rng, data), False
     elif how == 5:
-        flipped = bytearray(json.dumps(data).encode())
-        flipped[rng.randrange(len(flipped))] = rng.randrange(256)
-        return bytes(flipped), False
+        return _flipped(rng, data), False
     elif how == 6:
         return rng.choice([b"[]", b"null", b'"standard"', b"\xff{}", b"{" * 3000, b"{}{}"]), False
     else:
@@ -644,12 +651,9 @@ def mutate_move(
         fields = ["kind", "tile", "end", "shows", "mode", "bot", "format", "version", "seat"]
         data[rng.choice(fields)] = rng.choice(JUNK)
     elif how == 3:
-        text = json.dumps(data).encode()
-        return text[: rng.randrange(len(text))], HEADERS, None
+        return _cut(rng, data), HEADERS, None
     elif how == 4:
-        flipped = bytearray(json.dumps(data).encode())
-        flipped[rng.randrange(len(flipped))] = rng.randrange(256)
-        return bytes(flipped), HEADERS, None
+        return _flipped(rng, data), HEADERS, None
     elif how == 5:
         data = rng.choice([[data], data["move"], None, {"view": data}])
     else:
