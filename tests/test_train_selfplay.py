@@ -130,3 +130,23 @@ def test_a_pool_plays_as_a_saved_snapshot(tmp_path: Path) -> None:
         pool.play_as("snapshot:step_512")
     pool.play_as("random")
     assert pool.current == "random"
+
+
+def test_unseeded_envs_draw_their_opponents_independently() -> None:
+    """Without a seed, opponents come from fresh entropy (two copies met the same
+    opponents in the same order when the draw started from one fixed seed); a seed
+    still fixes them."""
+    rules = Rules.preset("standard")
+
+    def opponents(seed: int | None) -> list[str]:
+        pool = OpponentPool(None, baseline_weights={"expert": 1.0, "greedy": 1.0})
+        env = SelfPlayEnv(pool=pool, rules=rules)
+        drawn = []
+        for i in range(64):
+            env.reset(seed=None if seed is None or i else seed)
+            drawn.append(pool.current)
+        return drawn
+
+    # 64 fair draws each: equal sequences by chance once in 2**64.
+    assert opponents(None) != opponents(None)
+    assert opponents(5) == opponents(5)

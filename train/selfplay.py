@@ -201,7 +201,10 @@ class SelfPlayEnv(MatadorSingleEnv):
         self.pool = pool
         super().__init__(opponents=pool, **kwargs)
         EzPickle.__init__(self, pool, **kwargs)
-        self._pool_rng = random.Random(0)
+        # Until a seeded reset, opponents are drawn from fresh entropy, as Gymnasium
+        # seeds an unseeded env's np_random: copies of an unseeded env must not all
+        # meet the same opponents in the same order.
+        self._pool_rng = random.Random()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         seed = as_seed(seed)  # numpy's too
