@@ -48,7 +48,8 @@ Every input is *accepted*, *refused* with a documented error, or a *finding*: an
 undocumented exception, a broken invariant, a documented error for an input that
 is valid (a legal move, an intact record or history, an unmutated view), which
 the entry point must accept (a check that refused everything would otherwise pass),
-or an input that took over ``SLOW_INPUT_SECONDS``.
+or an input that took over ``SLOW_INPUT_SECONDS`` (one still running after
+``HUNG_INPUT_SECONDS`` is stopped there, on the main thread on Unix).
 The table gives the counts and the first findings of each campaign with the trial
 that reproduces them (``--seed S --campaign C --trial N``). The exit status is 1
 when anything was found.
@@ -67,8 +68,10 @@ import io
 import json
 import random
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -139,6 +142,40 @@ SLOW_INPUT_SECONDS = 10.0
 finding, such as text that an entry point reads in quadratic time."""
 
 
+HUNG_INPUT_SECONDS = 120.0
+"""Past this one input is stopped and is a finding (an endless loop would otherwise end
+the run with no table and no trial to reproduce it). Only where a timer can interrupt
+the input: on the main thread where SIGALRM exists, with no other timer running."""
+
+
+class _Hung(BaseException):
+    """Raised into an input past :data:`HUNG_INPUT_SECONDS`; a BaseException, so that the
+    code under test's ``except Exception`` does not take it for its own error."""
+
+
+def _stopped_if_hung(call: Callable[[], object]) -> None:
+    """``call()``, interrupted by :class:`_Hung` past :data:`HUNG_INPUT_SECONDS` where
+    that is possible."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    ):
+        call()
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Hung
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, HUNG_INPUT_SECONDS)
+    try:
+        call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def classify(
     tally: Tally,
     call: Callable[[], object],
@@ -152,11 +189,14 @@ def classify(
     input that took over :data:`SLOW_INPUT_SECONDS`).
 
     ``valid``: the input is one the entry point must accept, so a documented error
-    is a finding too (a refusal is only documented for a bad input)."""
+    is a finding too (a refusal is only documented for a bad input). An input still
+    running after :data:`HUNG_INPUT_SECONDS` is stopped, a finding."""
     tally.tried += 1
     start = time.monotonic()
     try:
-        call()
+        _stopped_if_hung(call)
+    except _Hung:
+        verdict, text = "finding", f"hung: stopped after {HUNG_INPUT_SECONDS:g} s"
     except Finding as exc:
         verdict, text = "finding", f"invariant: {exc}"
     except documented as exc:

@@ -5,8 +5,10 @@ campaign that guards it, which must report a finding."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -165,6 +167,24 @@ def test_an_input_that_takes_too_long_is_found(monkeypatch: pytest.MonkeyPatch) 
 
     assert fuzz.classify(tally, slow_refusal, (ValueError,), "t") == "finding"
     assert tally.examples[0].startswith("t: slow: refused after")
+
+
+def test_an_input_that_hangs_is_stopped_and_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An endless loop never reached the slow-input check: the run hung with no table.
+    # The loop catches Exception, as code under test may: the stop must get through.
+    monkeypatch.setattr(fuzz, "HUNG_INPUT_SECONDS", 0.05)
+    tally = fuzz.Tally()
+
+    def endless() -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                time.sleep(0.01)
+
+    assert fuzz.classify(tally, endless, (ValueError,), "t") == "finding"
+    assert tally.examples == ["t: hung: stopped after 0.05 s"]
+    # The timer is off again and the handler put back, for the inputs after it.
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
 
 
 # -- the HTTP campaign -------------------------------------------------------------------
