@@ -43,6 +43,13 @@ Endpoints
 ``GET /games/{id}``
     The game.
 
+Every answer that carries a game carries its ``version`` (in the game and as the
+``ETag`` header, ``"3"``), which each move, bot move and new hand raises by one.
+``POST /games/{id}/move``, ``/bot`` and ``/next`` take an optional ``If-Match``
+header: with the ETag of the game the client last saw, the request applies only to
+that game (``412 stale`` otherwise), so a request sent twice (a retry after a lost
+answer, a double click) cannot make two moves. ``If-Match: *`` matches any version.
+
 ``POST /games/{id}/move``
     The person's move, a move object of the protocol (``{"move": "2-5@1>5"}``,
     :func:`matador_env.protocol.move_from_json`). ``200 {"event": EVENT, "game": GAME}``.
@@ -61,7 +68,7 @@ An EVENT is ``{"seat", "move", "text"}``: the move's text form and a sentence
 (``"P1 played 1-6 on end 0 (showing 3), 6 outward"``); the person's own draw names
 the tile drawn. A GAME is::
 
-    {"id", "settings": {the dealt settings, seed included}, "hand_no",
+    {"id", "version", "settings": {the dealt settings, seed included}, "hand_no",
      "view": the person's seat view (matador_env.protocol.view_to_json),
      "table": {"pieces": [{"tile", "lie", "a", "b", "parent", "port", "matador"}],
                "ends": [{"index", "text", "kind", "piece", "port"}], "last"},
@@ -91,12 +98,16 @@ As for ``POST /move``: JSON ``{"error", "field", "message"}``.
 status  ``error``           when
 ======  ==================  ======================================================
 400     ``bad_json``        the body is not UTF-8 JSON (or has a key twice in one
-                            object); ``not_an_object``: not an object
+                            object); ``not_an_object``: not an object;
+                            ``bad_if_match``: an ``If-Match`` that is neither ``*``
+                            nor entity tags in quotes (``field`` ``header.If-Match``)
 404     ``unknown_game``    no live game has this id (``field`` ``path.id``)
 409     ``wrong_turn``      a move while a bot is to act, or a bot move on the
                             person's turn (``field`` ``seat``)
 409     ``hand_over``       a move after the hand ended; ``next`` before it ended
 409     ``finished``        the game is over (``next`` after the last hand)
+412     ``stale``           ``If-Match`` names none of the game's current ETag: it
+                            changed since (``field`` ``header.If-Match``)
 413     ``too_large``       the body is over the server's ``--max-body``, on every
                             endpoint (one that takes no body ignores a smaller one)
 415     ``unsupported_media_type``  a body that is not ``application/json``
@@ -114,6 +125,7 @@ status  ``error``           when
 from __future__ import annotations
 
 import random
+import re
 import secrets
 import threading
 import time
@@ -196,6 +208,19 @@ SETTINGS_BODY = (
     "the game settings, every field optional: " + ", ".join(SETTINGS_FIELDS),
 )
 MOVE_BODY = ("the move", 'the move, e.g. {"move": "2-5@1>5"}')
+# An entity tag in If-Match: strong ("3") or weak (W/"3"), its characters per RFC 9110.
+_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+
+
+def etag(version: int) -> str:
+    """The ETag of a game at ``version``."""
+    return f'"{version}"'
+
+
+def if_match_header(request: Request) -> str | None:
+    """The request's ``If-Match``, several of them as one list (RFC 9110), or None."""
+    values = request.headers.getlist("if-match")
+    return ", ".join(values) if values else None
 
 
 # -- words --------------------------------------------------------------------------------
@@ -353,6 +378,7 @@ class WebGame:
         self.hand_no = 1
         self.lock = threading.Lock()
         self.touched = 0.0
+        self.version = 0  # raised by every change, for the ETag and If-Match
 
     # -- names
 
@@ -394,6 +420,7 @@ class WebGame:
         outcome = hand.outcome
         return {
             "id": self.id,
+            "version": self.version,
             "settings": self.settings.to_json(),
             "hand_no": self.hand_no,
             "view": view_to_json(view),
@@ -468,6 +495,33 @@ class WebGame:
 
     # -- steps
 
+    def check_if_match(self, header: str | None) -> None:
+        """Refuse a change asked for with an ``If-Match`` that names none of the
+        game's current ETag (``412 stale``); ``None``, no header, matches."""
+        if header is None:
+            return
+        tags = [t.strip() for t in header.split(",")]
+        if tags == ["*"]:
+            return
+        if not all(_ENTITY_TAG.fullmatch(t) for t in tags):
+            raise RequestFailed(
+                400,
+                "bad_if_match",
+                f"If-Match: {shown_value(header)} is not allowed; allowed: * or entity "
+                f'tags in quotes, e.g. If-Match: "{self.version}" (the ETag of an answer)',
+                "header.If-Match",
+            )
+        # Strong comparison (RFC 9110): a weak tag W/"3" matches nothing.
+        if etag(self.version) not in tags:
+            raise RequestFailed(
+                412,
+                "stale",
+                f"If-Match {shown_value(header)} does not name the game's ETag, "
+                f"{etag(self.version)}: it changed since; get it again (GET /games/{{id}}) "
+                "and decide anew",
+                "header.If-Match",
+            )
+
     def _check_open(self) -> None:
         if self.finished:
             raise RequestFailed(409, "finished", "the game is over; deal a new one (POST /games)")
@@ -480,6 +534,7 @@ class WebGame:
         seat = self.state.to_move
         before = self.state.hand
         self.state = self.state.apply(move)
+        self.version += 1
         text = describe_event(self.name(seat), move, before.ends, self.rules)
         if move.kind == "draw" and seat == self.seat:
             new = [t for t in self.state.hand.hand(seat) if t not in before.hand(seat)]
@@ -519,6 +574,7 @@ class WebGame:
             raise RequestFailed(409, "hand_over", "the hand is not over yet")
         self.state = self.state.next_hand()
         self.hand_no += 1
+        self.version += 1
 
 
 @dataclass
@@ -694,7 +750,10 @@ def web_routes(
                 # dropped, whatever its size, instead of refused as documented.
                 raw = await read_body(request, max_body)
                 check_query(request)  # as the bot endpoints do; the page reads its own
-                return JSONResponse(await handler(request, raw), status_code=status)
+                data = await handler(request, raw)
+                game = data.get("game", data)
+                headers = {"ETag": etag(game["version"])} if "version" in game else None
+                return JSONResponse(data, status_code=status, headers=headers)
             except ClientDisconnect:  # nobody left to answer; not a server error
                 return Response(status_code=400)
             except RequestFailed as exc:
@@ -727,24 +786,30 @@ def web_routes(
     async def move(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
         chosen = move_from_json(json_body(request, raw, MOVE_BODY, empty_ok=False))
+        if_match = if_match_header(request)
 
         def step() -> dict[str, Any]:
+            game.check_if_match(if_match)
             return {"event": game.person_move(chosen), "game": game.to_json()}
 
         return await run_in_threadpool(locked, game, step)
 
     async def bot(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
+        if_match = if_match_header(request)
 
         def step() -> dict[str, Any]:
+            game.check_if_match(if_match)
             return {"event": game.bot_move(), "game": game.to_json()}
 
         return await run_in_threadpool(locked, game, step)
 
     async def next_hand(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
+        if_match = if_match_header(request)
 
         def step() -> dict[str, Any]:
+            game.check_if_match(if_match)
             game.next_hand()
             return game.to_json()
 

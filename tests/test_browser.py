@@ -192,6 +192,49 @@ def test_a_full_hand_in_the_browser(
     page.close()
 
 
+def post_json(url: str, body: Any) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        answer: dict[str, Any] = json.load(reply)
+        return answer
+
+
+def test_a_move_made_elsewhere_meanwhile_is_not_made_twice(server: str, browser: Any) -> None:
+    """The page sends the game's version as If-Match: when something else made the
+    person's move meanwhile, the page's click is refused as stale (412), not applied
+    as a second move, and the page goes on from the game as it is now."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(r.url) if r.status == 412 else None)
+    page.set_default_timeout(20_000)
+    page.goto(f"{server}/?pause=0&seed=2")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#level", "greedy")
+    page.click("#deal")
+    assert wait_idle(page) == "your_turn"
+    game_id = page.get_attribute("body", "data-game")
+    game = server_game(server, game_id)
+    legal = game["view"]["legal_moves"]
+    move = next(m for m in legal if clicks_for(m, legal) == "tile")  # a play: P1 is next
+    done = len(game["view"]["history"])
+    post_json(f"{server}/games/{game_id}/move", {"move": move})  # elsewhere, meanwhile
+    click_move(page, move, legal)  # the page still shows the game before that move
+    status = wait_idle(page)
+    assert refused == [f"{server}/games/{game_id}/move"]
+    now = server_game(server, game_id)
+    history = now["view"]["history"]
+    assert history[done] == {"seat": 0, "move": move}
+    assert history[done + 1]["seat"] == 1, "the page's click made a second move"
+    assert status == now["status"]
+    assert_page_shows(page, now)
+    assert not errors, errors
+    page.close()
+
+
 # Presets whose arms coil up (no branching matadors): the page promises that no two
 # tiles, and no tile and open end, are ever drawn over each other.
 COILED = ["standard", "pagat", "polish", "leiden", "double_nine", "double_twelve"]

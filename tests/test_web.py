@@ -382,6 +382,11 @@ def test_the_curl_example_of_the_docs(client: Client) -> None:
     reply = client.post(f"/games/{game['id']}/move", {"move": "1-2@1>2"})
     assert reply.status_code == 200, reply.content
     assert reply.json()["event"]["move"] == "1-2@1>2"
+    # Its If-Match example: the game is at "2" after those three calls.
+    assert '/bot -H \'If-Match: "1"\'   # 412 once it is at "2"' in doc
+    assert reply.headers["etag"] == '"2"'
+    stale = client.post(f"/games/{game['id']}/bot", headers={"If-Match": '"1"'})
+    assert_error(stale, 412, "stale", "header.If-Match")
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -527,14 +532,16 @@ def test_a_wrong_method_or_path_names_the_game_endpoints() -> None:
     assert_error(client.delete(f"/games/{gid}"), 404, "unknown_game", "path.id")
 
 
-def post_at_once(client: Client, requests: list[tuple[str, Any]]) -> list[Reply]:
+def post_at_once(
+    client: Client, requests: list[tuple[str, Any]], headers: dict[str, str] | None = None
+) -> list[Reply]:
     """POST each (path, body) from a thread of its own, all released together."""
     gate = threading.Barrier(len(requests))
 
     def send(request: tuple[str, Any]) -> Reply:
         path, body = request
         gate.wait()
-        return client.post(path, body)
+        return client.post(path, body, headers=headers)
 
     with ThreadPoolExecutor(len(requests)) as pool:
         return list(pool.map(send, requests))
@@ -566,6 +573,103 @@ def test_moves_sent_at_once_apply_one_at_a_time() -> None:
             state = state.apply(action["move"])
         assert after["view"]["hand"] == [str(t) for t in state.hand.hand(0)]
         client.delete(f"/games/{gid}")
+
+
+def _bot_turn_with_bots_after(client: Client) -> dict[str, Any]:
+    """A four-seat game at P1's turn, early in the hand: three bots move before the
+    person, so only If-Match tells a request sent twice from two moves."""
+    game = deal(client, level="greedy", players=4, seat=0, seed=3)
+    rnd = random.Random(0)
+    while not (game["status"] == "bot_turn" and game["view"]["to_move"] == 1):
+        assert game["status"] in ("your_turn", "bot_turn"), "the hand ended first"
+        if game["status"] == "your_turn":
+            move = rnd.choice(game["view"]["legal_moves"])
+            game = client.post(f"/games/{game['id']}/move", {"move": move}).json()["game"]
+        else:
+            game = client.post(f"/games/{game['id']}/bot").json()["game"]
+    return game
+
+
+def test_every_answer_with_a_game_carries_its_version_as_etag() -> None:
+    client = make_client()
+    created = client.post("/games", {"level": "greedy", "seed": 4})
+    game = created.json()
+    assert (game["version"], created.headers["etag"]) == (0, '"0"')
+    gid = game["id"]
+    versions = [0]
+    for reply in play_out(client, game, random.Random(1)):
+        versions.append(reply[0]["version"])
+    assert versions == list(range(len(versions))), "every change raises it by one"
+    shown = client.get(f"/games/{gid}")
+    assert shown.headers["etag"] == f'"{versions[-1]}"' == f'"{shown.json()["version"]}"'
+    assert "etag" not in client.get("/games/options").headers
+
+
+def test_if_match_makes_a_request_sent_twice_apply_once() -> None:
+    """Two bot moves sent at once with the ETag the client saw: one applies, the other
+    is refused as stale; without If-Match both would apply (two bots are to move)."""
+    client = make_client()
+    game = _bot_turn_with_bots_after(client)
+    gid, tag = game["id"], f'"{game["version"]}"'
+    replies = post_at_once(client, [(f"/games/{gid}/bot", None)] * 2, {"If-Match": tag})
+    assert sorted(r.status_code for r in replies) == [200, 412], [r.content for r in replies]
+    stale = next(r for r in replies if r.status_code == 412)
+    assert_error(stale, 412, "stale", "header.If-Match")
+    after = client.get(f"/games/{gid}").json()
+    assert after["version"] == game["version"] + 1
+    assert len(after["view"]["history"]) == len(game["view"]["history"]) + 1
+    # Without the header each request is one more move (P2 and P3 are bots too).
+    replies = post_at_once(client, [(f"/games/{gid}/bot", None)] * 2)
+    assert [r.status_code for r in replies] == [200, 200]
+    assert client.get(f"/games/{gid}").json()["version"] == game["version"] + 3
+
+
+@pytest.mark.parametrize(
+    "header, status",
+    [
+        ("*", 200),
+        ('"CURRENT"', 200),
+        ('"99", "CURRENT"', 200),
+        ('"99"', 412),
+        ('W/"CURRENT"', 412),  # strong comparison: a weak tag matches nothing
+        ("CURRENT", 400),
+        ('"CURRENT', 400),
+        ("", 400),
+    ],
+)
+def test_if_match_on_every_change(header: str, status: int) -> None:
+    client = make_client()
+    game = _bot_turn_with_bots_after(client)
+    gid, version = game["id"], game["version"]
+    sent = {"If-Match": header.replace("CURRENT", str(version))}
+    reply = client.post(f"/games/{gid}/bot", headers=sent)
+    assert reply.status_code == status, reply.content
+    after = client.get(f"/games/{gid}").json()
+    if status == 200:
+        assert after["version"] == version + 1
+        return
+    assert_error(reply, status, "stale" if status == 412 else "bad_if_match", "header.If-Match")
+    assert after == game, "a refused request changes nothing"
+    # The person's move and the next hand check it first too (else: 409, a bot's turn).
+    assert client.post(f"/games/{gid}/move", {"move": "draw"}, headers=sent).status_code == status
+    assert client.post(f"/games/{gid}/next", headers=sent).status_code == status
+
+
+def test_a_stale_if_match_is_refused_before_the_move_is_judged() -> None:
+    client = make_client()
+    game = deal(client, level="greedy", seed=5)
+    gid = game["id"]
+    if game["status"] == "bot_turn":
+        game = client.post(f"/games/{gid}/bot").json()["game"]
+    move = game["view"]["legal_moves"][0]
+    stale = f'"{game["version"] - 1}"' if game["version"] else '"77"'
+    reply = client.post(f"/games/{gid}/move", {"move": move}, headers={"If-Match": stale})
+    assert_error(reply, 412, "stale", "header.If-Match")
+    assert "get it again" in reply.json()["message"]
+    ok = client.post(
+        f"/games/{gid}/move", {"move": move}, headers={"If-Match": f'"{game["version"]}"'}
+    )
+    assert ok.status_code == 200 and ok.json()["game"]["version"] == game["version"] + 1
 
 
 def test_unknown_game(client: Client) -> None:

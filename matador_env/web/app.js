@@ -23,17 +23,22 @@ let busy = false;
 
 // -- talking to the server -------------------------------------------------------------
 
-async function call(method, path, body) {
+// A change of the game sends the version the page last saw as If-Match: the server
+// refuses it (412 stale) if anything else changed the game since.
+async function call(method, path, body, version) {
   const init = { method, headers: {} };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
+  if (version !== undefined) init.headers["If-Match"] = `"${version}"`;
   const response = await fetch(path, init);
   const data = await response.json();
   if (!response.ok) {
     const where = data.field ? ` (${data.field})` : "";
-    throw new Error(`${data.message || data.error}${where}`);
+    const error = new Error(`${data.message || data.error}${where}`);
+    error.kind = data.error;
+    throw error;
   }
   return data;
 }
@@ -617,6 +622,16 @@ async function act(step) {
     await botsPlay();
   } catch (error) {
     fail(error);
+    // Changed elsewhere (another tab, a script): go on from the game as it is now.
+    if (error.kind === "stale" && game) {
+      try {
+        game = await call("GET", `/games/${game.id}`);
+        render();
+        await botsPlay();
+      } catch (again) {
+        fail(again);
+      }
+    }
   } finally {
     setBusy(false);
     render();
@@ -629,7 +644,7 @@ async function send(move) {
     selected = null;
     $("chooser").hidden = true;
     $("event").classList.remove("error");
-    const reply = await call("POST", `/games/${game.id}/move`, { move: move.text });
+    const reply = await call("POST", `/games/${game.id}/move`, { move: move.text }, game.version);
     game = reply.game;
     return reply.event.text + ".";
   });
@@ -644,8 +659,8 @@ async function botsPlay() {
     if (game.status !== "bot_turn" && !forced) return;
     await sleep(PAUSE);
     const reply = forced
-      ? await call("POST", `/games/${game.id}/move`, { move: moves[0].text })
-      : await call("POST", `/games/${game.id}/bot`);
+      ? await call("POST", `/games/${game.id}/move`, { move: moves[0].text }, game.version)
+      : await call("POST", `/games/${game.id}/bot`, undefined, game.version);
     game = reply.game;
     say(forced ? `${reply.event.text} (nothing fits).` : reply.event.text + ".");
     render();
@@ -725,7 +740,7 @@ async function deal(event) {
 async function nextHand() {
   if (busy || !game) return;
   await act(async () => {
-    game = await call("POST", `/games/${game.id}/next`);
+    game = await call("POST", `/games/${game.id}/next`, undefined, game.version);
     return `Hand ${game.hand_no} dealt.`;
   });
 }
