@@ -26,13 +26,15 @@ very short campaign takes about ten seconds):
     their end by the person's legal moves, bot moves and ``next``, among mutated
     requests: a garbled or illegal move, another game's move, a move, a bot move or
     ``next`` out of turn, a wrong ``Content-Type``, an unknown game, a query
-    parameter, a body over the limit to an endpoint that takes none, and now and
-    then four moves and bot moves sent to one game at once. A valid deal must get
-    ``201`` and a valid step ``200``, each refusal its documented status. Every game
-    is replayed in the engine: each action answered must be legal there and the
-    answer's view, totals and outcome the engine's; a refused request must leave the
-    game as it was; requests sent at once must add as many actions as they got
-    ``200``. At the end games are dealt until ``503 too_many_games``, which must come
+    parameter, a body over the limit to an endpoint that takes none, an ``If-Match``
+    of the game's version or of another (``412``), and now and then four moves and
+    bot moves sent to one game at once, half the time each with the ``If-Match`` of
+    the game's version. A valid deal must get ``201`` and a valid step ``200``, each
+    refusal its documented status. Every game is replayed in the engine: each action
+    answered must be legal there and the answer's view, totals and outcome the
+    engine's; a refused request must leave the game as it was; requests sent at once
+    must add as many actions as they got ``200``, and at most one with one
+    ``If-Match``. At the end games are dealt until ``503 too_many_games``, which must come
     at the ``max_games`` of ``GET /games/options``, and every game is ended.
 ``requests``
     Raw HTTP requests, valid ones mutated: methods, paths, versions, header
@@ -65,12 +67,13 @@ traceback, no ``/health`` at the end, an unclean stop, a views or games answer o
 another status than the one required, a game answer the engine's replay disagrees
 with (``finding_engine_disagrees``), a game changed by a refused request
 (``finding_game_changed``), requests at once that added another number of actions
-than answers ``200`` (``finding_race``), the cap on live games not enforced where
-it is named (``finding_cap_not_enforced``)); and details: ``requests``,
-``status_2xx`` ... ``status_5xx``, ``no_answer``, ``timeout_closes`` (connections
-closed by the server's timeouts), ``answered_408``, ``busy_503``, ``burst_served``,
-``burst_closed``, ``hangups``, ``hangup_lines`` (the server's one-line notes),
-``games_dealt``, ``games_finished``, ``game_races`` (rounds of requests at once),
+than answers ``200``, or more than one with one ``If-Match`` (``finding_race``), the
+cap on live games not enforced where it is named (``finding_cap_not_enforced``));
+and details: ``requests``, ``status_2xx`` ... ``status_5xx``, ``no_answer``,
+``timeout_closes`` (connections closed by the server's timeouts), ``answered_408``,
+``busy_503``, ``burst_served``, ``burst_closed``, ``hangups``, ``hangup_lines`` (the
+server's one-line notes), ``games_dealt``, ``games_finished``, ``game_races`` (rounds
+of requests at once), ``game_races_if_match`` (those sent with one ``If-Match``),
 ``games_503`` (``too_many_games``), ``descriptors_before``, ``descriptors_after``.
 """
 
@@ -138,6 +141,8 @@ DOCUMENTED_KINDS = {
     "wrong_turn",
     "hand_over",
     "finished",
+    "stale",
+    "bad_if_match",
     "too_many_games",
 }
 
@@ -786,6 +791,14 @@ def game_step(
             ]
         )
     method, path, body, headers, expected = request
+    if (how < 4 or how == 5) and method == "POST" and rng.random() < 0.3:
+        # The game's version applies as before; another one is refused first.
+        version = entry.game["version"]
+        if rng.random() < 0.5:
+            headers = {**headers, "If-Match": f'"{version}"'}
+        else:
+            headers = {**headers, "If-Match": f'"{version + rng.choice([-1, 1, 9])}"'}
+            expected = 412
     status, answer = game_call(client, tally, method, path, body, headers, expected)
     sent = f"{method} {path} ".encode() + (body or b"")[:2000]
     if status == 200 and method == "DELETE":
@@ -825,8 +838,12 @@ def race(
     entry: LiveGame,
 ) -> None:
     """``RACERS`` moves and bot moves sent to one game at once, each on a connection of
-    its own: they must apply one at a time, as many actions as answers 200."""
+    its own: they must apply one at a time, as many actions as answers 200; half the
+    time all with the ``If-Match`` of the game's version, and then one at most."""
     tally.add("game_races")
+    if_match = {"If-Match": f'"{entry.game["version"]}"'} if rng.random() < 0.5 else {}
+    if if_match:
+        tally.add("game_races_if_match")
     legal = entry.game["view"]["legal_moves"] or ["draw"]
     requests = [
         (f"/games/{gid}/move", json.dumps({"move": rng.choice(legal)}).encode())
@@ -841,7 +858,7 @@ def race(
         with contextlib.suppress(threading.BrokenBarrierError):
             gate.wait(ANSWER_WAIT)
         path, body = requests[k]
-        return racers[k].request("POST", path, body, HEADERS if body else {})
+        return racers[k].request("POST", path, body, {**(HEADERS if body else {}), **if_match})
 
     try:
         with ThreadPoolExecutor(len(requests)) as pool:
@@ -861,9 +878,9 @@ def race(
         return
     before = len(entry.game["view"]["history"])
     added = [action["move"] for action in game["view"]["history"][before:]]
-    if len(added) != applied:
+    if len(added) != applied or (if_match and applied > 1):
         got = f"{applied} answers 200, {len(added)} actions added: {added}".encode()
-        tally.add("finding_race", sent=sent, got=got)
+        tally.add("finding_race", sent=sent + f" ({if_match})".encode(), got=got)
     if not entry.replay(added) or not entry.agrees(game):
         tally.add("finding_engine_disagrees", sent=sent, got=json.dumps(game).encode())
     entry.game = game
@@ -1155,6 +1172,7 @@ def run_http_campaign(
         "games_dealt",
         "games_finished",
         "game_races",
+        "game_races_if_match",
         "games_503",
     ):
         counts.setdefault(key, 0)
