@@ -28,7 +28,8 @@ Endpoints
     (``NAME=PATH``) is not offered on the page.
 
 ``POST /games``
-    Deal a game. Body (every field optional)::
+    Deal a game. Body (every field optional; ``null`` is the default, as a field
+    left out)::
 
         {"preset": "standard", "players": 2, "teams": false, "level": "trained",
          "seat": 0, "match": false, "target": 100, "seed": 7}
@@ -300,11 +301,12 @@ def read_settings(
         raise _invalid(
             unknown[0][:40], f"unknown field; the fields are {', '.join(SETTINGS_FIELDS)}"
         )
+    # A field sent as null takes its default, as one left out does (JSON clients often
+    # send null for "not set"); the integers took it so, the others refused it.
+    data = {name: value for name, value in data.items() if value is not None}
 
     def integer(name: str, default: int, low: int, high: int | None = None) -> int:
         value = data.get(name, default)
-        if value is None:
-            return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise _invalid(name, f"expected an integer, got {shown_value(value)}")
         if value < low or (high is not None and value > high):

@@ -401,6 +401,17 @@ def first_game(client: Client, status: str) -> dict[str, Any]:
     raise AssertionError(f"no deal in 50 seeds starting with {status}")
 
 
+def test_a_field_sent_as_null_takes_its_default() -> None:
+    """JSON clients send null for "not set": every field takes its default then, as
+    when left out (the integers did; preset, level, teams and match refused it)."""
+    client = make_client()  # its own: the shared one's live games are capped
+    for name in ("preset", "players", "teams", "level", "seat", "match", "target"):
+        sent = deal(client, seed=11, **{name: None})
+        left_out = deal(client, seed=11)
+        assert sent["settings"] == left_out["settings"], name
+    assert isinstance(deal(client, seed=None)["settings"]["seed"], int)
+
+
 @pytest.mark.parametrize(
     "body, field",
     [
