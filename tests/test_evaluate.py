@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -24,14 +25,26 @@ from evaluate.arena import (
     duplicate_figures,
     duplicate_lead,
     field_figures,
+    hand_result,
+    match_result,
+    match_seed,
     run,
     run_work,
     seat_patterns,
 )
 from evaluate.report import summarize
-from evaluate.stats import Estimate, bradley_terry, mean_ci, paired, t_quantile, wilson
+from evaluate.stats import (
+    Estimate,
+    bradley_terry,
+    interval_text,
+    json_ready,
+    mean_ci,
+    paired,
+    t_quantile,
+    wilson,
+)
 from matador_env.configs import CONFIGURATIONS, configuration
-from matador_env.engine import HandState, Rules
+from matador_env.engine import HandState, MatchState, Rules
 from tests.scripted import deal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +64,9 @@ def test_wilson_interval() -> None:
     assert e.lo == 0.0 and e.hi == pytest.approx(3.8415 / 23.8415, abs=1e-4)
     with pytest.raises(ValueError):
         wilson(3, 2)
+    # No trials: refused as such, not a ZeroDivisionError from k / n.
+    with pytest.raises(ValueError, match="n must be positive"):
+        wilson(0, 0)
 
 
 def test_wilson_interval_holds_the_rate() -> None:
@@ -74,6 +90,8 @@ def test_t_quantile_matches_the_tables() -> None:
     # Other levels, either side of the series' threshold: 90% and 99%.
     assert t_quantile(4, 0.90) == pytest.approx(2.1318468, abs=1e-7)
     assert t_quantile(20, 0.99) == pytest.approx(2.8453397, abs=1e-7)
+    # Up to df 1000 the exact sum, not the series: at df 25 the series is 6e-7 off.
+    assert t_quantile(25, 0.99) == pytest.approx(2.7874358, abs=1e-7)
     assert t_quantile(5000, 0.99) == pytest.approx(2.5768130, abs=1e-7)
     # Falling with df towards the normal quantile 1.959964.
     qs = [t_quantile(df) for df in range(1, 1100, 7)]
@@ -185,6 +203,61 @@ def test_bradley_terry_ratings() -> None:
     assert 1500 < r["a"] < 2500
 
 
+def test_bradley_terry_prior_is_one_drawn_game_against_an_average_player() -> None:
+    # 10 of 10 with the default prior: the fit is the maximum-likelihood one with each
+    # player also holding half a point of one game against a player rated 1500 (adding
+    # both players' equations puts that player at exactly the mean, 1500). Each player's
+    # expected score then equals its actual score; a prior of a whole win, or of half a
+    # game, gives other ratings.
+    r = bradley_terry(["a", "b"], [(0, 1, 10, 10)])
+
+    def p(x: float, y: float) -> float:
+        return 1 / (1 + 10 ** ((y - x) / 400))
+
+    assert 10 * p(r["a"], r["b"]) + p(r["a"], 1500) == pytest.approx(10 + 0.5, abs=1e-6)
+    assert 10 * p(r["b"], r["a"]) + p(r["b"], 1500) == pytest.approx(0 + 0.5, abs=1e-6)
+    # The ratings are centred on 1500 with the prior as without it.
+    r = bradley_terry(["a", "b", "c"], [(0, 1, 7, 10), (1, 2, 9, 10)])
+    assert sum(r.values()) == pytest.approx(3 * 1500)
+
+
+def test_significant_needs_the_whole_interval_strictly_on_one_side() -> None:
+    # An interval that reaches the value does not exclude it: a pairing against itself
+    # (lead 0 [0, 0]) is no lead, and a rate whose interval starts at 50% is no edge.
+    assert not Estimate(0.0, 0.0, 0.0, 5).significant()
+    assert not Estimate(0.6, 0.5, 0.7, 10).significant(0.5)
+    assert not Estimate(0.4, 0.3, 0.5, 10).significant(0.5)
+    assert Estimate(0.6, 0.51, 0.7, 10).significant(0.5)
+    assert Estimate(0.4, 0.3, 0.49, 10).significant(0.5)
+
+
+def test_unbounded_ends_go_to_json_as_null_and_read_back_as_infinite() -> None:
+    # json_ready: every float that is not finite becomes null, in tuples too (an
+    # Estimate's fields, a pair of ends), so that strict JSON parsers read the record.
+    record = {"lead": (2.0, -math.inf, math.inf), "runs": [{"hi": math.nan}], "n": 3}
+    assert json_ready(record) == {"lead": [2.0, None, None], "runs": [{"hi": None}], "n": 3}
+    json.dumps(json_ready(record), allow_nan=False)
+    # interval_text reads a null end back as the infinite one it was: the text is the
+    # same before and after the JSON (one deal: no interval).
+    one = paired([[3.0, -1.0]])
+    written = json.loads(json.dumps(one.to_dict()))
+    assert written == {"mean": 1.0, "lo": None, "hi": None, "n": 1}
+    assert interval_text(written["mean"], written["lo"], written["hi"]) == "+1.00 [-inf, +inf]"
+    assert interval_text(one.mean, one.lo, one.hi) == "+1.00 [-inf, +inf]"
+    assert interval_text(-2.5, -4.0, -1.0, width=6) == " -2.50 [-4.00, -1.00]"
+
+
+def test_paired_leaves_out_empty_deals_and_refuses_none() -> None:
+    # A deal with no replays has no mean: it is left out (not a ZeroDivisionError), and
+    # with no deal at all there is nothing to estimate.
+    assert paired([[], [1.0, 3.0], [5.0]]) == paired([[1.0, 3.0], [5.0]])
+    assert paired([[], [1.0, 0.0]], rate=True) == paired([[1.0, 0.0]], rate=True)
+    nothing: list[list[list[float]]] = [[], [[]], [[], []]]
+    for deals in nothing:
+        with pytest.raises(ValueError, match="paired: no deals"):
+            paired(deals)
+
+
 # -- seat patterns and duplicate deals ------------------------------------------------------------
 
 
@@ -199,6 +272,21 @@ def test_seat_patterns() -> None:
     # Every seat is A's in half of the games: the deal's luck cancels.
     for seat in range(3):
         assert sum(p[seat] == 0 for p in three) == 3
+    # In this order: A alone in seat r, then B alone in seat r. The pattern's index is
+    # in records.jsonl and in the seeds of the agents (:func:`derive`), so another order
+    # would play other games from the same master seed.
+    assert three == ((0, 1, 1), (1, 0, 1), (1, 1, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1))
+
+
+def test_seeds_are_63_bit_and_pinned() -> None:
+    # A printed master seed reproduces its run in later versions only if deal, match and
+    # agent seeds derive from it as they did: these values are what seed 2026 gave.
+    assert derive(2026, "hand", 0) == deal_seed(2026, 0) == 1475403190937045184
+    assert deal_seed(2026, 1) == 8389436025492507637
+    assert match_seed(2026, 0) == 4187746460707066820
+    for k in range(200):
+        for seed in (deal_seed(k, k), match_seed(k, 0), derive(k, "hand", k, 1, "agents")):
+            assert 0 <= seed < 2**63
 
 
 @pytest.mark.parametrize(
@@ -226,6 +314,9 @@ def test_duplicate_deals_give_each_agent_the_same_hands(rules: Rules) -> None:
                 held[patterns[g.pattern][seat]].append(hand)
         assert sorted(held[0]) == sorted(held[1])
         assert set(held[0]) == set(expected)
+    # Each deal of the run is another deal: the same hands in every replay of a deal
+    # (above), not in every deal of the run.
+    assert len({g.dealt for g in results}) == 3
 
 
 def test_runs_reproduce_across_worker_counts() -> None:
@@ -265,6 +356,97 @@ def test_hand_results_score_from_a_side() -> None:
             assert (g.score, g.diff) == (0.0, -out.points)
 
 
+def test_a_tied_hand_is_half_for_a_and_a_domino_that_scores_nothing_a_win() -> None:
+    """The rules of the module's docstring on hands that nobody wins and on a win that
+    scores 0, by default and against a field, from either seat of A."""
+    import evaluate.arena as arena
+
+    def figures(rules: Rules, state: HandState, p: int, field: bool) -> tuple[float, float]:
+        g = hand_result(rules, 0, 0, p, state, arena._Clock(), False, field)
+        return g.score, g.diff
+
+    # Blocked with counts 12 and 12 (tie="void"): nobody wins, 1/2 to A in each seat.
+    two = Rules(draw_rule="none", next_leader="loser", tie="void")
+    tie = deal(two, ["5-6 0-1", "0-0 6-6"], leader=1).apply("0-0").apply("pass").apply("pass")
+    assert tie.outcome is not None and tie.outcome.winning_side is None
+    for p in (0, 1):
+        assert figures(two, tie, p, field=False) == figures(two, tie, p, field=True) == (0.5, 0)
+    # Three seats, counts 12, 5, 5 (a shared lowest count): A alone is level with each
+    # seat of the field, wherever A sits.
+    three = Rules(players=3, draw_rule="none", tie="void")
+    tie = deal(three, ["5-5 1-1", "0-0 1-4", "2-3"], leader=1).apply("0-0")
+    for _ in range(3):
+        tie = tie.apply("pass")
+    assert tie.outcome is not None and tie.outcome.winning_side is None
+    for p in range(3):
+        assert figures(three, tie, p, field=True) == (0.5, 0.0)
+    # Seat 0 goes out against 0-0 alone: a win worth 0 points, for A when A sits there,
+    # with --field as without it (at two seats --field changes nothing).
+    zero = deal(Rules(), ["3-4", "0-0"]).apply("3-4")
+    for field in (False, True):
+        assert figures(Rules(), zero, 0, field) == (1.0, 0.0)
+        assert figures(Rules(), zero, 1, field) == (0.0, 0.0)
+
+
+def test_match_results_replay_from_one_match_seed_with_a_seed_per_seat() -> None:
+    """Every seat pattern of a match plays the same match seed (duplicate matches), each
+    seat with its own agent seed; score, diff and hands follow from the final totals."""
+    rules = Rules()
+    results = run_work(Work(rules.to_dict(), 0, "greedy", "random", "match", 4, (1,)))
+    assert [g.pattern for g in results] == [0, 1]
+    for g in results:
+        pattern = seat_patterns(rules)[g.pattern]
+        match = MatchState.new(rules, match_seed(4, 1))
+        seeds = derive(4, "match", 1, g.pattern, "agents")
+        rngs = [random.Random(derive(seeds, seat)) for seat in (0, 1)]
+        agents = (make_agent("greedy"), make_agent("random"))
+        while not match.is_over:
+            if match.hand_over:
+                match = match.next_hand()
+                continue
+            seat = match.to_move
+            move = agents[pattern[seat]].act(match.view(seat), rngs[seat])
+            match = match.apply(move)
+        a = pattern.index(0)
+        assert g.hands == match.deals > 1
+        assert g.diff == match.totals[a] - match.totals[1 - a]
+        scores: dict[tuple[int, ...], float] = {(a,): 1.0, (1 - a,): 0.0}  # else shared
+        assert g.score == scores.get(match.winners or (), 0.5)
+
+
+def test_a_shared_match_win_counts_half() -> None:
+    import evaluate.arena as arena
+
+    # Seats 0 and 2 tie for the top at 160 (three seats, each for himself): A shares the
+    # win when A sits in one of them and a B in the other, wins it when A holds both,
+    # and loses it when A holds neither. diff: A's seats' totals minus B's seats'.
+    three = Rules(players=3)
+    over = dataclasses.replace(
+        MatchState.new(three, 1), totals=(160, 40, 160), winners=(0, 2), deals=6
+    )
+    expected: dict[tuple[int, ...], tuple[float, int]] = {
+        (0, 1, 1): (0.5, 160 - 200),
+        (1, 0, 1): (0.0, 40 - 320),
+        (1, 1, 0): (0.5, 160 - 200),
+        (1, 0, 0): (0.5, 200 - 160),
+        (0, 1, 0): (1.0, 320 - 40),
+        (0, 0, 1): (0.5, 200 - 160),
+    }
+    for p, pattern in enumerate(seat_patterns(three)):
+        g = match_result(three, 0, 0, p, over, arena._Clock())
+        assert (g.score, g.diff, g.hands) == (*expected[pattern], 6), pattern
+    # Against a field: A alone in seat 0 is level with seat 2 and ahead of seat 1.
+    assert seat_patterns(three, field=True)[0] == (0, 1, 1)
+    field = match_result(three, 0, 0, 0, over, arena._Clock(), field=True)
+    assert (field.score, field.diff) == (0.75, 160 - (40 + 160) / 2)
+    # Two seats tied at the top: half to A from either seat.
+    two = Rules()
+    tied = dataclasses.replace(MatchState.new(two, 1), totals=(120, 120), winners=(0, 1))
+    for p in (0, 1):
+        g = match_result(two, 0, 0, p, tied, arena._Clock())
+        assert (g.score, g.diff) == (0.5, 0.0)
+
+
 def test_field_patterns_put_a_alone_in_each_seat_once() -> None:
     for n in (3, 4):
         field = seat_patterns(Rules(players=n), field=True)
@@ -295,6 +477,10 @@ def test_field_figures_compare_a_with_each_seat_of_the_field() -> None:
     assert field_figures(Rules(), (0, 1), (0, 0)) == (0.5, 0.0)
     with pytest.raises(ValueError, match="alone"):
         field_figures(three, (1, 0, 0), (1, 2, 3))
+    # A partnership of A and B is no side of A's alone, though A sits in it.
+    teams = Rules.preset("pagat", players=4, teams=True)
+    with pytest.raises(ValueError, match="alone"):
+        field_figures(teams, (0, 1, 1, 1), (10, 5))
 
 
 @pytest.mark.parametrize("players", [3, 4])
@@ -384,10 +570,9 @@ def test_one_deal_reports_points_without_an_interval(tmp_path: Path) -> None:
     json.dumps(data, allow_nan=False)
 
 
-def test_summary_matches_hand_computation() -> None:
-    # A beats B: deals with (score, diff) per replay; per-deal means: win 1, 0.5, 0.5,
-    # diff (12 + 8) / 2 = 10, (5 - 3) / 2 = 1, (0 + 4) / 2 = 2 -> mean 13/3.
-    results = [
+def _hand_computed_games() -> list[GameResult]:
+    """Three deals and one match seed of a pairing, two replays each, as (score, diff)."""
+    return [
         _game(0, 0, 0, 1, 12),
         _game(0, 0, 1, 1, 8),
         _game(0, 1, 0, 1, 5),
@@ -397,6 +582,12 @@ def test_summary_matches_hand_computation() -> None:
         _game(0, 0, 0, 1, 30, "match"),
         _game(0, 0, 1, 0, -20, "match"),
     ]
+
+
+def test_summary_matches_hand_computation() -> None:
+    # A beats B: deals with (score, diff) per replay; per-deal means: win 1, 0.5, 0.5,
+    # diff (12 + 8) / 2 = 10, (5 - 3) / 2 = 1, (0 + 4) / 2 = 2 -> mean 13/3.
+    results = _hand_computed_games()
     rep = summarize(results, [Pairing("a", "b")], ["a", "b"], {"preset": "standard", "seed": 1})
     p = rep.pairings[0]
     assert (p.deals, p.hands, p.matches) == (3, 6, 2)
@@ -415,6 +606,32 @@ def test_summary_matches_hand_computation() -> None:
     gap = rep.ratings["a"] - rep.ratings["b"]
     assert 0 < gap < 400 * math.log10(3)
     assert "a" in rep.table() and "| `a` | `b` | 6 |" in rep.markdown()
+    # The rating is of the hands alone (the report says "fit of every hand"), not the
+    # matches too; the terminations are the hands'.
+    assert rep.ratings == bradley_terry(["a", "b"], [(0, 1, 4.5, 6)])
+    assert p.terminations == {"domino": 6}
+    assert rep.seconds_per_move == {"a": pytest.approx(0.05), "b": pytest.approx(0.05)}
+
+
+def test_the_table_and_markdown_show_the_summary_as_computed() -> None:
+    # The games of test_summary_matches_hand_computation, with A named "b": a hand win
+    # rate of 75% with the asymmetric interval [18.9%, 97.5%], ratings 1586 and 1414,
+    # A's 50 ms a move and 100 ms a choice, B's 50 and 50.
+    games = _hand_computed_games()
+    rep = summarize(games, [Pairing("b", "a")], ["a", "b"], {"preset": "standard", "seed": 1})
+    table = rep.table().splitlines()
+    assert (
+        "b  a        6   75.0 [18.9, 97.5]      +4.33 [-7.92, +16.59]"
+        "          2   50.0 [ 5.5, 94.5]"
+    ) in table
+    # The best rating first (here the agent listed second), with its own times in ms.
+    assert table[-2:] == ["   1586     50.00     100.00  b", "   1414     50.00      50.00  a"]
+    md = rep.markdown().splitlines()
+    assert (
+        "| `b` | `a` | 6 |  75.0 [18.9, 97.5] |  +4.33 [-7.92, +16.59] | 2 |  50.0 [ 5.5, 94.5] |"
+        in md
+    )
+    assert md[-2:] == ["| `b` | 1586 | 50.00 | 100.00 |", "| `a` | 1414 | 50.00 | 50.00 |"]
 
 
 # -- the command line -------------------------------------------------------------------------
@@ -773,6 +990,23 @@ def test_duplicate_lead_is_the_per_deal_difference_of_two_pairings_on_the_same_d
     assert lead.lo < lead.mean < lead.hi
     same = duplicate_lead(first, first)
     assert (same.mean, same.lo, same.hi) == (0.0, 0.0, 0.0)
+
+
+def test_duplicate_lead_counts_only_the_deals_both_pairings_played() -> None:
+    # Deals 0-2 against deals 1-3: the lead is over deals 1 and 2, where A's mean
+    # differentials are (5 - 3) / 2 = 1 and 4, against 2 and 0: leads -1 and +4.
+    first = [
+        _game(0, k, p, 0.5, d)
+        for k, ds in ((0, (9, 9)), (1, (5, -3)), (2, (4, 4)))
+        for p, d in enumerate(ds)
+    ]
+    second = [
+        _game(1, k, p, 0.5, d)
+        for k, ds in ((1, (2, 2)), (2, (0, 0)), (3, (7, 7)))
+        for p, d in enumerate(ds)
+    ]
+    lead = duplicate_lead(first, second)
+    assert (lead.n, lead.mean) == (2, 1.5)
 
 
 def test_cli_keeps_other_players_of_one_agent_apart(tmp_path: Path) -> None:

@@ -204,6 +204,56 @@ def test_a_field_report_says_what_its_figures_are(
     assert titles[0].startswith("preset standard, 2 players; --vs greedy, --field; seed 2026")
 
 
+def test_the_plot_draws_each_side_of_an_interval_and_the_even_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Wilson interval is not symmetric about its rate (here 75% [18.9%, 97.5%]): each
+    # side of the error bar must be its own side of the interval. The grey line marks
+    # an even pairing: 0 points, and 50% of hands and matches.
+    import matplotlib.axes
+
+    from evaluate.arena import GameResult, Pairing
+    from evaluate.report import summarize
+
+    bars: list[Any] = []
+    lines: list[float] = []
+    errorbar, axvline = matplotlib.axes.Axes.errorbar, matplotlib.axes.Axes.axvline
+
+    def spy_bar(self: matplotlib.axes.Axes, x: Any, y: Any, **kwargs: Any) -> Any:
+        bars.append(kwargs.get("xerr"))
+        return errorbar(self, x, y, **kwargs)
+
+    def spy_line(self: matplotlib.axes.Axes, x: float = 0, **kwargs: Any) -> Any:
+        lines.append(x)
+        return axvline(self, x, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", spy_bar)
+    monkeypatch.setattr(matplotlib.axes.Axes, "axvline", spy_line)
+    # Per deal, the two replays' hand wins (ties half): 1 and 1, 1 and 0, 1/2 and 1.
+    results = [
+        GameResult(0, "hand", 0, 0, 1.0, 12.0),
+        GameResult(0, "hand", 0, 1, 1.0, 8.0),
+        GameResult(0, "hand", 1, 0, 1.0, 5.0),
+        GameResult(0, "hand", 1, 1, 0.0, -3.0),
+        GameResult(0, "hand", 2, 0, 0.5, 0.0),
+        GameResult(0, "hand", 2, 1, 1.0, 4.0),
+        GameResult(0, "match", 0, 0, 1.0, 30.0),
+        GameResult(0, "match", 0, 1, 0.0, -20.0),
+    ]
+    report = summarize(results, [Pairing("a", "b")], ["a", "b"], {"seed": 1})
+    win = report.pairings[0].win
+    assert win is not None and win.mean == 0.75
+    assert (round(win.lo, 3), round(win.hi, 3)) == (0.189, 0.975)
+    report.plot(tmp_path / "bars.png")
+    assert len(bars) == 3  # points, hand wins, match wins
+    low, high = bars[1]
+    assert (low, high) == (
+        [pytest.approx(100 * (0.75 - win.lo))],
+        [pytest.approx(100 * (win.hi - 0.75))],
+    )
+    assert lines == [0.0, 50.0, 50.0]
+
+
 def test_the_plot_marks_a_point_without_an_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
