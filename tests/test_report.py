@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -204,31 +205,35 @@ def test_a_field_report_says_what_its_figures_are(
     assert titles[0].startswith("preset standard, 2 players; --vs greedy, --field; seed 2026")
 
 
+def _record_calls(
+    monkeypatch: pytest.MonkeyPatch, method: str, pick: Callable[..., Any]
+) -> list[Any]:
+    """What ``pick(*args, **kwargs)`` gives for each later call of matplotlib's
+    ``Axes.<method>``, which still draws."""
+    import matplotlib.axes
+
+    calls: list[Any] = []
+    real = getattr(matplotlib.axes.Axes, method)
+
+    def spy(self: matplotlib.axes.Axes, *args: Any, **kwargs: Any) -> Any:
+        calls.append(pick(*args, **kwargs))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, method, spy)
+    return calls
+
+
 def test_the_plot_draws_each_side_of_an_interval_and_the_even_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A Wilson interval is not symmetric about its rate (here 75% [18.9%, 97.5%]): each
     # side of the error bar must be its own side of the interval. The grey line marks
     # an even pairing: 0 points, and 50% of hands and matches.
-    import matplotlib.axes
-
     from evaluate.arena import GameResult, Pairing
     from evaluate.report import summarize
 
-    bars: list[Any] = []
-    lines: list[float] = []
-    errorbar, axvline = matplotlib.axes.Axes.errorbar, matplotlib.axes.Axes.axvline
-
-    def spy_bar(self: matplotlib.axes.Axes, x: Any, y: Any, **kwargs: Any) -> Any:
-        bars.append(kwargs.get("xerr"))
-        return errorbar(self, x, y, **kwargs)
-
-    def spy_line(self: matplotlib.axes.Axes, x: float = 0, **kwargs: Any) -> Any:
-        lines.append(x)
-        return axvline(self, x, **kwargs)
-
-    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", spy_bar)
-    monkeypatch.setattr(matplotlib.axes.Axes, "axvline", spy_line)
+    bars = _record_calls(monkeypatch, "errorbar", lambda x, y, **kwargs: kwargs.get("xerr"))
+    lines = _record_calls(monkeypatch, "axvline", lambda x=0, **kwargs: x)
     # Per deal, the two replays' hand wins (ties half): 1 and 1, 1 and 0, 1/2 and 1.
     results = [
         GameResult(0, "hand", 0, 0, 1.0, 12.0),
@@ -259,25 +264,11 @@ def test_the_plot_marks_a_point_without_an_interval(
 ) -> None:
     # One deal: the points have no interval. Before, the point was drawn with an
     # infinite error bar, which matplotlib leaves out: it looked exact.
-    import matplotlib.axes
-
     from evaluate.arena import GameResult, Pairing
     from evaluate.report import summarize
 
-    bars: list[Any] = []
-    notes: list[str] = []
-    errorbar, annotate = matplotlib.axes.Axes.errorbar, matplotlib.axes.Axes.annotate
-
-    def spy_bar(self: matplotlib.axes.Axes, x: Any, y: Any, **kwargs: Any) -> Any:
-        bars.append(kwargs.get("xerr"))
-        return errorbar(self, x, y, **kwargs)
-
-    def spy_note(self: matplotlib.axes.Axes, text: str, *args: Any, **kwargs: Any) -> Any:
-        notes.append(text)
-        return annotate(self, text, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", spy_bar)
-    monkeypatch.setattr(matplotlib.axes.Axes, "annotate", spy_note)
+    bars = _record_calls(monkeypatch, "errorbar", lambda x, y, **kwargs: kwargs.get("xerr"))
+    notes = _record_calls(monkeypatch, "annotate", lambda text, *args, **kwargs: text)
     results = [GameResult(0, "hand", 0, p, 1.0, d) for p, d in ((0, 30.0), (1, 24.0))]
     settings = {"preset": "standard", "seed": 1, "deals": 1, "patterns": 2}
     report = summarize(results, [Pairing("a", "b")], ["a", "b"], settings)
