@@ -1,11 +1,13 @@
 """The agents: the registry of specs, legal play on every rules variant, the public-information
 inference and sampling behind the search, the expert's strategy in scripted positions,
-and the search's strength and reproducibility."""
+the search's strength and reproducibility, and the mechanics of both: the search's values
+and choices where every world is known, the worlds it plays out, the expert's terms."""
 
 from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 
@@ -19,9 +21,11 @@ from agents import (
     known_specs,
     make_agent,
 )
-from agents.expert import ExpertWeights
-from agents.knowledge import Constraint, Knowledge, bits, tables
-from matador_env.engine import PRESETS, HandState, Move, Rules, Tile
+from agents.expert import FEATURES, ExpertWeights, fitted_weights
+from agents.knowledge import Constraint, Knowledge, bits, regular_fit, tables
+from matador_env.configs import configuration
+from matador_env.engine import PRESETS, HandState, Move, Outcome, Rules, Tile
+from tests.scripted import deal
 
 # Every preset, plus the rules options no preset sets and the larger tables.
 VARIANTS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESETS}
@@ -729,3 +733,608 @@ def test_a_search_loads_its_compiled_kernels_when_built_not_in_its_first_move() 
     built, loaded_by_moves = done.stdout.split(maxsplit=1)
     assert int(built) > 0
     assert loaded_by_moves.strip() == "[]"
+
+
+# -- the search's values and choices, where every world is the real deal -----------------------
+#
+# With the policy's weights whole numbers and no jitter a playout is a function of its
+# world; with every sampled world the real deal, a candidate's mean is then exactly what
+# the hand played out after it is worth to the searcher's side, on each playout path.
+
+SEARCHED: dict[str, Rules] = {
+    name: configuration(name).rules()
+    for name in ("standard", "leiden", "standard_3p", "standard_4p", "pagat_teams")
+}
+# A matador that fits by the sum may lie as an ordinary tile: no bit-mask playouts here.
+SEARCHED["stuck_regular"] = Rules(matador_only_when_stuck=True, matador_as_regular=True)
+PLAYOUT_PATHS = ["compiled", "bit masks", "engine"]
+
+
+def _whole_number_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in dir(search_module):
+        if name.startswith("_X_"):
+            monkeypatch.setattr(search_module, name, float(round(getattr(search_module, name) * 8)))
+    monkeypatch.setattr(search_module, "_JITTER", 0.0)
+    monkeypatch.setattr(search_module, "_LINES", {})  # bit-mask playouts with these weights
+
+
+def _only_the_real_world(monkeypatch: pytest.MonkeyPatch, state: HandState) -> None:
+    """Every world a search of ``state`` samples is ``state``'s real deal."""
+    if search_module.batch_playouts_available():
+        search_module.load_compiled_playouts()  # it deals a world of its own, once
+    hands = [state.hand_mask(s) for s in range(state.rules.players)]
+    rest = [t.index for t in state.boneyard]
+
+    def one(self: Knowledge, rng: random.Random, tries: int = 64) -> tuple[list[int], list[int]]:
+        return list(hands), list(rest)
+
+    def many(self: Knowledge, rng: random.Random, count: int) -> list:
+        return [(list(hands), list(rest)) for _ in range(count)]
+
+    monkeypatch.setattr(Knowledge, "sample_masks", one)
+    monkeypatch.setattr(Knowledge, "sample_many", many)
+
+
+def _searcher(path: str, monkeypatch: pytest.MonkeyPatch, **options: int) -> SearchAgent:
+    """A search whose playouts take ``path``: compiled, on bit masks (where the rules
+    allow them, else the engine's), or through the engine."""
+    agent = SearchAgent(**{"samples": 4, "width": 4, **options}, fast=path == "compiled")
+    if path == "compiled" and not agent.fast:
+        pytest.skip("numba is not installed")
+    if path == "engine":
+        monkeypatch.setattr(agent, "_line_playouts", lambda kn, cands: None)
+    return agent
+
+
+def _worth(outcome: Outcome, side: int, sides: int) -> float:
+    """A hand's end for ``side``: the points it wins, or minus the winner's points
+    shared among the sides that did not win; nothing when nobody wins."""
+    if outcome.winning_side is None:
+        return 0.0
+    if outcome.winning_side == side:
+        return float(outcome.points)
+    return -outcome.points / (sides - 1)
+
+
+def _decisions(rules: Rules, count: int) -> list[HandState]:
+    """States where the seat to move has a choice, every seat in turn, from expert play."""
+    expert = ExpertAgent()
+    found: list[HandState] = []
+    k = 0
+    while len(found) < count:
+        want = len(found) % rules.players
+        state = HandState.deal(rules, 60_000 + k)
+        rng = random.Random(k)
+        k += 1
+        steps = rng.randrange(0, 3 * rules.players)
+        for _ in range(steps):
+            if state.is_over:
+                break
+            state = state.apply(expert.act(state.view(state.to_move), rng))
+        while not state.is_over and (state.to_move != want or len(state.legal_moves()) < 2):
+            state = state.apply(expert.act(state.view(state.to_move), rng))
+        if not state.is_over:
+            found.append(state)
+    return found
+
+
+@pytest.mark.parametrize("path", PLAYOUT_PATHS)
+@pytest.mark.parametrize("variant", sorted(SEARCHED))
+def test_a_candidates_mean_is_its_worth_to_the_searchers_side(
+    variant: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The value maximized is the searcher's side's: its points when it wins, minus the
+    winner's points when another side wins (shared among the losers with three or four
+    seats each for himself); with teams a partner's domino is the side's win. The
+    search plays the best candidate (ties: the expert's order), which halving never
+    drops."""
+    _whole_number_policy(monkeypatch)
+    rules = SEARCHED[variant]
+    seen = _means_are_worths(rules, _searcher(path, monkeypatch), monkeypatch)
+    assert seen["own"] and seen["other"]
+    assert bool(seen["partner"]) == rules.teams
+
+
+def _means_are_worths(
+    rules: Rules, agent: SearchAgent, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, int]:
+    """Check the search of positions of ``rules`` on their real worlds: each candidate's
+    mean is what the hand played out after it is worth to the searcher's side, the
+    best is played and never dropped. Returns how often the searcher, its partner and
+    another side won."""
+    tb = tables(rules)
+    seen = {"own": 0, "partner": 0, "other": 0}
+    for state in _decisions(rules, 2 * rules.players):
+        _only_the_real_world(monkeypatch, state)
+        view = state.view(state.to_move)
+        side = rules.side_of(view.seat)
+        found = agent.search(view, random.Random(0))
+        want = []
+        for move in found.candidates:
+            after = state.apply(move)
+            outcome = after.outcome
+            if outcome is None:
+                outcome = search_module.rollout(after, tb, random.Random(0))
+            want.append(_worth(outcome, side, rules.sides))
+            if outcome.winner == view.seat:
+                seen["own"] += 1
+            elif outcome.winning_side == side:
+                seen["partner"] += 1
+            elif outcome.winning_side is not None:
+                seen["other"] += 1
+        assert found.means == pytest.approx(want), (view.seat, str(state))
+        best = max(range(len(want)), key=lambda i: (want[i], -i))
+        assert found.move == found.candidates[best]
+        assert found.worlds[best] == max(found.worlds)
+    return seen
+
+
+def test_matadors_laid_as_regular_tiles_are_played_out_through_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """matador_only_when_stuck with matador_as_regular: a matador that fits by the sum
+    may be laid as an ordinary tile while other tiles fit, which the bit-mask playouts
+    would hold back (LineRollout.applies), so the search without compiled playouts
+    plays those hands through the engine. With a policy that lays a matador whenever
+    it may, the means are still the engine rollouts' on the real world."""
+    _whole_number_policy(monkeypatch)
+    monkeypatch.setattr(search_module, "_X_MAT", -80.0)  # a bonus: every matador it may
+    rules = SEARCHED["stuck_regular"]
+    _means_are_worths(rules, SearchAgent(samples=4, width=4, fast=0), monkeypatch)
+
+
+def _same_placement(state: HandState, move: Move) -> object:
+    """What tells candidates apart: a placement's tile and the open ends it leaves."""
+    if move.kind == "play" and move.mode != "lead":
+        return (move.tile, tuple(sorted(state.apply(move).ends)))
+    return move
+
+
+@pytest.mark.parametrize("config", ["standard", "leiden", "standard_3p", "pagat_teams"])
+def test_the_candidates_are_the_base_experts_favourites_without_repeats(config: str) -> None:
+    """The first ``width`` of the legal moves in the order of the expert's base set
+    (under every configuration, fitted set or not), one of each placement: every legal
+    move leaves the ends of a candidate or scores no higher than the last one."""
+    rules = configuration(config).rules()
+    base = ExpertAgent(ExpertWeights())
+    checked = 0
+    for state in _decisions(rules, 12):
+        view = state.view(state.to_move)
+        score = dict(zip(view.legal_moves, base.scores(view), strict=True))
+        distinct = len({_same_placement(state, m) for m in view.legal_moves})
+        for width in (1, 2, 4, 28):
+            # samples=1, halving=0: the candidates are all that is asked for here.
+            found = SearchAgent(samples=1, width=width, halving=0).search(view, random.Random(0))
+            cands = found.candidates
+            assert len(cands) == min(width, distinct)
+            keys = [_same_placement(state, m) for m in cands]
+            assert len(set(keys)) == len(keys)
+            scores = [score[m] for m in cands]
+            assert scores == sorted(scores, reverse=True)
+            for m in view.legal_moves:
+                assert _same_placement(state, m) in keys or score[m] <= scores[-1]
+            checked += 1
+    assert checked == 48
+
+
+def test_successive_halving_spends_the_worlds_on_the_best_candidates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """samples=8 a candidate: with six candidates three rounds of 16 worlds (3 each
+    for six, 5 each for the best three, 8 each for the best two), with three two
+    rounds of 12 (4, then 6 each for the best two), with two or without halving 8
+    each. The candidate best in every world stays to the end."""
+    _whole_number_policy(monkeypatch)
+    plans = [
+        (SearchAgent(samples=8, width=6), [3, 3, 3, 8, 16, 16]),
+        (SearchAgent(samples=8, width=3), [4, 10, 10]),
+        (SearchAgent(samples=8, width=2), [8, 8]),
+        (SearchAgent(samples=8, width=6, halving=0), [8] * 6),
+    ]
+    state = HandState.deal(Rules(), 4)  # the lead: seven tiles to lead
+    view = state.view(state.to_move)
+    _only_the_real_world(monkeypatch, state)
+    for agent, worlds in plans:
+        found = agent.search(view, random.Random(0))
+        assert sorted(found.worlds) == worlds
+        top = max(found.means)
+        assert found.worlds[found.means.index(top)] == max(found.worlds)
+        assert found.means[found.candidates.index(found.move)] == top
+
+
+def _pass_at_2_and_4() -> HandState:
+    """draw_rule "none": seat 1 passed at the ends of the lead 2-4 (no 3, no 5, no
+    matador in its hand); seat 0's only placements are of its matador 0-0."""
+    s = _position(
+        Rules(draw_rule="none"),
+        [["2-4", "0-1", "1-1", "0-0", "0-4", "4-4", "0-6"], NO_3_5],
+        ["2-4", "pass"],
+    )
+    assert s.to_move == 0
+    return s
+
+
+def _capped_then_a_choice() -> HandState:
+    """As in :func:`_two_draws_then_the_matador` seat 1 holds at most one answer to
+    the lead 2-4 (a 3 or a 5); seat 0 may now answer the 4 with 1-3 or 3-3."""
+    s = _position(
+        Rules(),
+        [["2-4", "1-3", "3-3", "2-2", "0-4", "4-4", "0-6"], [*NO_3_5[:-1], "0-0"]],
+        ["2-4"],
+        ("1-6", "2-5"),
+    )
+    s = s.apply("draw").apply("draw").apply("0-0@0>0")
+    assert {str(m) for m in s.legal_moves()} == {"1-3@1>1", "3-3@1>3"}
+    return s
+
+
+def _played_worlds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[int], list[int]]]:
+    """The worlds the search's playouts are given, on every path, as they come."""
+    seen: list[tuple[list[int], list[int]]] = []
+    if search_module.batch_playouts_available():
+        from matador_env.batch import WorldPlayouts
+
+        run = WorldPlayouts.run
+
+        def batch(self: WorldPlayouts, worlds: list, *args: Any, **kwargs: Any) -> Any:
+            seen.extend((list(h), list(r)) for h, r in worlds)
+            return run(self, worlds, *args, **kwargs)
+
+        monkeypatch.setattr(WorldPlayouts, "run", batch)
+    for name in ("_line_playouts", "_engine_playouts"):
+        make = getattr(SearchAgent, name)
+
+        def spied(self: SearchAgent, kn: Knowledge, cands: list[Move], make=make) -> object:
+            inner = make(self, kn, cands)
+            if inner is None:
+                return None
+
+            def playout(i: int, hands: list[int], rest: list[int], seed: int) -> float:
+                seen.append((list(hands), list(rest)))
+                return inner(i, hands, rest, seed)
+
+            return playout
+
+        monkeypatch.setattr(SearchAgent, name, spied)
+    return seen
+
+
+@pytest.mark.parametrize("fast", [1, 0])
+@pytest.mark.parametrize("where", ["a pass", "a capped draw", "three seats"])
+def test_the_search_plays_out_only_worlds_the_seat_cannot_rule_out(
+    where: str, fast: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every world played out keeps the seat's own hand, each hidden hand's size, the
+    voids a pass or a draw showed and the caps of later draws, and deals each unseen
+    tile once (a hand or the boneyard)."""
+    agent = SearchAgent(samples=16, fast=fast)
+    if where == "a pass":
+        state = _pass_at_2_and_4()
+    elif where == "a capped draw":
+        state = _capped_then_a_choice()
+    else:
+        state, _ = _three_seats_one_void()
+        while len(state.legal_moves()) < 3:  # on to a choice, the void kept
+            state = state.apply(state.legal_moves()[0])
+    view = state.view(state.to_move)
+    kn = Knowledge(view)
+    assert kn.constraints
+    seen = _played_worlds(monkeypatch)
+    found = agent.search(view, random.Random(5))
+    assert len(found.candidates) > 1 and len(seen) >= 16
+    for hands, rest in seen:
+        assert hands[kn.me] == kn.hand
+        dealt = sum(1 << t for t in rest)
+        assert len(rest) == view.boneyard_size and dealt & kn.unseen == dealt
+        for seat in kn.hidden_seats:
+            assert hands[seat].bit_count() == view.hand_sizes[seat]
+            assert kn.allows(seat, hands[seat])
+            assert not hands[seat] & dealt
+            dealt |= hands[seat]
+        assert dealt == kn.unseen
+
+
+def _deal_all(rules: Rules, hands: list[list[str]]) -> HandState:
+    """A deal with no boneyard: the tiles not named go round the seats after seat 0."""
+    hands = [list(h) for h in hands]
+    named = {str(tile(t)) for h in hands for t in h}
+    rest = [str(t) for t in tables(rules).tiles if str(t) not in named]
+    for k, t in enumerate(rest):
+        hands[1 + k % (rules.players - 1)].append(t)
+    return HandState.from_deal(rules, hands, [], leader=0)
+
+
+@pytest.mark.parametrize("config", ["standard", "standard_3p", "standard_4p", "pagat_teams"])
+def test_going_out_wins_the_pips_left_and_ties_go_to_the_experts_order(config: str) -> None:
+    """No boneyard. Seat 0 leads 1-3 and keeps the matador 2-5, which goes out on
+    either end with either half outward: every candidate wins the hand, the same points
+    in a world whichever it is. With one side for each seat those are all the unseen
+    pips; with teams the opponents' share of them. Equal means: the expert's first
+    candidate."""
+    rules = configuration(config).rules()
+    state = _deal_all(rules, [["1-3", "2-5"]] + [[] for _ in range(rules.players - 1)])
+    state = state.apply("1-3")
+    while state.to_move != 0:
+        state = state.apply(state.legal_moves()[0])
+    view = state.view(0)
+    assert {m.tile for m in view.legal_moves} == {tile("2-5")}
+    kn = Knowledge(view)
+    unseen = kn.tb.pips_of(kn.unseen)
+    # Teams: the points differ from world to world, so every candidate gets the same
+    # worlds (no halving) for the means to tie.
+    halving = 0 if rules.teams else 1
+    for fast in (1, 0):
+        agent = SearchAgent(samples=8, halving=halving, fast=fast)
+        found = agent.search(view, random.Random(1))
+        assert len(found.candidates) > 2
+        assert len(set(found.means)) == 1
+        if rules.teams:
+            assert 0 < found.means[0] < unseen
+        else:
+            assert found.means[0] == unseen
+        assert found.move == found.candidates[0] == view.legal_moves[0]
+
+
+@pytest.mark.parametrize("path", PLAYOUT_PATHS)
+@pytest.mark.parametrize("config", ["standard", "standard_3p", "pagat_teams"])
+def test_going_out_wins_what_the_other_sides_hold(
+    config: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The position above with every world the real one: on every playout path each
+    candidate is worth the pips of the seats of the other sides (a partner's are no
+    loss), a domino and not a block of a hand with no tile left."""
+    rules = configuration(config).rules()
+    agent = _searcher(path, monkeypatch)
+    state = _deal_all(rules, [["1-3", "2-5"]] + [[] for _ in range(rules.players - 1)])
+    state = state.apply("1-3")
+    while state.to_move != 0:
+        state = state.apply(state.legal_moves()[0])
+    _only_the_real_world(monkeypatch, state)
+    others = sum(c for s, c in enumerate(state.counts()) if rules.side_of(s) != rules.side_of(0))
+    found = agent.search(state.view(0), random.Random(0))
+    assert found.means == [others] * len(found.candidates)
+
+
+def test_search_avoids_handing_the_next_seat_a_domino() -> None:
+    """No boneyard, so seat 0 knows seat 1's last tile: 3-3, which answers an end
+    showing 4. Every lead with a 4 lets seat 1 go out at once and loses the pips seat 0
+    keeps; the search leads another tile."""
+    rules = Rules()
+    state = _deal_all(rules, [[str(t) for t in tables(rules).tiles if str(t) != "3-3"], ["3-3"]])
+    view = state.view(0)
+    hand_pips = sum(t.pips for t in view.hand)
+    for fast in (1, 0):
+        found = SearchAgent(samples=2, width=28, fast=fast).search(view, random.Random(2))
+        assert len(found.candidates) == 27
+        for move, mean in zip(found.candidates, found.means, strict=True):
+            assert move.tile is not None
+            if 4 in move.tile:
+                assert mean == -(hand_pips - move.tile.pips), str(move)
+        assert found.move.tile is not None and 4 not in found.move.tile
+
+
+def test_search_lets_the_partner_go_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Teams, no boneyard, every world the real one: seat 2 leads. After 4-4 seat 3
+    (no 3, no matador) must pass and the partner, seat 0, goes out with its 3-3: the
+    side wins every pip the opponents hold, which the search counts as its own."""
+    _whole_number_policy(monkeypatch)
+    rules = configuration("pagat_teams").rules()
+    agents = [_searcher(path, monkeypatch, width=7) for path in PLAYOUT_PATHS]
+    hands = ["3-3", "", "4-4 1-1 2-2 5-5 6-6 0-2 1-2", "0-1 0-4 0-5 0-6 1-4 1-5 2-4"]
+    state = deal(rules, hands, leader=2, rest=1)
+    _only_the_real_world(monkeypatch, state)
+    view = state.view(2)
+    opponents = state.counts()[1] + state.counts()[3]
+    for agent in agents:
+        found = agent.search(view, random.Random(0))
+        assert str(found.move) == "4-4"
+        assert found.means[found.candidates.index(found.move)] == opponents
+
+
+# -- the expert's terms -------------------------------------------------------------------------
+
+
+def _feature(features: tuple[float, ...] | None, name: str) -> float:
+    assert features is not None
+    return features[FEATURES.index(name)]
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(),
+        Rules(voluntary_draw="always"),
+        VARIANTS["crosswise_on_blank"],
+        VARIANTS["pagat_teams"],
+    ],
+    ids=["standard", "voluntary_draw_always", "crosswise_on_blank", "pagat_teams"],
+)
+def test_the_experts_hand_terms_are_what_they_say(rules: Rules) -> None:
+    """Each move's terms that depend on the hand and the ends alone, worked out from
+    the tiles: pips and tiles left, the matador spent (0-0 on its own), the doubles,
+    blanks and matadors kept, the end values the hand still answers, the answers kept
+    for the ends left (up to three) or none and no matador, the ends showing 0 or
+    needing a blank; a draw adds a tile, the mean unseen pips and the chance that it
+    answers, and says whether a regular tile could have been placed instead. The
+    pips count for more as the urgency grows: one over the fewest tiles an opponent
+    (not a partner) holds, plus half the nearness of a block."""
+    tb = tables(rules)
+    expert = ExpertAgent(ExpertWeights())
+    checked = {"play": 0, "draw": 0}
+    for state in _decisions(rules, 24):
+        view = state.view(state.to_move)
+        hand = tb.mask_of(view.hand)
+        unseen = tb.full & ~hand & ~tb.mask_of(view.layout)
+        mean_unseen = tb.pips_of(unseen) / unseen.bit_count()
+        size = len(view.hand)
+        seat = view.seat
+        fewest = min(
+            view.hand_sizes[s]
+            for s in range(rules.players)
+            if rules.side_of(s) != rules.side_of(seat)
+        )
+        near = 1.0 if view.drawable == 0 else 1.0 / (1.0 + view.drawable)
+        urgency = 1.0 / fewest + 0.5 * near
+        regular = [t for t in view.hand if not (tb.matador >> t.index) & 1]
+        regular_play = any(
+            m.kind == "play" and not (tb.matador >> m.tile.index) & 1  # type: ignore[union-attr]
+            for m in view.legal_moves
+        )
+        for move, f in zip(view.legal_moves, expert.features(view), strict=True):
+            if move.kind == "play":
+                t = move.tile
+                assert t is not None
+                left = [u for u in view.hand if u != t]
+                if not left:
+                    assert f is None  # a domino: scored above everything
+                    continue
+                ends = state.apply(move).ends
+                kept = [u for u in left if not (tb.matador >> u.index) & 1]
+                spent = (tb.matador >> t.index) & 1
+                want = {
+                    "pips_left": sum(u.pips for u in left),
+                    "tiles_left": size - 1,
+                    "matador": spent,
+                    "matador_late": spent / size,
+                    "double_zero": 1 if t == tile("0-0") else 0,
+                    "doubles_left": sum(1 for u in kept if u.is_double),
+                    "blanks_left": sum(1 for u in kept if u.low == 0),
+                    "matadors_left": len(left) - len(kept),
+                    "variety": len({h for u in kept for h in (u.low, u.high) if h}),
+                }
+            elif move.kind == "draw":
+                ends = view.ends
+                left, kept = list(view.hand), regular
+                fits = regular_fit(tb, ends) if ends else tb.leadable  # matadors lead too
+                want = {
+                    "pips_left": sum(u.pips for u in left) + mean_unseen,
+                    "tiles_left": size + 1,
+                    "matador": 0,
+                    "double_zero": 0,
+                    "draw": 1,
+                    "draw_fits": (fits & unseen).bit_count() / unseen.bit_count(),
+                    "draw_again": view.draws_this_turn,
+                    "draw_instead": 1 if regular_play else 0,
+                    "variety": len({h for u in kept for h in (u.low, u.high) if h}),
+                }
+            else:
+                continue
+            if ends:
+                answers = (regular_fit(tb, ends) & tb.mask_of(left)).bit_count()
+                want["follow"] = min(answers, 3)
+                has_matador = any((tb.matador >> u.index) & 1 for u in left)
+                want["stuck"] = 1 if answers == 0 and not has_matador else 0
+                want["zero_ends"] = sum(1 for e in ends if e.value in (0, None))
+            want["pips_left_urgent"] = want["pips_left"] * urgency
+            for name, value in want.items():
+                assert _feature(f, name) == pytest.approx(value), (name, str(move), str(state))
+            if move.kind == "play":
+                assert _feature(f, "draw") == 0 and _feature(f, "draw_instead") == 0
+            checked[move.kind] += 1
+    assert checked["play"] > 50
+    assert checked["draw"] or not HandState.deal(rules, 0).boneyard_size  # teams: no boneyard
+
+
+# Tiles with no 3, no 5 and no matador: no answer to an end showing 4 or 2.
+NO_3_5_ALL = ["0-1", "0-2", "0-4", "0-6", "1-1", "1-2", "1-4", "2-2", "2-6", "4-4", "4-6", "6-6"]
+
+
+@pytest.mark.parametrize("table", ["two", "three", "teams"])
+def test_the_expert_counts_the_seats_that_cannot_answer(table: str) -> None:
+    """draw_rule "none": every other seat passed at the lead 2-4, so none holds a 3, a 5
+    or a matador. 4-5 on the 2 (ends 4 and 4) and 2-3 on the 4 (ends 2 and 2) leave
+    ends no other seat can answer; 5-6 on the 2 (ends 6 and 4) leaves ends that take a
+    1, which they may hold. The next opponent counts whole, later ones a third; a
+    partner is no opponent: it counts in ``partner``, the chance it can answer."""
+    players = {"two": 2, "three": 3, "teams": 4}[table]
+    rules = Rules(draw_rule="none", players=players, teams=table == "teams")
+    share = len(NO_3_5_ALL) // (players - 1)
+    others = [NO_3_5_ALL[k * share : (k + 1) * share] for k in range(players - 1)]
+    state = _position(rules, [["2-4", "4-5", "2-3", "5-6", "0-3"], *others], ["2-4"])
+    while state.to_move != 0:
+        state = state.apply("pass")
+    view = state.view(0)
+    features = dict(zip(map(str, view.legal_moves), ExpertAgent().features(view), strict=True))
+    opponents = 1 if players == 2 else 1 + 1 / 3  # the next one whole, the other a third
+    for shut in ("4-5@0>4", "2-3@1>2"):
+        f = features[shut]
+        assert _feature(f, "force") == pytest.approx(opponents), shut
+        assert _feature(f, "block") == pytest.approx(opponents), shut
+        assert _feature(f, "partner") == 0.0
+    f = features["5-6@0>6"]
+    assert 0 < _feature(f, "block") <= _feature(f, "force") < opponents
+    if rules.teams:
+        assert _feature(f, "partner") > 0
+    else:
+        assert _feature(f, "partner") == 0.0
+    # At the lead nothing is known: the next seat may answer with a matador too, so
+    # the chance it cannot answer at all is below the chance it has no regular answer.
+    lead = HandState.deal(rules, 3)
+    for f in ExpertAgent().features(lead.view(lead.to_move)):
+        assert 0 < _feature(f, "block") < _feature(f, "force")
+
+
+def test_the_expert_and_the_search_go_out_rather_than_draw() -> None:
+    """Standard rules but one draw a turn: seat 1 drew 1-1 at the lead 2-4 and passed.
+    Seat 0's last tile, the matador 0-0, fits either end, so it may also draw; going
+    out is scored above everything (no terms), and the search finds it worth the
+    most, whatever seat 1 holds."""
+    s = _position(Rules(draw_rule="one"), [["2-4", "0-0"], NO_3_5], ["2-4"], ("1-1",))
+    s = s.apply("draw").apply("pass")
+    view = s.view(0)
+    assert sorted(str(m) for m in view.legal_moves) == ["0-0@0>0", "0-0@1>0", "draw"]
+    expert = ExpertAgent()
+    assert [f is None for f in expert.features(view)] == [
+        m.kind == "play" for m in view.legal_moves
+    ]
+    assert expert.act(view, random.Random(0)).kind == "play"
+    for fast in (1, 0):
+        found = SearchAgent(samples=8, fast=fast).search(view, random.Random(0))
+        assert found.move.kind == "play"
+        assert found.means[found.candidates.index(found.move)] == max(found.means) > 0
+
+
+def test_the_expert_weights_point_the_way_of_the_strategy() -> None:
+    """The base set, and every kept fitted set where the strategy fixes the sign: shed
+    pips, keep matadors, shut the next seat out, help the partner, draw only for a tile
+    that answers and not instead of placing one."""
+    sets = {"base": ExpertWeights(), **fitted_weights()}
+    for name, w in sets.items():
+        assert w.pips_left < 0 and w.matador < 0 and w.matadors_left > 0, name
+        assert w.force > 0 and w.partner > 0, name
+        assert w.draw_fits > 0 and w.draw_instead < 0, name
+    base = sets["base"]
+    assert base.double_zero < 0 and base.block > 0 and base.follow > 0 and base.variety > 0
+
+
+def test_the_expert_breaks_a_tie_with_its_generator() -> None:
+    """draw_rule "none", ends 0 and 0: the matador 3-4 showing 3 (or 4) scores the same
+    on either end, and the generator picks which."""
+    s = _position(
+        Rules(draw_rule="none"),
+        [
+            ["0-1", "3-4", "1-1", "2-2", "2-6", "4-4", "5-5"],
+            ["0-6", "1-5", "0-2", "2-3", "3-3", "4-5", "1-2"],
+        ],
+        ["0-1", "0-6@1>0"],
+    )
+    view = s.view(0)
+    assert {str(m) for m in view.legal_moves} == {"3-4@0>3", "3-4@0>4", "3-4@1>3", "3-4@1>4"}
+    expert = ExpertAgent()
+    chosen = {str(expert.act(view, random.Random(k))) for k in range(20)}
+    assert chosen in ({"3-4@0>3", "3-4@1>3"}, {"3-4@0>4", "3-4@1>4"})
+
+
+@pytest.mark.parametrize("fast", [1, 0])
+def test_the_playouts_draw_their_random_numbers_from_the_generator(
+    fast: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the real world alone, with the policy's jitter: the same generator replays
+    the same means, another gives other playouts (not a seed of their own)."""
+    agent = SearchAgent(samples=4, fast=fast)
+    state = HandState.deal(Rules(), 6)
+    _only_the_real_world(monkeypatch, state)
+    view = state.view(state.to_move)
+    means = [tuple(agent.search(view, random.Random(k)).means) for k in (0, 0, 1, 2)]
+    assert means[0] == means[1]
+    assert len(set(means[1:])) == 3
