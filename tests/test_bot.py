@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,7 +28,13 @@ from matador_env.bot import (
     shipped_configurations,
 )
 from matador_env.engine import PRESETS, HandState, Rules
-from matador_env.policy import BOTS_DIR, BOTS_DIR_VARIABLE, default_policy
+from matador_env.policy import (
+    BOTS_DIR,
+    BOTS_DIR_VARIABLE,
+    PolicyError,
+    PolicyMismatchError,
+    default_policy,
+)
 from matador_env.protocol import ProtocolError, move_from_json, view_to_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,6 +137,80 @@ def test_casual_is_reproducible_from_its_seed() -> None:
 
     assert moves(5) == moves(5)
     assert any(moves(5) != moves(s) for s in range(6, 12))
+
+
+def test_casual_samples_the_policy_at_temperature_two() -> None:
+    """casual, and OnnxPolicy.choose at temperature 2, draw each legal move with the
+    probability softmax(logits / 2) (README of the bots: "sampled at temperature 2"),
+    counted over 3,000 fixed seeds in a position where temperature 1 or 4 would give
+    the moves visibly other shares."""
+    policy = default_policy()
+    enc = policy.encoding
+    state = HandState.deal(STANDARD, 6)
+    view = state.view(state.to_move)
+    legal = enc.action_mask(view.legal_moves).nonzero()[0]
+    logits = policy.legal_logits(enc.observation(view), legal).astype(np.float64)
+
+    def shares(temperature: float) -> np.ndarray:
+        weights = np.exp((logits - logits.max()) / temperature)
+        return weights / weights.sum()
+
+    want = shares(2.0)
+    assert min(np.abs(shares(t) - want).max() for t in (1.0, 4.0)) > 0.1  # tells them apart
+    casual = load_bot("casual")
+    seeds = range(3000)
+    for label, pick in (
+        ("casual", lambda rng: casual.choose(view, rng)),
+        ("policy", lambda rng: policy.choose(view, rng, temperature=2.0)),
+    ):
+        counts = Counter(enc.encode_action(pick(random.Random(seed))) for seed in seeds)
+        got = np.array([counts[int(action)] for action in legal]) / len(seeds)
+        # About 3.5 standard errors of a share near 0.35 over 3,000 draws.
+        np.testing.assert_allclose(got, want, atol=0.03, err_msg=label)
+
+
+def test_an_exported_policy_by_path_plays_its_most_likely_move(tmp_path: Path) -> None:
+    """load_bot(path) plays like trained (the module docstring), whatever rng it is
+    handed: by the folder, and by a stem naming stem.onnx beside its sidecar."""
+    for suffix in (".onnx", ".json"):
+        shutil.copy(BOTS_DIR / "standard" / f"policy{suffix}", tmp_path / f"mine{suffix}")
+    policy = default_policy()
+    for given in (str(BOTS_DIR / "standard"), str(tmp_path / "mine")):
+        bot = load_bot(given)
+        assert isinstance(bot, PolicyBot) and bot.level is None and bot.temperature == 0
+        for seed in range(20):
+            state = HandState.deal(STANDARD, seed)
+            view = state.view(state.to_move)
+            assert bot.choose(view, random.Random(seed)) == policy.choose(view), (given, seed)
+
+
+def test_a_bots_folder_ships_only_networks_for_their_own_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A configuration is shipped when its folder holds policy.onnx (a sidecar alone is
+    not a bot), and a shipped folder is loaded for its configuration's rules only: a
+    standard network in the pagat folder is refused, never played as pagat."""
+    folder = tmp_path / "bots"
+    shutil.copytree(BOTS_DIR / "standard", folder / "standard")
+    shutil.copytree(BOTS_DIR / "standard", folder / "pagat")  # misplaced
+    (folder / "kardinal").mkdir()
+    shutil.copy(BOTS_DIR / "kardinal" / "policy.json", folder / "kardinal")
+    monkeypatch.setenv(BOTS_DIR_VARIABLE, str(folder))
+    assert [c.name for c in shipped_configurations()] == ["standard", "pagat"]
+    with pytest.raises(PolicyError, match="shipped for kardinal .*; shipped: standard, pagat$"):
+        default_policy("kardinal")
+    with pytest.raises(PolicyMismatchError, match="trained for standard and cannot play these"):
+        default_policy("pagat")
+    with pytest.raises(BotError, match="bot pagat cannot be loaded: .*trained for standard"):
+        load_bot("trained", rules="pagat")
+    assert load_bot("trained", rules="standard").rules == STANDARD
+
+
+def test_load_level_takes_only_the_trained_levels() -> None:
+    # A heuristic level over the shipped bots would play their networks under its name.
+    for level in ("greedy", "random", "expert"):
+        with pytest.raises(BotError, match=rf"load_level: '{level}' is not a trained level"):
+            load_level(level)
 
 
 def test_errors_are_clear() -> None:
@@ -303,6 +385,7 @@ def test_encoding_examples_are_test_vectors() -> None:
 
     data = encoding_examples("standard", count=6, seed=3)
     enc = encoding_for(STANDARD)
+    policy = default_policy()
     assert len(data["actions"]) == data["num_actions"] == enc.num_actions
     assert sum(int(np.prod(p["shape"])) for p in data["pieces"]) == data["obs_size"]
     for pos in data["positions"]:
@@ -311,6 +394,9 @@ def test_encoding_examples_are_test_vectors() -> None:
         assert sorted(pos["legal_actions"]) == sorted(
             enc.encode_action(m) for m in view.legal_moves
         )
+        # The logits a frontend's own runtime must reproduce: the policy's, to 5 decimals.
+        obs = np.asarray(pos["observation"], np.float32)
+        np.testing.assert_allclose(pos["logits"], policy.logits(obs), rtol=0, atol=1e-5)
         legal = pos["legal_actions"]
         best = max(legal, key=lambda a: pos["logits"][a])
         assert pos["action"] == best and data["actions"][best] == pos["move"]

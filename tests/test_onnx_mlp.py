@@ -88,9 +88,21 @@ def mlp_model(
     bias: bool = True,
     prefix_ops: tuple[str, ...] = ("Cast", "Flatten"),
     seed: int = 0,
+    beta: float = 1.0,
+    flatten_axis: int = 1,
+    half_precision: bool = False,
+    extra_activation: str | None = None,
+    skip_activation: bool = False,
+    extra_output: bool = False,
 ) -> tuple[bytes, list[np.ndarray]]:
     """A two-layer network obs -> HIDDEN -> ACTIONS as the torch export writes it (Gemm with
-    transB=1), with the variations asked for; and its weights as [outputs, inputs]."""
+    transB=1), with the variations asked for; and its weights as [outputs, inputs].
+
+    ``half_precision`` rounds the observations through float16 first (a Cast there and one
+    back), ``extra_activation`` follows the hidden activation with another,
+    ``skip_activation`` feeds the second layer the first's output before its activation
+    (which is computed but unused), and ``extra_output`` makes that hidden output a second
+    graph output."""
     rng = np.random.default_rng(seed)
     w0 = rng.normal(size=(HIDDEN, OBS)).astype(np.float32)
     w1 = rng.normal(size=(ACTIONS, HIDDEN)).astype(np.float32)
@@ -98,8 +110,12 @@ def mlp_model(
     b1 = rng.normal(size=ACTIONS).astype(np.float32)
     nodes = []
     current = "obs"
+    if half_precision:
+        nodes.append(helper.make_node("Cast", [current], ["half"], to=TensorProto.FLOAT16))
+        nodes.append(helper.make_node("Cast", ["half"], ["full"], to=TensorProto.FLOAT))
+        current = "full"
     for i, op in enumerate(prefix_ops):
-        attrs = {"to": TensorProto.FLOAT} if op == "Cast" else {"axis": 1}
+        attrs = {"to": TensorProto.FLOAT} if op == "Cast" else {"axis": flatten_axis}
         nodes.append(helper.make_node(op, [current], [f"p{i}"], **attrs))
         current = f"p{i}"
     initializers = []
@@ -112,18 +128,26 @@ def mlp_model(
             inputs.append(f"B{i}")
         last = i == 1
         out = "logits" if last and last_op is None else f"g{i}"
-        nodes.append(helper.make_node("Gemm", inputs, [out], alpha=alpha, beta=1.0, transB=trans_b))
+        nodes.append(
+            helper.make_node("Gemm", inputs, [out], alpha=alpha, beta=beta, transB=trans_b)
+        )
         current = out
         if not last and activation is not None:
             nodes.append(helper.make_node(activation, [current], [f"a{i}"]))
-            current = f"a{i}"
+            current = f"a{i}" if not skip_activation else current
+        if not last and extra_activation is not None:
+            nodes.append(helper.make_node(extra_activation, [current], [f"e{i}"]))
+            current = f"e{i}"
     if last_op is not None:
         nodes.append(helper.make_node(last_op, [current], ["logits"]))
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", ACTIONS])]
+    if extra_output:
+        outputs.append(helper.make_tensor_value_info("g0", TensorProto.FLOAT, ["batch", HIDDEN]))
     graph = helper.make_graph(
         nodes,
         "policy",
         [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", OBS])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", ACTIONS])],
+        outputs,
         initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -169,6 +193,21 @@ def test_a_gemm_without_bias_is_read(tmp_path: Path) -> None:
     np.testing.assert_allclose(mlp.logits(x), np.tanh(x @ w0.T) @ w1.T, rtol=1e-5, atol=1e-5)
 
 
+def test_an_activation_after_the_last_layer_is_run_on_the_legal_rows_too(tmp_path: Path) -> None:
+    """The reader takes an activation after the last layer; a move's legal rows must pass
+    through it as the whole output does."""
+    data, weights = mlp_model(last_op="Tanh")
+    path = tmp_path / "policy.onnx"
+    path.write_bytes(data)
+    mlp = read_mlp(path, OBS, ACTIONS)
+    assert mlp is not None
+    x = np.random.default_rng(3).random((2, OBS), dtype=np.float32)
+    want = np.tanh(expected_logits(weights, x, "Tanh"))
+    np.testing.assert_allclose(mlp.logits(x), want, rtol=1e-5, atol=1e-5)
+    legal = np.array([0, 2, 4])
+    np.testing.assert_allclose(mlp.legal_logits(x[1], legal), want[1, legal], rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "variation",
     [
@@ -176,6 +215,12 @@ def test_a_gemm_without_bias_is_read(tmp_path: Path) -> None:
         {"activation": "Sigmoid"},  # an activation it does not run
         {"alpha": 2.0},  # a scaled product
         {"last_op": "Flatten"},  # a no-op the reader takes only before the first layer
+        {"beta": 2.0},  # a scaled bias
+        {"flatten_axis": 0},  # a Flatten that folds the batch into one row
+        {"half_precision": True},  # observations rounded through float16: not a no-op Cast
+        {"extra_activation": "Relu"},  # two activations after one layer
+        {"skip_activation": True},  # a branch: the activation is computed but not used
+        {"extra_output": True},  # a second graph output
     ],
 )
 def test_other_graphs_are_left_to_onnxruntime(tmp_path: Path, variation: dict) -> None:
@@ -241,6 +286,37 @@ def test_a_misread_network_is_caught_by_the_probe_and_onnxruntime_plays(
     assert policy.runtime == "onnxruntime"
     monkeypatch.undo()
     assert load_policy(folder).runtime == "numpy"
+
+
+def test_a_misread_of_the_legal_rows_alone_is_caught_by_the_probe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A move runs legal_logits, not logits: the probe compares both with onnxruntime, so
+    a network right on whole outputs but off on the legal rows still plays in onnxruntime."""
+    real_read = onnx_mlp.read_mlp
+
+    def misread(*args: object) -> NumpyMLP | None:
+        mlp = real_read(*args)  # type: ignore[arg-type]
+        assert mlp is not None
+        rows = mlp.legal_logits
+
+        def off(obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+            return rows(obs, legal) + np.float32(0.01)  # one hundredth off on every row
+
+        mlp.legal_logits = off  # type: ignore[method-assign]
+        return mlp
+
+    monkeypatch.setattr("matador_env.policy.read_mlp", misread)
+    assert load_policy(SHIPPED).runtime == "onnxruntime"
+
+
+def test_legal_logits_refuses_more_than_one_observation_in_both_runtimes() -> None:
+    # The numpy runtime reads one row: a batch of two would play the first and drop the second.
+    for runtime in ("auto", "onnxruntime"):
+        policy = load_policy(SHIPPED, runtime=runtime)
+        two = np.zeros((2, policy.info.obs_size), np.float32)
+        with pytest.raises(ValueError, match=r"legal_logits: one observation expected"):
+            policy.legal_logits(two, np.array([0, 1]))
 
 
 def test_the_runtime_benchmark_compares_both_runtimes_on_the_same_decisions() -> None:

@@ -7,6 +7,8 @@ small network built with onnx.helper."""
 from __future__ import annotations
 
 import json
+import random
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,12 +19,14 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from matador_env.engine import HandState, Rules
 from matador_env.policy import (
     BOTS_DIR,
     MAX_SIDECAR_BYTES,
     PolicyError,
     PolicyMismatchError,
     load_policy,
+    read_policy_info,
 )
 
 SHIPPED = BOTS_DIR / "standard"
@@ -117,6 +121,31 @@ def test_a_broken_network_is_a_policy_error_naming_the_file(bot: Path, case: str
     assert str(onnx_file) in str(info.value)
 
 
+SIGNATURE_MESSAGES = {
+    "input_name": "the network's inputs are ['x']; a policy has one input, 'obs'",
+    "output_name": "the network's outputs are ['probs']; a policy has one output, 'logits'",
+    "two_inputs": "the network's inputs are ['obs', 'mask']; a policy has one input, 'obs'",
+    "double": f"input 'obs' is tensor(double) of shape ['batch', {OBS}]; "
+    f"expected tensor(float) of shape [batch, {OBS}]",
+    "input_width": f"input 'obs' is tensor(float) of shape ['batch', {OBS - 1}]; "
+    f"expected tensor(float) of shape [batch, {OBS}]",
+    "output_width": f"output 'logits' is tensor(float) of shape ['batch', {ACTIONS - 1}]; "
+    f"expected tensor(float) of shape [batch, {ACTIONS}]",
+}
+
+
+@pytest.mark.parametrize("case", list(SIGNATURE_MESSAGES))
+def test_a_network_of_the_wrong_signature_is_refused_saying_what_is_wrong(
+    bot: Path, case: str
+) -> None:
+    """The signature is checked before the network runs: the error names the input or
+    output at fault and what a policy has, not the failure of a run it would cause."""
+    onnx_file = bot / "policy.onnx"
+    onnx_file.write_bytes(ONNX_CASES[case](onnx_file.read_bytes()))
+    with pytest.raises(PolicyError, match=re.escape(f"{onnx_file}: {SIGNATURE_MESSAGES[case]}")):
+        load_policy(bot)
+
+
 def test_a_network_checked_by_onnx_itself_agrees() -> None:
     """The cases built with onnx.helper are valid models apart from what they break."""
     onnx.checker.check_model(onnx.load_from_string(network(input_name="x")))
@@ -195,6 +224,86 @@ def test_unknown_encoding_version_says_what_to_do(bot: Path) -> None:
     (bot / "policy.json").write_bytes(edited(encoding_version=99))
     with pytest.raises(PolicyMismatchError, match="version 99.*Retrain or re-export"):
         load_policy(bot)
+
+
+@pytest.mark.parametrize("key", ["obs_size", "num_actions"])
+def test_sizes_other_than_the_encoding_s_are_a_mismatch_naming_both(bot: Path, key: str) -> None:
+    """A sidecar's sizes are compared with the encoding of its rules before the network is
+    opened: a PolicyMismatchError with both sides, not a complaint about the network."""
+    (bot / "policy.json").write_bytes(edited(**{key: SIDECAR[key] + 1}))
+    with pytest.raises(PolicyMismatchError, match=f"differ from this library's obs={OBS} "):
+        load_policy(bot)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("obs_size", 0, "obs_size must be an integer >= 1, got 0"),
+        ("num_actions", 0, "num_actions must be an integer >= 1, got 0"),
+        ("encoding_version", -1, "encoding_version must be an integer >= 0, got -1"),
+    ],
+)
+def test_the_sidecar_reader_checks_each_size_itself(
+    bot: Path, key: str, value: int, says: str
+) -> None:
+    # read_policy_info is public (frontends and the demo read provenance with it): it must
+    # refuse what load_policy would, not lean on load_policy's later comparisons.
+    sidecar = bot / "policy.json"
+    sidecar.write_bytes(edited(**{key: value}))
+    with pytest.raises(PolicyError, match=f"{re.escape(str(sidecar))}: {says}"):
+        read_policy_info(sidecar)
+
+
+def test_the_sidecar_size_limit_is_exact(bot: Path) -> None:
+    """A sidecar of MAX_SIDECAR_BYTES loads; one byte more is refused unparsed, even when
+    the bytes up to the limit would have been a whole sidecar (trailing blanks are JSON)."""
+    sidecar = bot / "policy.json"
+    text = json.dumps(SIDECAR).encode()
+    sidecar.write_bytes(text + b" " * (MAX_SIDECAR_BYTES - len(text)))
+    assert load_policy(bot).info.obs_size == OBS
+    sidecar.write_bytes(text + b" " * (MAX_SIDECAR_BYTES + 1 - len(text)))
+    with pytest.raises(PolicyError, match=f"is over {MAX_SIDECAR_BYTES} bytes"):
+        load_policy(bot)
+
+
+def test_a_policy_loads_by_its_network_its_sidecar_or_its_stem(tmp_path: Path) -> None:
+    """The path forms of the module docstring: the .onnx file, the .json sidecar, and the
+    stem, which stays a stem with a dot in its name (best.v2 names best.v2.onnx)."""
+    for suffix in (".onnx", ".json"):
+        shutil.copy(SHIPPED / f"policy{suffix}", tmp_path / f"best.v2{suffix}")
+    network_file = tmp_path / "best.v2.onnx"
+    for given in (network_file, tmp_path / "best.v2.json", tmp_path / "best.v2"):
+        assert load_policy(given).path == network_file, given
+        assert load_policy(str(given)).path == network_file, given
+
+
+def test_sampling_is_stable_for_logits_far_from_zero(bot: Path) -> None:
+    """act() with an rng samples the softmax of the legal logits. Logits in the thousands
+    are finite float32: exp() of them overflows (and of their negatives underflows to no
+    weight at all) unless the largest is subtracted first; here the larger one, 50 ahead,
+    is the only move with any weight."""
+    weights = np.zeros((OBS, ACTIONS), np.float32)
+    weights[:, 3], weights[:, 7] = 10.0, 10.5  # an observation of ones: logits 1000, 1050
+    obs = np.ones(OBS, np.float32)
+    mask = np.zeros(ACTIONS, bool)
+    mask[[3, 7]] = True
+    for sign, best in ((1, 7), (-1, 3)):
+        (bot / "policy.onnx").write_bytes(network(weights=sign * weights))
+        policy = load_policy(bot)
+        assert {policy.act(obs, mask, random.Random(seed)) for seed in range(20)} == {best}
+
+
+def test_choose_refuses_a_view_of_other_rules_naming_the_difference() -> None:
+    """OnnxPolicy.choose checks the view's rules itself (a caller need not go through a
+    Bot): the same table to another target is other rules, named field by field."""
+    policy = load_policy(SHIPPED)
+    rules = Rules.preset("standard").replace(target_score=50)
+    state = HandState.deal(rules, 1)
+    says = "trained for standard and cannot play these rules (target_score: policy 100, game 50)"
+    with pytest.raises(PolicyMismatchError, match=re.escape(says)):
+        policy.choose(state.view(state.to_move))
+    with pytest.raises(PolicyMismatchError, match=re.escape(says)):
+        load_policy(SHIPPED, rules=rules)
 
 
 def test_a_sidecar_that_is_a_folder_is_named(bot: Path) -> None:
