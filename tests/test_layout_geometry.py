@@ -353,3 +353,97 @@ def test_the_page_lays_out_the_crowded_tables_as_layout_geometry_does() -> None:
         placed, spots = layout_geometry(table)
         ours = [[list(p.h1), list(p.h2)] for p in placed], [list(s.centre) for s in spots]
         assert ours == (halves, centres), table
+
+
+# -- what the tree and the geometry say beyond "nothing over anything" -------------------------
+
+# The rules whose ends show a number beside one half of the piece they open on: plain
+# ends, branches of branching matadors (one per half), spinner sides, crosswise pieces.
+SHOWN_CASES = [
+    ("standard", {}),
+    ("kardinal", {}),
+    ("leiden", {}),
+    ("polish", {}),
+    ("standard", {"spinner": "first_double", "matador_placement": "branching"}),
+    ("standard", {"matador_placement": "crosswise_choice"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides"), SHOWN_CASES, ids=[f"{p} {o}" for p, o in SHOWN_CASES]
+)
+def test_each_end_marker_lies_beside_the_half_that_shows_its_value(
+    preset: str, overrides: dict[str, Any]
+) -> None:
+    """An end shows the outward half of its piece: the marker is nearer that half (a
+    tile's touching half turned outward, or a branch's marker beside the other half of
+    its matador, read wrong on the table)."""
+    rules = Rules.preset(preset, **overrides)
+    checked = 0
+    for seed in range(4):
+        for k, state in enumerate(played_states(rules, seed)):
+            if not state.layout:
+                continue
+            placed, spots = layout_geometry(layout_tree(state.history, state.ends, rules))
+            for spot in spots:
+                end = state.ends[spot.end["index"]]
+                if end.value is None or end.value2 is not None:
+                    continue  # a needs-a-blank or a crosswise two-valued end
+                piece = placed[spot.end["piece"]]
+                near = [
+                    np.hypot(h.x - spot.centre[0], h.y - spot.centre[1])
+                    for h in (piece.h1, piece.h2)
+                ]
+                if abs(near[0] - near[1]) < EPS:
+                    continue  # a double across its end: both halves alike
+                half = piece.h1 if near[0] < near[1] else piece.h2
+                assert half.value == end.value, (seed, k, " ".join(map(str, state.moves)), spot)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("preset", ["standard", "kardinal", "leiden", "polish"])
+def test_the_tree_names_the_last_piece_and_the_matadors(preset: str) -> None:
+    """``last`` (the piece the picture and the page outline) is the tile placed last,
+    and ``matador`` (the face they draw it on) is the rules' word on each tile."""
+    rules = Rules.preset(preset)
+    flags: set[bool] = set()
+    for seed in range(3):
+        for state in played_states(rules, seed):
+            table = layout_tree(state.history, state.ends, rules)
+            pieces = table["pieces"]
+            assert [p["tile"] for p in pieces] == [str(t) for t in state.layout]
+            if not pieces:
+                assert table["last"] is None
+                continue
+            played = [e.move.tile for e in state.history if e.move.kind == "play"]
+            assert pieces[table["last"]]["tile"] == str(played[-1])
+            assert [p["matador"] for p in pieces] == [rules.is_matador(t) for t in state.layout]
+            flags.update(p["matador"] for p in pieces)
+    assert flags == {True, False}
+
+
+def test_an_upright_matador_coming_back_in_beside_a_two_arm_lead_lies_across_its_end() -> None:
+    """The coil of a two-arm lead: an upright (or crosswise) piece lies across its end
+    even on the way back in (it turns itself only among a spinner lead's four arms).
+    Polish, seed 16: 3-4 upright on the arm of 5-5 that runs back in, westward."""
+    rules = Rules.preset("polish")
+    moves = (
+        "0-4 3-5@1>5 0-2@1>0 draw draw draw 2-5@1^ 0-1@1>1 draw 1-6@1^ 0-6@1>6 1-5@1>5 draw "
+        "2-3@1>3 4-5@1>5 draw 2-6@1>6 1-1@1>1 6-6@1>6 1-2@1>2 draw 0-0@0^ 5-5@1>5 draw draw "
+        "draw 3-4@1^"
+    )
+    state = play(rules, 16, moves)[-1]
+    assert not check(state, rules)
+    placed, spots = layout_geometry(layout_tree(state.history, state.ends, rules))
+    upright, parent = placed[-1], placed[placed[-1].piece["parent"]]
+    assert (upright.piece["tile"], upright.piece["lie"], parent.piece["tile"]) == (
+        "3-4",
+        "upright",
+        "5-5",
+    )
+    # 5-5 runs west along y = -2; 3-4 stands across that line, the open end beyond it.
+    assert parent.h1.y == parent.h2.y == -2 and parent.h2.x < parent.h1.x
+    assert upright.h1.x == upright.h2.x == parent.h2.x - 1
+    assert sorted((upright.h1.y, upright.h2.y)) == [-2.5, -1.5]
+    assert spots[-1].centre[1] == -2 and spots[-1].centre[0] < upright.h1.x

@@ -577,3 +577,136 @@ def test_list_and_help_name_every_configuration_with_its_bot_levels(
     assert proc.returncode == 0
     assert all(name in proc.stdout for name in [*PRESETS, *CONFIGURATIONS])
     assert "docs/rules.md" in proc.stdout
+
+
+# -- what the table shows, and what it must not --------------------------------------------
+
+
+def tile_words(text: str) -> set[str]:
+    """The tiles named in ``text`` (``2-5``, ``2-5@1>5``), the prompts' ranges left out."""
+    return set(re.findall(r"(?<![\d-])\d+-\d+(?![\d-])", re.sub(r"Your move \[[^\]]*\]", "", text)))
+
+
+HIDDEN_GAMES = [
+    "--level greedy --seed 5",
+    "--level greedy --seed 0",
+    "--preset kardinal --players 3 --level random --seat 1 --seed 8",
+]
+
+
+@pytest.mark.parametrize("args", [g.split() for g in HIDDEN_GAMES], ids=HIDDEN_GAMES)
+def test_the_table_never_names_a_bots_tile_or_the_boneyard_before_the_hand_ends(
+    tmp_path: Path, args: list[str]
+) -> None:
+    # The tiles the bots still hold and the boneyard's at the end were never on the
+    # table nor in the person's hand: no line of the game may name one until the hand
+    # is over (when "Hands left:" shows them all).
+    from matador_env.replay import read_records
+
+    record = tmp_path / "hand.txt"
+    code, out, err = play([*args, "--record", str(record)], ["1"] * 600)
+    assert code == 0, err
+    (hand,) = read_records(record)[1]
+    final = hand.replay()
+    assert final.outcome is not None and "You drew " in out
+    seat = int(args[args.index("--seat") + 1]) if "--seat" in args else 0
+    unseen = {str(t) for s, tiles in enumerate(final.hands) if s != seat for t in tiles}
+    unseen |= {str(t) for t in final.boneyard}
+    assert unseen
+    during, after = out.split("hand 1 over", 1)
+    assert not tile_words(during) & unseen
+    assert tile_words(after.split("Hands left:", 1)[1]) >= {
+        str(t) for s, tiles in enumerate(final.hands) if s != seat for t in tiles
+    }
+
+
+def test_the_table_counts_your_hand_the_others_tiles_and_what_may_be_drawn() -> None:
+    # Seed 2: P1 leads 5-6; the person holds seven tiles, P1 six, the boneyard 14 of
+    # which 12 may be drawn (2 stay: boneyard_reserve).
+    deal = MatchState.new(Rules.preset("standard"), 2).hand
+    mine = deal.hand(0)
+    _, out, _ = play(["--level", "greedy", "--seed", "2"], ["1", "1", "q"])
+    tables = out.split("Your moves:")
+    assert "| your turn 1 =====" in tables[0] and "| your turn 2 =====" in tables[1]
+    assert "\nOthers: P1 6 tiles | boneyard: 14 (12 may be drawn)\n" in tables[0]
+    count = sum(t.pips for t in mine)
+    assert f"\nYour hand (7 tiles, count {count}): {' '.join(map(str, mine))}\n" in tables[0]
+
+
+def test_a_move_typed_in_full_plays_that_move_and_the_short_words_work() -> None:
+    args = ["--level", "greedy", "--seed", "2"]  # P1 leads 5-6: ends 5 and 6
+    _, out, _ = play(args, ["2-5@1>5", "q"])
+    assert "\nYou played 2-5 on end 1 (showing 6), 5 outward, a matador.\n" in out
+    _, out, _ = play(args, ["d", "p", "table", "quit"])
+    assert "Not allowed: illegal move 'draw' by seat 0: drawing is not allowed now" in out
+    assert "Not allowed: illegal move 'pass' by seat 0: passing is allowed only when" in out
+    assert out.count("| your turn 1 =====") == 2  # drawn again for "table"
+    assert out.rstrip().endswith("You left the game. Bye.")
+    _, out, _ = play(args, ["exit"])
+    assert out.rstrip().endswith("You left the game. Bye.")
+
+
+def test_a_bare_tile_not_held_or_that_fits_nowhere_is_named_as_such() -> None:
+    args = ["--level", "greedy", "--seed", "2"]  # P1 leads 5-6: ends 5 and 6
+    deal = MatchState.new(Rules.preset("standard"), 2).hand
+    theirs = next(t for t in deal.hand(1) if str(t) != "5-6")
+    _, out, _ = play(args, [str(theirs), "4-5", "q"])  # 4-5 links to a 3 or a 2
+    assert f"  You do not hold {theirs}.\n" in out
+    assert "  4-5 cannot be placed anywhere now.\n" in out
+
+
+def test_since_your_last_turn_tells_the_others_moves_and_a_run_of_draws_once() -> None:
+    _, out, _ = play(["--level", "greedy", "--seed", "1"], ["1"] * 400)
+    told = re.findall(r"Since your last turn:\n((?:  .*\n)+)", out)
+    lines = [line.strip() for block in told for line in block.splitlines()]
+    assert "P1 drew 5 tiles" in lines
+    assert not [line for line in lines if line.startswith("You")]
+    for block in told:
+        rows = block.splitlines()
+        assert not any(a == b == "  P1 drew" for a, b in zip(rows, rows[1:], strict=False))
+
+
+def test_seat_1_sees_its_own_score_and_results_and_the_match_told_right() -> None:
+    _, out, _ = play(
+        ["--level", "random", "--match", "--target", "30", "--seat", "1", "--seed", "3"],
+        ["1"] * 3000,
+    )
+    scores = re.findall(r"^Score \w+ hand \d+: P0 (\d+), You \(P1\) (\d+) \((.*)\)$", out, re.M)
+    assert scores and {p0 for p0, _, _ in scores} > {"0"}
+    for _, mine, rest in scores:
+        assert rest.endswith(f"; you need {30 - int(mine)}") == (int(mine) < 30), rest
+    results = re.findall(r"^Result: .*$", out, re.M)
+    assert "Result: the hand is blocked; P0 has the lowest count and wins 28 points." in results
+    assert "Result: the hand is blocked; you have the lowest count and win 28 points." in results
+    assert "Result: You played the last tile (domino) and win 41 points." in results
+    assert out.rstrip().endswith("Match over: You (P1) won (69 to 28). You win the match!")
+
+
+def test_a_partner_is_named_and_the_teams_match_is_yours_from_seat_2() -> None:
+    args = ["--players", "4", "--teams", "--level", "greedy", "--match", "--target", "20"]
+    _, out, _ = play([*args, "--seat", "2", "--seed", "5"], ["1"] * 3000)
+    assert re.search(r"\nOthers: P0 \(partner\) \d+ tiles?, P1 \d+ tiles?, P3 \d+ tiles? \|", out)
+    assert "(partner)" not in re.sub(r"P0 \(partner\)", "", out)
+    assert out.rstrip().endswith(
+        "Match over: team P0+P2 (your team) won (49 to 0). You win the match!"
+    )
+
+
+def test_a_single_hand_dealt_again_is_played_again() -> None:
+    # Leiden, seed 197: the first hand is blocked with the lowest count shared and, under
+    # tie="redeal", dealt again; a game of one hand goes on to the hand that counts.
+    _, out, _ = play(["--preset", "leiden", "--level", "greedy", "--seed", "197"], ["1"] * 600)
+    first, second = out.split("Press Enter for the next hand (q to quit): ")
+    assert "Result: blocked with the lowest count shared: the hand is dealt again." in first
+    assert "===== hand 2 over =====" in second and "Result: You played the last tile" in second
+
+
+def test_each_kind_of_end_is_told_in_words() -> None:
+    from matador_env.engine import End
+    from matador_env.play import describe_end
+
+    assert describe_end(End("cross", 2, 5)) == "crosswise, links to 2 or 5"
+    assert describe_end(End("plain", 3)) == "showing 3"
+    assert describe_end(End("blank", None)) == "needs a blank"
+    assert describe_end(End("branch", 4)) == "branch showing 4"
+    assert describe_end(End("spinner", 6)) == "spinner side showing 6"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -136,3 +137,17 @@ def test_nothing_after_the_hand_ends() -> None:
         public_view(rules, 1, ["6-6"], played, 0)
     with pytest.raises(HistoryError, match=r"history\[3\]: the hand ended"):
         public_view(rules, 1, ["6-6"], [*played, (1, "draw")], 0)
+
+
+def test_a_placement_given_in_numpy_integers_goes_on_as_the_engines_own_move() -> None:
+    # As HandState.apply does (and public_view does for a draw): the view's history holds
+    # the engine's own Move, whose numbers are ints, not the caller's numpy integers
+    # (json.dumps refuses those).
+    state = OPENING.apply("6-6")
+    legal = next(m for m in state.legal_moves() if str(m) == "1-6@0>1")
+    odd = legal._replace(end=np.int64(0), shows=np.int64(1))
+    view = public_view(STANDARD, 0, HAND0, [(0, "6-6"), (1, odd)], 0)
+    assert view == state.apply(legal).view(0)
+    placed = view.history[-1].move
+    assert placed == legal and type(placed) is Move
+    assert type(placed.end) is int and type(placed.shows) is int

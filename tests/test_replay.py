@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -12,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from matador_env.engine import HandState, Rules, hand_record, parse_hand_record
+from matador_env.engine import HandState, Rules, hand_record, parse_hand_record, render_table
 from matador_env.picture import FRAME_SHAPE, draw_frame, write_png
+from matador_env.play import draw_layout, narrate
 from matador_env.replay import main, read_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,6 +127,7 @@ def test_files_that_are_not_records_are_refused(tmp_path: Path, text: str, says:
             "hand 1: hand of seat 0: 9-9 is not a tile of the double-6 set",
         ),
         (("leader: 0", "leader: 7"), "hand 1: hand record: leader 7 is not a seat (0 to 1)"),
+        (("leader: 0", "leader: 2"), "hand 1: hand record: leader 2 is not a seat (0 to 1)"),
         (("seed: 1", "seed: x"), "hand 1: hand record: seed and leader must be integers"),
         (("hand 0: 2-2", "hand 0: 2-"), "hand 1: "),
     ],
@@ -281,3 +284,69 @@ def test_game_is_refused_for_a_file_of_hand_records(tmp_path: Path) -> None:
             "every one of which is replayed; drop --game\n"
         )
     assert not (tmp_path / "f").exists()
+
+
+def test_each_move_is_told_by_its_seat_with_the_ends_before_it_then_the_table() -> None:
+    # Standard, seed 1: P0 leads 3-3; P1 lays 3-4 on end 1 (a 3: 3 + 4 = 7), 4 outward;
+    # P0 lays 1-4 on end 0, still showing 3, its 4 touching: 1-4|3-3|3-4.
+    path = ROOT / "tests" / "golden" / "hand_standard.txt"
+    code, out, err = replay(str(path))
+    assert code == 0, err
+    first = out.split("hand 2 of 3")[0]
+    assert "\n1. P0 led 3-3\n" in first
+    assert "\n2. P1 played 3-4 on end 1 (showing 3), 4 outward, a matador\n" in first
+    assert (
+        "\n3. P0 played 1-4 on end 0 (showing 3), 1 outward\nlayout: 3 tiles, 2 open ends\n"
+        "  end 0 shows 1  [1|4][3|3][3|4]  end 1 shows 4\n"
+    ) in first
+    # Every move of every hand: the seat that made it, the ends as they were before it,
+    # then the table after it with the layout drawn as terminal play draws it.
+    for record in read_records(path)[1]:
+        state = record.start()
+        for k, move in enumerate(record.moves, 1):
+            told = narrate(f"P{state.to_move}", move, state.ends, record.rules)
+            state = state.apply(move)
+            assert f"\n{k}. {told}\n{render_table(state, layout=draw_layout)}\n" in out
+
+
+def test_step_asks_after_each_move_but_a_hands_last_and_the_end_of_input_leaves() -> None:
+    _, records = read_records(GOLDEN[0])
+    code, out, _ = replay(str(GOLDEN[0]), "--step", stdin="\n" * 5000)
+    assert code == 0
+    asked = sum(len(r.moves) for r in records) - len(records)  # not after a hand's end
+    assert out.count("[Enter: next move, q: quit]") == asked
+    assert out.rstrip().endswith(f"result: {records[-1].replay().outcome}")
+    for stdin in ("\n", "\nquit\n"):  # Enter once, then the end of input or quit
+        code, out, _ = replay(str(GOLDEN[0]), "--step", stdin=stdin)
+        assert code == 0 and out.count("[Enter: next move, q: quit]") == 2
+        assert "\n2. " in out and "\n3. " not in out
+
+
+def test_a_game_whose_records_are_not_text_names_its_line(tmp_path: Path) -> None:
+    game = {"kind": "deal", "deal": 0, "pattern": "AB", "seats": ["x", "y"], "a": "x"}
+    game |= {"b": "y", "diff": 1, "records": [7]}
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n" + json.dumps(game) + "\n")
+    code, out, err = replay(str(path))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"python -m matador_env.replay: error: {path}: line 2 has records that are not text\n"
+    )
+
+
+def test_a_table_drawn_for_nobody_hides_every_hand_and_the_boneyard() -> None:
+    # render_table draws the replay's tables with every hand open; reveal=False is the
+    # table as a player may see it: hand sizes only.
+    state = HandState.deal(Rules.preset("standard", players=3), 5)
+    for _ in range(4):
+        state = state.apply(state.legal_moves()[0])
+    hidden = render_table(state, reveal=False)
+    for seat, hand in enumerate(state.hands):
+        assert f" P{seat}: {len(hand)} tiles\n" in hidden
+    unseen = {str(t) for hand in state.hands for t in hand} | {str(t) for t in state.boneyard}
+    assert not unseen & set(re.findall(r"\d+-\d+", hidden)), hidden
+    assert f"   boneyard: {state.boneyard_size}" in hidden
+    shown = render_table(state)
+    assert all(
+        f" P{seat}: {' '.join(map(str, hand))}" in shown for seat, hand in enumerate(state.hands)
+    )
