@@ -102,7 +102,7 @@ from matador_env.engine import PRESETS, HandState, MatchState, Rules
 from matador_env.flags import positive_number, seed_arg
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 from matador_env.serve import DEFAULT_MAX_BODY
-from matador_env.web import SETTINGS_FIELDS
+from matador_env.web import SETTINGS_FIELDS, etag
 
 REQUEST_TIMEOUT = 2
 KEEP_ALIVE_TIMEOUT = 2
@@ -795,9 +795,9 @@ def game_step(
         # The game's version applies as before; another one is refused first.
         version = entry.game["version"]
         if rng.random() < 0.5:
-            headers = {**headers, "If-Match": f'"{version}"'}
+            headers = {**headers, "If-Match": etag(version)}
         else:
-            headers = {**headers, "If-Match": f'"{version + rng.choice([-1, 1, 9])}"'}
+            headers = {**headers, "If-Match": etag(version + rng.choice([-1, 1, 9]))}
             expected = 412
     status, answer = game_call(client, tally, method, path, body, headers, expected)
     sent = f"{method} {path} ".encode() + (body or b"")[:2000]
@@ -841,7 +841,7 @@ def race(
     its own: they must apply one at a time, as many actions as answers 200; half the
     time all with the ``If-Match`` of the game's version, and then one at most."""
     tally.add("game_races")
-    if_match = {"If-Match": f'"{entry.game["version"]}"'} if rng.random() < 0.5 else {}
+    if_match = {"If-Match": etag(entry.game["version"])} if rng.random() < 0.5 else {}
     if if_match:
         tally.add("game_races_if_match")
     legal = entry.game["view"]["legal_moves"] or ["draw"]

@@ -769,6 +769,17 @@ def web_routes(
         with game.lock:
             return step()
 
+    async def change(request: Request, game: WebGame, step: Callable[[], Any]) -> Any:
+        """``step``, which changes ``game``, under its lock once the request's If-Match
+        names the game's version: every request that changes a game goes through here."""
+        if_match = if_match_header(request)
+
+        def checked() -> Any:
+            game.check_if_match(if_match)
+            return step()
+
+        return await run_in_threadpool(locked, game, checked)
+
     async def options(request: Request, raw: bytes) -> dict[str, Any]:
         return games.options()
 
@@ -788,34 +799,24 @@ def web_routes(
     async def move(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
         chosen = move_from_json(json_body(request, raw, MOVE_BODY, empty_ok=False))
-        if_match = if_match_header(request)
-
-        def step() -> dict[str, Any]:
-            game.check_if_match(if_match)
-            return {"event": game.person_move(chosen), "game": game.to_json()}
-
-        return await run_in_threadpool(locked, game, step)
+        return await change(
+            request, game, lambda: {"event": game.person_move(chosen), "game": game.to_json()}
+        )
 
     async def bot(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
-        if_match = if_match_header(request)
-
-        def step() -> dict[str, Any]:
-            game.check_if_match(if_match)
-            return {"event": game.bot_move(), "game": game.to_json()}
-
-        return await run_in_threadpool(locked, game, step)
+        return await change(
+            request, game, lambda: {"event": game.bot_move(), "game": game.to_json()}
+        )
 
     async def next_hand(request: Request, raw: bytes) -> dict[str, Any]:
         game = games.get(request.path_params["id"])
-        if_match = if_match_header(request)
 
         def step() -> dict[str, Any]:
-            game.check_if_match(if_match)
             game.next_hand()
             return game.to_json()
 
-        return await run_in_threadpool(locked, game, step)
+        return await change(request, game, step)
 
     return [
         Route("/", index, methods=["GET"]),
