@@ -12,10 +12,11 @@ def deal(
     hands: Sequence[str],
     boneyard: str = "",
     leader: int = 0,
-    rest: int | None = None,
+    rest: int | Sequence[int] | None = None,
 ) -> HandState:
     """A scripted deal. ``hands`` and ``boneyard`` are space-separated tiles; every tile
-    not named goes to the end of the boneyard, or to seat ``rest`` when given."""
+    not named goes to the end of the boneyard, or to seat ``rest`` when given (to the
+    seats of ``rest`` in turn, one tile each, when it names several)."""
     hand_lists = [h.split() for h in hands]
     bone = boneyard.split()
     named = {Tile.parse(t) for h in hand_lists for t in h} | {Tile.parse(t) for t in bone}
@@ -23,7 +24,9 @@ def deal(
     if rest is None:
         bone += leftover
     else:
-        hand_lists[rest] += leftover
+        seats = [rest] if isinstance(rest, int) else list(rest)
+        for k, t in enumerate(leftover):
+            hand_lists[seats[k % len(seats)]].append(t)
     return HandState.from_deal(rules, hands=hand_lists, boneyard=bone, leader=leader)
 
 

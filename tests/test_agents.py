@@ -1034,14 +1034,14 @@ def test_the_search_plays_out_only_worlds_the_seat_cannot_rule_out(
         assert dealt == kn.unseen
 
 
-def _deal_all(rules: Rules, hands: list[list[str]]) -> HandState:
-    """A deal with no boneyard: the tiles not named go round the seats after seat 0."""
-    hands = [list(h) for h in hands]
-    named = {str(tile(t)) for h in hands for t in h}
-    rest = [str(t) for t in tables(rules).tiles if str(t) not in named]
-    for k, t in enumerate(rest):
-        hands[1 + k % (rules.players - 1)].append(t)
-    return HandState.from_deal(rules, hands, [], leader=0)
+def _going_out(rules: Rules) -> HandState:
+    """No boneyard: seat 0 holds 1-3 and the matador 2-5, the tiles not named go round
+    the other seats; seat 0 leads 1-3 and, the others having moved, may go out."""
+    others = range(1, rules.players)
+    state = deal(rules, ["1-3 2-5", *[""] * len(others)], rest=others).apply("1-3")
+    while state.to_move != 0:
+        state = state.apply(state.legal_moves()[0])
+    return state
 
 
 @pytest.mark.parametrize("config", ["standard", "standard_3p", "standard_4p", "pagat_teams"])
@@ -1052,11 +1052,7 @@ def test_going_out_wins_the_pips_left_and_ties_go_to_the_experts_order(config: s
     pips; with teams the opponents' share of them. Equal means: the expert's first
     candidate."""
     rules = configuration(config).rules()
-    state = _deal_all(rules, [["1-3", "2-5"]] + [[] for _ in range(rules.players - 1)])
-    state = state.apply("1-3")
-    while state.to_move != 0:
-        state = state.apply(state.legal_moves()[0])
-    view = state.view(0)
+    view = _going_out(rules).view(0)
     assert {m.tile for m in view.legal_moves} == {tile("2-5")}
     kn = Knowledge(view)
     unseen = kn.tb.pips_of(kn.unseen)
@@ -1085,10 +1081,7 @@ def test_going_out_wins_what_the_other_sides_hold(
     loss), a domino and not a block of a hand with no tile left."""
     rules = configuration(config).rules()
     agent = _searcher(path, monkeypatch)
-    state = _deal_all(rules, [["1-3", "2-5"]] + [[] for _ in range(rules.players - 1)])
-    state = state.apply("1-3")
-    while state.to_move != 0:
-        state = state.apply(state.legal_moves()[0])
+    state = _going_out(rules)
     _only_the_real_world(monkeypatch, state)
     others = sum(c for s, c in enumerate(state.counts()) if rules.side_of(s) != rules.side_of(0))
     found = agent.search(state.view(0), random.Random(0))
@@ -1100,7 +1093,7 @@ def test_search_avoids_handing_the_next_seat_a_domino() -> None:
     showing 4. Every lead with a 4 lets seat 1 go out at once and loses the pips seat 0
     keeps; the search leads another tile."""
     rules = Rules()
-    state = _deal_all(rules, [[str(t) for t in tables(rules).tiles if str(t) != "3-3"], ["3-3"]])
+    state = deal(rules, [" ".join(str(t) for t in tables(rules).tiles if str(t) != "3-3"), "3-3"])
     view = state.view(0)
     hand_pips = sum(t.pips for t in view.hand)
     for fast in (1, 0):
