@@ -5,6 +5,7 @@ the rules RLlib would enforce only after Ray started (none of these tests starts
 from __future__ import annotations
 
 import itertools
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,29 @@ def test_a_run_that_fails_to_start_leaves_no_run_folder(
     assert new_run_problem(out) is None
 
 
+def _refused_address(
+    address: str,
+    ray_init: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> str:
+    """The one line a run with --address ends with (exit status 2, nothing written),
+    ``ray.init`` being ``ray_init``."""
+    import ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", ray_init)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as ended:
+        train.rllib.main(["--address", address, "--out", str(out)])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert not out.exists()
+    return err
+
+
 @pytest.mark.parametrize(
     ("error", "says"),
     [
@@ -215,17 +239,54 @@ def test_an_address_with_no_cluster_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import ray
-
     def no_cluster(*args: Any, **kwargs: Any) -> None:
         raise error
 
+    err = _refused_address("auto", no_cluster, tmp_path, monkeypatch, capsys)
+    assert err.startswith(f"python -m train.rllib: {says}")
+
+
+def _closed_port() -> int:
+    """A port on this machine where nothing listens (bound once by us, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("form", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"])
+def test_an_address_where_nothing_answers_is_refused_before_ray_is_asked(
+    form: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ray's own join retries such an address for ever (measured: still waiting after
+    # two minutes), so the run must end before ray.init.
+    def joined(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("ray.init was asked to join an address where nothing answers")
+
+    address = form.format(port=_closed_port())
+    err = _refused_address(address, joined, tmp_path, monkeypatch, capsys)
+    port = address.rpartition(":")[2]
+    assert err.startswith(
+        f"python -m train.rllib: --address: {address!r} is not allowed: Ray could not join a "
+        f"cluster there (nothing answers at 127.0.0.1:{port} within 10 s ("
+    )
+    assert "`ray start --head` starts one" in err
+
+
+@pytest.mark.parametrize("form", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}", "auto"])
+def test_an_address_that_answers_or_is_not_host_port_goes_to_ray(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    asked: list[str] = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(ray, "init", no_cluster)
-    out = tmp_path / "run"
-    with pytest.raises(SystemExit) as ended:
-        train.rllib.main(["--address", "auto", "--out", str(out)])
-    assert ended.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"python -m train.rllib: {says}") and err.count("\n") == 1
-    assert not out.exists()
+    monkeypatch.setattr(ray, "init", lambda address, **options: asked.append(address))
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        address = form.format(port=listening.getsockname()[1])
+        assert train.rllib.start_ray(_args("--address", address)) is True
+    assert asked == [address]

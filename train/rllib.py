@@ -21,9 +21,11 @@ A bad argument ends the command with one line naming the flag and what is allowe
 (exit status 2), before Ray starts or anything is written: RLlib's own rules on the
 arguments (the seeds it derives, whole rollout fragments per update) and the CPUs a
 local Ray has are checked here. An ``--address`` where Ray finds no cluster ends the
-same way when Ray tries to join it. ``args.json`` is written once the algorithm is
-built, so a run that fails to start leaves no folder that a rerun with the same
-``--out`` would be refused.
+same way when Ray tries to join it; a ``HOST:PORT`` (or ``ray://HOST:PORT``) where
+nothing answers within ``ADDRESS_PROBE_SECONDS`` ends so before Ray is asked, since
+Ray itself keeps retrying such an address without end. ``args.json`` is written once
+the algorithm is built, so a run that fails to start leaves no folder that a rerun
+with the same ``--out`` would be refused.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import logging
 import math
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -278,10 +281,38 @@ def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
     )
 
 
+ADDRESS_PROBE_SECONDS = 10.0
+"""How long --address HOST:PORT may take to accept a connection before the run is
+refused (Ray's own join retries an address where nothing listens for ever)."""
+
+
+def _unanswered_address(address: str) -> str | None:
+    """Why nothing answers at --address HOST:PORT or ray://HOST:PORT (None when a
+    connection opens, or when the address is not of that form: ``auto`` and
+    malformed addresses are left to Ray, which refuses them at once)."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), ADDRESS_PROBE_SECONDS):
+            return None
+    except OSError as e:
+        return f"nothing answers at {host}:{port} within {ADDRESS_PROBE_SECONDS:g} s ({e})"
+
+
+def _address_refused(address: str, why: str) -> ArgsError:
+    return ArgsError(
+        f"--address: {address!r} is not allowed: Ray could not join a cluster there ({why}); "
+        "allowed: the address of a running Ray cluster (auto on one of its nodes, HOST:PORT "
+        "or ray://HOST:10001; `ray start --head` starts one), or no --address for a local Ray"
+    )
+
+
 def start_ray(args: RllibArgs) -> bool:
     """Join the cluster of --address, or start a local Ray of --num-cpus; False when
     this process had a Ray session already (it is used as it is). :class:`ArgsError`
-    when Ray finds no cluster at --address, or cannot read it as an address."""
+    when nothing answers at --address, Ray finds no cluster there, or cannot read it
+    as an address."""
     import ray
 
     import matador_env
@@ -292,6 +323,9 @@ def start_ray(args: RllibArgs) -> bool:
         return False
     options: dict[str, Any] = {"logging_level": logging.WARNING, "include_dashboard": False}
     if args.address is not None:
+        unanswered = _unanswered_address(args.address)
+        if unanswered is not None:
+            raise _address_refused(args.address, unanswered)
         # Ship this checkout's matador_env to the workers, so that every node plays
         # the same rules and encoding as the driver.
         options["runtime_env"] = {"py_modules": [matador_env]}
@@ -300,12 +334,7 @@ def start_ray(args: RllibArgs) -> bool:
         except (ConnectionError, ValueError) as e:
             # ConnectionError: no cluster there ("auto" with none running); ValueError:
             # no address at all ("Invalid address format").
-            raise ArgsError(
-                f"--address: {args.address!r} is not allowed: Ray could not join a cluster "
-                f"there ({e}); allowed: the address of a running Ray cluster (auto on one "
-                "of its nodes, HOST:PORT or ray://HOST:10001; `ray start --head` starts "
-                "one), or no --address for a local Ray"
-            ) from None
+            raise _address_refused(args.address, str(e)) from None
     else:
         ray.init(num_cpus=args.num_cpus, **options)
     return True
