@@ -46,10 +46,11 @@ Endpoints
 
 Every answer that carries a game carries its ``version`` (in the game and as the
 ``ETag`` header, ``"3"``), which each move, bot move and new hand raises by one.
-``POST /games/{id}/move``, ``/bot`` and ``/next`` take an optional ``If-Match``
-header: with the ETag of the game the client last saw, the request applies only to
-that game (``412 stale`` otherwise), so a request sent twice (a retry after a lost
-answer, a double click) cannot make two moves. ``If-Match: *`` matches any version.
+``POST /games/{id}/move``, ``/bot``, ``/next`` and ``DELETE /games/{id}`` take an
+optional ``If-Match`` header: with the ETag of the game the client last saw, the
+request applies only to that game (``412 stale`` otherwise), so a request sent twice
+(a retry after a lost answer, a double click) cannot make two moves, nor end a game
+that another client moved on since. ``If-Match: *`` matches any version.
 
 ``POST /games/{id}/move``
     The person's move, a move object of the protocol (``{"move": "2-5@1>5"}``,
@@ -790,10 +791,10 @@ def web_routes(
 
     async def show_or_delete(request: Request, raw: bytes) -> dict[str, Any]:
         game_id = request.path_params["id"]
-        if request.method == "DELETE":
-            games.delete(game_id)
-            return {"deleted": game_id}
         game = games.get(game_id)
+        if request.method == "DELETE":
+            await change(request, game, lambda: games.delete(game_id))
+            return {"deleted": game_id}
         return await run_in_threadpool(locked, game, game.to_json)
 
     async def move(request: Request, raw: bytes) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from matador_env.configs import configuration_of  # noqa: E402
 from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
 from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
 from matador_env.serve import DEFAULT_MAX_BODY, create_app  # noqa: E402
-from matador_env.web import PAGE_DIR, GameSessions, web_routes  # noqa: E402
+from matador_env.web import PAGE_DIR, GameSessions, etag, web_routes  # noqa: E402
 
 JSON_TYPE = {"Content-Type": "application/json"}
 TILE = re.compile(r"(?<![\w-])(\d{1,2})-(\d{1,2})(?![\w-])")
@@ -109,8 +109,8 @@ class Client:
     def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
         return self.request("POST", path, body, **kwargs)
 
-    def delete(self, path: str) -> Reply:
-        return self.request("DELETE", path)
+    def delete(self, path: str, **kwargs: Any) -> Reply:
+        return self.request("DELETE", path, **kwargs)
 
 
 def make_client(sessions: GameSessions | None = None) -> Client:
@@ -661,9 +661,24 @@ def test_if_match_on_every_change(header: str, status: int) -> None:
         return
     assert_error(reply, status, "stale" if status == 412 else "bad_if_match", "header.If-Match")
     assert after == game, "a refused request changes nothing"
-    # The person's move and the next hand check it first too (else: 409, a bot's turn).
+    # The person's move and the next hand check it first too (else: 409, a bot's turn),
+    # and so does ending the game, which is then still there.
     assert client.post(f"/games/{gid}/move", {"move": "draw"}, headers=sent).status_code == status
     assert client.post(f"/games/{gid}/next", headers=sent).status_code == status
+    assert client.delete(f"/games/{gid}", headers=sent).status_code == status
+    assert client.get(f"/games/{gid}").json() == game
+
+
+def test_a_game_is_ended_with_its_current_etag_and_not_with_an_older_one() -> None:
+    client = make_client()
+    game = _bot_turn_with_bots_after(client)
+    gid, seen = game["id"], {"If-Match": etag(game["version"])}
+    client.post(f"/games/{gid}/bot", headers=seen)  # another tab moved it on
+    assert_error(client.delete(f"/games/{gid}", headers=seen), 412, "stale", "header.If-Match")
+    current = client.get(f"/games/{gid}")
+    ended = client.delete(f"/games/{gid}", headers={"If-Match": current.headers["etag"]})
+    assert (ended.status_code, ended.json()) == (200, {"deleted": gid})
+    assert client.get(f"/games/{gid}").status_code == 404
 
 
 def test_a_stale_if_match_is_refused_before_the_move_is_judged() -> None:
