@@ -88,6 +88,10 @@ def _damaged(state: dict[str, Any], change: str) -> dict[str, Any]:
         state["rng"][1] = state["rng"][1][:10]
     elif change == "opponent":
         state["opponent"] = "wizard"
+    elif change == "np_random_seed":
+        state["np_random_seed"] = "5"
+    elif change == "negative_np_random_seed":
+        state["np_random_seed"] = -2
     return state
 
 
@@ -99,6 +103,8 @@ def _damaged(state: dict[str, Any], change: str) -> dict[str, Any]:
         ("illegal", "is not legal there"),
         ("rng", "'rng' is not the state of a random.Random"),
         ("opponent", "opponent 'wizard' is not in this pool; allowed: expert, greedy, random"),
+        ("np_random_seed", "'np_random_seed' is '5', not null, -1 or the seed of a reset"),
+        ("negative_np_random_seed", "'np_random_seed' is -2, not null, -1 or the seed"),
     ],
 )
 def test_a_live_state_that_does_not_fit_is_refused(change: str, words: str) -> None:

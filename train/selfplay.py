@@ -275,6 +275,13 @@ def check_live_state(state: Any, env: SelfPlayEnv) -> None:
             raise ValueError(f"{key!r} is not the state of a random.Random")
     if not isinstance(state["over"], bool) or not isinstance(state["opponent"], str):
         raise ValueError("'over' is not true or false, or 'opponent' not a name")
+    # Gymnasium's np_random_seed: None before any reset, -1 after a generator was
+    # set from outside, else the seed of the last seeded reset.
+    np_seed = state["np_random_seed"]
+    if not (np_seed is None or (_is_int(np_seed) and np_seed >= -1)):
+        raise ValueError(
+            f"'np_random_seed' is {np_seed!r}, not null, -1 or the seed of a reset (0 or more)"
+        )
     try:
         env.restore_live_state(state)
     except (ValueError, TypeError, KeyError, OverflowError) as e:
