@@ -7,11 +7,13 @@ import random
 import shlex
 from dataclasses import astuple, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import agents.expert as expert_module
+import train.expert_fit as expert_fit
 from agents import AgentSpecError, make_agent
 from agents.expert import (
     FEATURES,
@@ -23,7 +25,15 @@ from agents.expert import (
 )
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, Rules
-from train.expert_fit import Labelled, fit_weights, main, weights_spec
+from train.expert_fit import (
+    Labelled,
+    fit_weights,
+    load_unit,
+    main,
+    save_unit,
+    weights_spec,
+    work_folder,
+)
 
 
 def _write(path: Path, configurations: dict) -> Path:  # type: ignore[type-arg]
@@ -309,3 +319,100 @@ def test_the_recorded_command_reads_back_as_given_and_each_stage_shows_progress(
     assert shlex.split(command) == ["python", "-m", "train.expert_fit", *argv]
     err = capsys.readouterr().err
     assert "label: 100%" in err and "confirm leiden: 100%" in err
+
+
+def _two_unit_fit(out: Path) -> list[str]:
+    """A tiny fit of two units of work (one for each of two configurations)."""
+    argv = ["--only", "leiden", "standard", "--positions", "12", "--samples", "4"]
+    return [*argv, "--confirm-hands", "8", "--workers", "1", "--out", str(out), "--no-progress"]
+
+
+def _interrupted_after_one_unit(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the tiny fit and stop it (as ^C would) once its first unit is kept."""
+
+    def save_then_stop(*args: object) -> None:
+        save_unit(*args)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(expert_fit, "save_unit", save_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            main(_two_unit_fit(out))
+    assert not out.exists()
+    assert len(list(work_folder(out).iterdir())) == 1
+
+
+def test_an_interrupted_fit_resumes_and_writes_what_one_run_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole = tmp_path / "whole.json"
+    assert main(_two_unit_fit(whole)) == 0
+    assert not work_folder(whole).exists()
+    expected = json.loads(whole.read_text())["configurations"]
+    capsys.readouterr()
+    # Stopped after its first unit, then run again: it labels only the other one.
+    resumed = tmp_path / "resumed.json"
+    _interrupted_after_one_unit(resumed, monkeypatch)
+    assert main(_two_unit_fit(resumed)) == 0
+    assert f"(1 of 2 units read from {work_folder(resumed)})" in capsys.readouterr().out
+    assert json.loads(resumed.read_text())["configurations"] == expected
+    assert not work_folder(resumed).exists()
+    # A unit left damaged is labelled again, said so, to the same result.
+    damaged = tmp_path / "damaged.json"
+    _interrupted_after_one_unit(damaged, monkeypatch)
+    [left] = work_folder(damaged).iterdir()
+    left.write_text(left.read_text()[:-40])
+    assert main(_two_unit_fit(damaged)) == 0
+    run = capsys.readouterr()
+    assert f"{left} cannot be read (" in run.err and ": labelling it again" in run.err
+    assert "units read from" not in run.out
+    assert json.loads(damaged.read_text())["configurations"] == expected
+
+
+def test_a_work_folder_that_is_a_file_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "w.json"
+    work_folder(out).write_text("x")
+    line = _refused(["--out", str(out)], capsys)
+    assert f"--out {out}: {work_folder(out)} exists and is not a folder" in line
+
+
+_UNIT = ("leiden", 7, 2, 4, 6, 0.5)
+
+
+def _saved_unit(path: Path) -> dict:  # type: ignore[type-arg]
+    features = np.arange(2 * len(FEATURES), dtype=np.float64).reshape(2, -1) / 3
+    data = [
+        Labelled(features, np.array([0.1, -2.5])),
+        Labelled(features[::-1], np.array([1e-9, 7])),
+    ]
+    save_unit(path, _UNIT, data)
+    assert [(d.features.tolist(), d.values.tolist()) for d in load_unit(path, _UNIT)] == [
+        (d.features.tolist(), d.values.tolist()) for d in data
+    ], "floats read back as written"
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda u: u.update(unit=["leiden", 8, 2, 4, 6, 0.5]), "is not this unit's"),
+        (lambda u: u["positions"].pop(), "does not hold 2 positions"),
+        (lambda u: u["positions"][0].pop("values"), "holds a position that is not one"),
+        (lambda u: u["positions"][0]["values"].pop(), "holds a position that is not one"),
+        (lambda u: u["positions"][1]["features"][0].pop(), "holds a position that is not one"),
+        (lambda u: u["positions"][1]["values"].__setitem__(0, "x"), "is not one"),
+        (lambda u: u["positions"][1]["values"].__setitem__(0, 1e400), "is not one"),
+        (lambda u: u.clear(), "is not this unit's"),
+    ],
+)
+def test_a_unit_file_that_is_not_the_unit_is_refused(
+    damage: Any, says: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "unit.json"
+    saved = _saved_unit(path)
+    damage(saved)
+    path.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match=says):
+        load_unit(path, _UNIT)

@@ -26,15 +26,24 @@ and the result, each configuration's figures and the command are written to
 configurations' entries stay as they were. The same command and seed give the same
 file. Time on two cores: about a minute per two-player double-six configuration,
 several for the larger sets and 3-4 seats.
+
+An interrupted run resumes: each unit of labelled positions (:data:`CHUNK` of one
+configuration) is written to ``OUT.work/`` as it is done, named by everything that
+makes it, and the same command run again reads those units instead of labelling
+them again, so it writes the same file. The folder is removed once the weights file
+is written; a unit that cannot be read back is labelled again (and said so).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import multiprocessing
 import random
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -64,7 +73,7 @@ from evaluate.arena import (
 from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
-from matador_env.files import atomic_write_json, file_arg, file_problem
+from matador_env.files import atomic_write_json, file_arg, file_problem, folder_problem
 from matador_env.flags import seed_arg
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
@@ -194,9 +203,69 @@ def weights_spec(weights: ExpertWeights) -> str:
     )
 
 
-def _label_unit(unit: tuple[str, int, int, int, int, float]) -> tuple[str, list[Labelled]]:
+Unit = tuple[str, int, int, int, int, float]
+"""One unit of labelling work: configuration, seed, positions, samples, width, keep."""
+
+
+def _label_unit(unit: Unit) -> list[Labelled]:
     name, seed, count, samples, width, keep = unit
-    return name, label_positions(configuration(name), seed, count, samples, width, keep)
+    return label_positions(configuration(name), seed, count, samples, width, keep)
+
+
+def work_folder(out: Path) -> Path:
+    """Where a run writing ``out`` keeps its labelled units until ``out`` is written."""
+    return out.with_name(out.name + ".work")
+
+
+def unit_path(work: Path, unit: Unit) -> Path:
+    """A unit's file in ``work``, named by all that makes it: a run with other
+    arguments finds no file of its own there."""
+    digest = hashlib.sha256(json.dumps(list(unit)).encode()).hexdigest()[:16]
+    return work / f"{unit[0]}-{digest}.json"
+
+
+def save_unit(path: Path, unit: Unit, data: list[Labelled]) -> None:
+    # Floats are written as repr, which reads back to the same float64.
+    atomic_write_json(
+        path,
+        {
+            "unit": list(unit),
+            "positions": [
+                {"features": d.features.tolist(), "values": d.values.tolist()} for d in data
+            ],
+        },
+    )
+
+
+def load_unit(path: Path, unit: Unit) -> list[Labelled]:
+    """The positions :func:`save_unit` wrote for ``unit``; ``ValueError`` naming
+    what is wrong for a file that is not that."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot be read ({e})") from None
+    if not isinstance(saved, dict) or saved.get("unit") != list(unit):
+        raise ValueError("is not this unit's")
+    positions = saved.get("positions")
+    if not isinstance(positions, list) or len(positions) != unit[2]:
+        raise ValueError(f"does not hold {unit[2]} positions")
+    out = []
+    for p in positions:
+        try:
+            features = np.array(p["features"], dtype=np.float64)
+            values = np.array(p["values"], dtype=np.float64)
+        except (TypeError, KeyError, ValueError) as e:
+            raise ValueError(f"holds a position that is not one ({e!r})") from None
+        if not (
+            features.ndim == 2
+            and features.shape == (len(values), len(FEATURES))
+            and len(values) >= MIN_WIDTH
+            and np.isfinite(features).all()
+            and np.isfinite(values).all()
+        ):
+            raise ValueError("holds a position that is not one")
+        out.append(Labelled(features, values))
+    return out
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -257,7 +326,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     if not (math.isfinite(args.ridge) and args.ridge >= 0):
         parser.error(f"--ridge must be a finite number >= 0, got {args.ridge}")
     # The output is checked before any work, not at the write after it.
-    problem = file_problem(args.out)
+    problem = file_problem(args.out) or folder_problem(work_folder(args.out))
     if problem is not None:
         parser.error(f"--out {args.out}: {problem}")
     try:
@@ -279,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     entries: dict[str, Any] = args.entries
     base = ExpertWeights()
-    units = [
+    units: list[Unit] = [
         (
             c.name,
             derive(args.seed, c.name, k),
@@ -291,7 +360,16 @@ def main(argv: list[str] | None = None) -> int:
         for c in args.configs
         for k, lo in enumerate(range(0, args.positions, CHUNK))
     ]
-    labelled: dict[str, list[Labelled]] = {c.name: [] for c in args.configs}
+    work = work_folder(args.out)
+    done: dict[Unit, list[Labelled]] = {}
+    for unit in units:
+        path = unit_path(work, unit)
+        if path.exists():
+            try:
+                done[unit] = load_unit(path, unit)
+            except ValueError as e:
+                print(f"{path} {e}: labelling it again", file=sys.stderr)
+    todo = [u for u in units if u not in done]
 
     bar = None
     if not args.no_progress:
@@ -299,15 +377,19 @@ def main(argv: list[str] | None = None) -> int:
 
         total = args.positions * len(args.configs)
         bar = tqdm(total=total, desc="label", unit="position", file=sys.stderr)
+        bar.update(sum(map(len, done.values())))
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     try:
-        with ctx.Pool(processes=min(args.workers, len(units))) as pool:
-            # imap keeps the units' order, so the data (and the fit) do not depend on timing.
-            for name, data in pool.imap(_label_unit, units):
-                labelled[name].extend(data)
-                if bar is not None:
-                    bar.update(len(data))
+        if todo:
+            work.mkdir(parents=True, exist_ok=True)
+            with ctx.Pool(processes=min(args.workers, len(todo))) as pool:
+                # Each unit is kept as it is done, so an interrupted run goes on from it.
+                for unit, data in zip(todo, pool.imap(_label_unit, todo), strict=True):
+                    save_unit(unit_path(work, unit), unit, data)
+                    done[unit] = data
+                    if bar is not None:
+                        bar.update(len(data))
     except LabelError as e:
         # Nothing is written: the weights file keeps what it held.
         print(f"python -m train.expert_fit: error: {e}", file=sys.stderr)
@@ -316,7 +398,15 @@ def main(argv: list[str] | None = None) -> int:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - start
-    print(f"labelled {sum(map(len, labelled.values()))} positions in {seconds:.0f} s")
+    # In the units' order, whichever run labelled them: the fit does not depend on it.
+    labelled: dict[str, list[Labelled]] = {c.name: [] for c in args.configs}
+    for unit in units:
+        labelled[unit[0]].extend(done[unit])
+    resumed = len(units) - len(todo)
+    print(
+        f"labelled {sum(map(len, labelled.values()))} positions in {seconds:.0f} s"
+        + (f" ({resumed} of {len(units)} units read from {work})" if resumed else "")
+    )
     for config in args.configs:
         data = labelled[config.name]
         fitted = fit_weights(data, base, args.ridge)
@@ -382,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     print(f"wrote {args.out}")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
