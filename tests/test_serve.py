@@ -8,6 +8,7 @@ must keep answering. The server is stopped with SIGINT and must exit cleanly.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -164,6 +165,13 @@ def a_view() -> dict[str, Any]:
     }
 
 
+def padded_view(size: int) -> bytes:
+    """:func:`a_view` as JSON of exactly ``size`` bytes (spaces before its last brace)."""
+    raw = json.dumps(a_view()).encode()
+    assert size >= len(raw)
+    return raw[:-1] + b" " * (size - len(raw)) + b"}"
+
+
 # -- the endpoints --------------------------------------------------------------------
 
 
@@ -274,12 +282,19 @@ def test_greedy_plays_other_presets(server: Server, preset: str) -> None:
         assert move["move"] in view["legal_moves"]
 
 
-def test_a_minimal_view_and_extra_headers(server: Server) -> None:
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/json; charset=utf-8",
+        "application/json; charset=utf8",
+        'application/json; charset="UTF-8"',
+        "Application/JSON",
+    ],
+)
+def test_a_minimal_view_and_extra_headers(server: Server, content_type: str) -> None:
     view = a_view()
-    status, _, move = request(
-        server, "POST", "/move?bot=greedy", view, content_type="application/json; charset=utf-8"
-    )
-    assert status == 200
+    status, _, move = request(server, "POST", "/move?bot=greedy", view, content_type=content_type)
+    assert status == 200, move
     assert move["move"] == load_bot("greedy").move_json(view)["move"]
 
 
@@ -427,6 +442,16 @@ MALFORMED: list[tuple[str, str, str, Any, dict[str, str], int, str, str | None]]
         "header.content-type",
     ),
     (
+        "a charset other than utf-8",
+        "POST",
+        "/move",
+        VIEW,
+        {"Content-Type": "application/json; Charset=latin-1"},
+        415,
+        "unsupported_media_type",
+        "header.content-type",
+    ),
+    (
         "form content type",
         "POST",
         "/move",
@@ -554,10 +579,7 @@ def test_a_hand_that_is_over(server: Server) -> None:
 
 def test_oversized_bodies(server: Server) -> None:
     limit = 64 * 1024
-    view = a_view()
-    padded = json.dumps(view).encode()
-    padded = padded[:-1] + b" " * (limit + 100 - len(padded)) + b"}"  # valid JSON, too long
-    assert len(padded) > limit
+    padded = padded_view(limit + 100)  # valid JSON, too long
 
     # With a Content-Length: refused, and the kept-alive connection still serves.
     conn = server.connect()
@@ -660,6 +682,24 @@ def test_read_body_takes_a_content_length_in_the_digits_0_to_9_only(length: str)
     assert "digits 0-9" in info.value.message
 
 
+def test_if_match_sent_as_several_headers_is_one_list(server: Server) -> None:
+    # RFC 9110: If-Match headers sent apart are one list; the second here names the
+    # game's ETag, so the request is judged (the hand is not over), not refused as stale.
+    status, headers, game = request(server, "POST", "/games", {"level": "greedy"}, **JSON)
+    assert status == 201, game
+    conn = server.connect()
+    try:
+        conn.putrequest("POST", f"/games/{game['id']}/next")
+        for tag in ('"99"', headers["etag"]):
+            conn.putheader("If-Match", tag)
+        conn.endheaders()
+        resp = conn.getresponse()
+        error = json.loads(resp.read())
+    finally:
+        conn.close()
+    assert (resp.status, error["error"]) == (409, "hand_over"), error
+
+
 # -- concurrency ----------------------------------------------------------------------
 
 
@@ -741,16 +781,19 @@ class CheatingBot(Bot):
         return Move.parse("pass")
 
 
-def test_unexpected_errors_answer_500() -> None:
+@contextlib.contextmanager
+def serving(bots: dict[str, Bot]) -> Iterator[Server]:
+    """``create_app(bots)`` on uvicorn in a thread of this process."""
     import uvicorn
 
     from matador_env.serve import create_app
 
-    app = create_app({"broken": BrokenBot(), "cheat": CheatingBot(), "greedy": load_bot("greedy")})
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        create_app(bots), log_level="critical", access_log=False, lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -758,7 +801,16 @@ def test_unexpected_errors_answer_500() -> None:
         deadline = time.monotonic() + TIMEOUT
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.02)
-        srv = Server(None, Path(), Path(), port)  # type: ignore[arg-type]
+        yield Server(None, Path(), Path(), port)  # type: ignore[arg-type]
+    finally:
+        server.should_exit = True
+        thread.join(TIMEOUT)
+        sock.close()
+
+
+def test_unexpected_errors_answer_500() -> None:
+    bots = {"broken": BrokenBot(), "cheat": CheatingBot(), "greedy": load_bot("greedy")}
+    with serving(bots) as srv:
         error = assert_error(request(srv, "POST", "/move", a_view(), **JSON), 500, "internal")
         assert error["field"] is None and "RuntimeError" in error["message"]
         assert "a bug" not in error["message"]  # no internals leak
@@ -769,10 +821,23 @@ def test_unexpected_errors_answer_500() -> None:
         status, _, move = request(srv, "POST", "/move?bot=greedy", a_view(), **JSON)
         assert status == 200 and move["bot"] == "greedy"
         assert_healthy(srv)
-    finally:
-        server.should_exit = True
-        thread.join(TIMEOUT)
-        sock.close()
+
+
+def test_a_bot_served_under_another_name_is_listed_and_answers_under_it() -> None:
+    """``--bots mine=...`` and ``create_app`` name a bot as they like: ``/bots`` lists it
+    under that name with its own as ``bot``, and its moves carry the served name, also
+    for a plain level whose configuration's entries are not served."""
+    from matador_env.bot import load_level
+
+    with serving({"mine": load_bot("greedy"), "level": load_level("trained", 0)}) as srv:
+        _, _, listed = request(srv, "GET", "/bots")
+        assert [(b["name"], b["bot"]) for b in listed["bots"]] == [
+            ("mine", "greedy"),
+            ("level", "trained"),
+        ]
+        for name in ("mine", "level"):
+            status, _, move = request(srv, "POST", f"/move?bot={name}", a_view(), **JSON)
+            assert status == 200 and move["bot"] == name, move
 
 
 def test_create_app_checks_its_arguments() -> None:
@@ -781,8 +846,11 @@ def test_create_app_checks_its_arguments() -> None:
     greedy = load_bot("greedy")
     with pytest.raises(ValueError, match="no bots"):
         create_app({})
-    with pytest.raises(ValueError, match="max_body"):
-        create_app({"g": greedy}, max_body=0)
+    for max_body in (0, True):
+        with pytest.raises(ValueError, match="max_body"):
+            create_app({"g": greedy}, max_body=max_body)
+    with pytest.raises(ValueError, match="non-empty string"):
+        create_app({"": greedy})
     with pytest.raises(ValueError, match="default"):
         create_app({"g": greedy}, default="h")
     with pytest.raises(TypeError, match="not a Bot"):
@@ -816,6 +884,32 @@ def test_command_line_errors(tmp_path: Path) -> None:
         from matador_env.serve import load_bots
 
         load_bots(["greedy", "greedy"])
+
+
+def test_by_default_levels_with_no_bot_are_left_out_with_a_note(tmp_path: Path) -> None:
+    """Without --bots, a level that has no bot to serve is a note, not an error."""
+    empty = tmp_path / "no-bots"
+    empty.mkdir()
+    srv = start_server(tmp_path, env={BOTS_DIR_VARIABLE: str(empty)})
+    try:
+        _, _, body = request(srv, "GET", "/bots")
+        assert body["default"] == "greedy"
+        assert [b["name"] for b in body["bots"]] == ["greedy", "random"]
+    finally:
+        assert stop_server(srv) == 0, srv.logs()
+    err = srv.err.read_text()
+    assert "note: not serving trained" in err and "note: not serving casual" in err, err
+
+
+def test_a_bot_of_one_configuration_takes_the_seed(standard_views: list[dict]) -> None:
+    # ``--bots casual:standard --seed 5`` plays as ``load_bot`` of that seed does.
+    from matador_env.serve import load_bots
+
+    served = load_bots(["casual:standard"], seed=5)["casual:standard"]
+    local = load_bot("casual", rules="standard", seed=5)
+    assert [served.move_json(v) for v in standard_views] == [
+        local.move_json(v) for v in standard_views
+    ]
 
 
 def test_one_configuration_only() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -25,19 +26,47 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from matador_env.serve import ConnectionLimits  # noqa: E402
-from tests.test_serve import ROOT, TIMEOUT, Server, a_view, start_server, stop_server  # noqa: E402
+from matador_env.bot import load_bot  # noqa: E402
+from matador_env.serve import (  # noqa: E402
+    DRAIN_LIMIT,
+    ConnectionLimits,
+    GuardedH11Protocol,
+    _ConnectionBook,
+    create_app,
+    server_config,
+)
+from tests.test_serve import (  # noqa: E402
+    ROOT,
+    TIMEOUT,
+    Server,
+    a_view,
+    padded_view,
+    start_server,
+    stop_server,
+)
 
 TRICKLE = 0.2
 """Seconds between two bytes of a slowloris client."""
+MAX_BODY = 4096
+"""The server's --max-body."""
+HEALTH = b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server that gives a request 1 s to arrive and a kept-alive connection 1 s idle."""
+    """A server that gives a request 1 s to arrive and a kept-alive connection 1 s idle,
+    and takes bodies of up to ``MAX_BODY`` bytes."""
     tmp = tmp_path_factory.mktemp("robust")
     srv = start_server(
-        tmp, "--bots", "greedy", "--request-timeout", "1", "--keep-alive-timeout", "1"
+        tmp,
+        "--bots",
+        "greedy",
+        "--request-timeout",
+        "1",
+        "--keep-alive-timeout",
+        "1",
+        "--max-body",
+        str(MAX_BODY),
     )
     try:
         yield srv
@@ -135,7 +164,7 @@ def wait_for_log(server: Server, text: str) -> str:
 
 def assert_healthy(server: Server) -> None:
     with connect(server) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        sock.sendall(HEALTH)
         status, _, body = read_answer(sock)
     assert status == 200 and body["status"] == "ok", body
 
@@ -144,6 +173,17 @@ def post_head(length: int) -> bytes:
     return (
         b"POST /move HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
         b"Content-Length: " + str(length).encode() + b"\r\n\r\n"
+    )
+
+
+def chunked_post(body: bytes) -> bytes:
+    """A whole ``POST /move`` of ``body`` in chunks of 64 KiB, without a Content-Length."""
+    parts = [body[i : i + 65536] for i in range(0, len(body), 65536)]
+    return (
+        b"POST /move HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        + b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts)
+        + b"0\r\n\r\n"
     )
 
 
@@ -192,19 +232,77 @@ def test_a_trickled_body_gets_408_and_the_connection_closes(server: Server) -> N
 
 def test_an_idle_kept_alive_connection_is_closed(server: Server) -> None:
     with connect(server) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        sock.sendall(HEALTH)
         assert read_answer(sock)[0] == 200
         assert closed_by_server(sock) == b""
+
+
+def test_a_kept_alive_connection_idle_past_the_request_timeout_is_kept(tmp_path: Path) -> None:
+    # Between two requests the keep-alive timeout alone counts: the request deadline
+    # runs from the opening of a connection and from the first byte of a request.
+    own = start_server(
+        tmp_path, "--bots", "greedy", "--request-timeout", "1", "--keep-alive-timeout", "60"
+    )
+    try:
+        with connect(own) as sock:
+            for idle in (2, 0):  # past the request timeout, within the keep-alive one
+                sock.sendall(HEALTH)
+                assert read_answer(sock)[0] == 200
+                time.sleep(idle)
+    finally:
+        assert stop_server(own) == 0, own.logs()
+    assert "no request within" not in own.err.read_text(), own.logs()
 
 
 def test_a_second_request_trickled_on_a_kept_alive_connection_gets_408(server: Server) -> None:
     # uvicorn's keep-alive timer stops at the first byte of the next request; the
     # request deadline must take over from there.
     with connect(server) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        sock.sendall(HEALTH)
         assert read_answer(sock)[0] == 200
         raw = trickle_until_answered(sock, b"GET /bots HTTP/1.1\r\nHost: test\r\n")
     assert parse_answer(raw)[0] == 408, raw
+
+
+# -- bodies --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+@pytest.mark.parametrize(
+    "size", [MAX_BODY, MAX_BODY + 1, 512 * 1024], ids=["at the limit", "one over", "512 KiB"]
+)
+def test_a_body_up_to_max_body_is_read_and_one_over_it_refused_on_a_kept_connection(
+    server: Server, size: int, chunked: bool
+) -> None:
+    # --max-body bounds a body by its Content-Length or counted while it streams; one
+    # over it, up to the 1 MiB that is read and dropped, leaves the connection serving.
+    body = padded_view(size)
+    with connect(server) as sock:
+        sock.sendall(chunked_post(body) if chunked else post_head(size) + body)
+        status, headers, answer = read_answer(sock)
+        if size <= MAX_BODY:
+            assert status == 200 and answer["bot"] == "greedy", answer
+        else:
+            assert status == 413 and answer["error"] == "too_large", answer
+            assert f"the limit of {MAX_BODY} bytes" in answer["message"]
+            assert headers.get("connection") != "close", headers
+        sock.sendall(HEALTH)
+        assert read_answer(sock)[0] == 200
+
+
+def test_bodies_answered_unread_are_dropped_each_up_to_the_limit_on_one_connection(
+    server: Server,
+) -> None:
+    # The drain limit is per request: two bodies of just under 1 MiB, each answered 404
+    # before it is read, do not add up to close a kept-alive connection.
+    length = DRAIN_LIMIT - 1024
+    with connect(server) as sock:
+        for _ in range(2):
+            sock.sendall(b"POST /no-such-path HTTP/1.1\r\nHost: test\r\n")
+            sock.sendall(b"Content-Length: %d\r\n\r\n" % length + b" " * length)
+            assert read_answer(sock)[0] == 404
+        sock.sendall(HEALTH)
+        assert read_answer(sock)[0] == 200
 
 
 # -- bodies left unread ---------------------------------------------------------------
@@ -225,8 +323,6 @@ def test_a_body_answered_before_it_is_read_is_dropped_only_up_to_a_limit(
     # Answered before its body was read, a request's body was received and dropped
     # for as long as it came (within the request timeout: gigabytes on a fast link),
     # past --max-body and the drain limit that bound a body the app reads.
-    from matador_env.serve import DRAIN_LIMIT
-
     length = 32 * DRAIN_LIMIT
     sent = 0
     with connect(server) as sock:
@@ -276,6 +372,16 @@ def test_a_bad_chunk_after_the_head_is_one_400_and_no_traceback(tmp_path: Path) 
     assert code == 0 and "Traceback" not in err and "unexpected error" not in err, err
 
 
+def test_a_bad_chunk_after_the_answer_gets_no_second_answer(server: Server) -> None:
+    # The answer is out (GET /health reads no body): the bad chunk ends the connection,
+    # and no 400 follows the 200 as if it answered another request.
+    with connect(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assert read_answer(sock)[0] == 200
+        sock.sendall(b"zz\r\n")
+        assert closed_by_server(sock) == b""
+
+
 # -- the connection limit -------------------------------------------------------------
 
 
@@ -288,23 +394,34 @@ def test_connections_past_the_limit_get_503_and_beyond_them_are_closed(
     try:
         served = [connect(capped) for _ in range(3)]
         for sock in served:
-            sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+            sock.sendall(HEALTH)
             assert read_answer(sock)[0] == 200
         # Accepted in order: three more are let in only to be answered 503 ...
         turned_away = [connect(capped) for _ in range(3)]
         # ... and one past those is closed without an answer.
         with connect(capped) as refused:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                refused.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+                refused.sendall(HEALTH)
             assert closed_by_server(refused) == b""
         for sock in turned_away:
-            sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+            sock.sendall(HEALTH)
             status, headers, body = read_answer(sock)
             assert status == 503, body
             assert body["error"] == "busy" and "limit of 3 connections" in body["message"]
             assert headers["retry-after"] == "1" and headers["connection"] == "close"
             assert closed_by_server(sock) == b""
             sock.close()
+        # Those gone, the next past the limit is answered 503 again, not closed.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            with connect(capped) as sock:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    sock.sendall(HEALTH)
+                answer = closed_by_server(sock)
+            if answer or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert parse_answer(answer)[0] == 503, answer
         # The connections served go on being served.
         served[0].sendall(b"GET /bots HTTP/1.1\r\nHost: test\r\n\r\n")
         assert read_answer(served[0])[0] == 200
@@ -313,7 +430,7 @@ def test_connections_past_the_limit_get_503_and_beyond_them_are_closed(
         deadline = time.monotonic() + TIMEOUT
         while True:
             with connect(capped) as sock:
-                sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+                sock.sendall(HEALTH)
                 status = read_answer(sock)[0]
             if status == 200 or time.monotonic() > deadline:
                 break
@@ -331,7 +448,9 @@ def test_connections_past_the_limit_get_503_and_beyond_them_are_closed(
 # -- settings -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", ["--request-timeout", "--keep-alive-timeout", "--max-connections"])
+@pytest.mark.parametrize(
+    "flag", ["--request-timeout", "--keep-alive-timeout", "--max-connections", "--max-body"]
+)
 def test_command_line_refuses_limits_below_one(flag: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "matador_env.serve", flag, "0"],
@@ -349,6 +468,33 @@ def test_command_line_refuses_limits_below_one(flag: str) -> None:
 def test_connection_limits_refuse_non_positive_integers(field: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f"{field} must be a positive integer"):
         ConnectionLimits(**{field: value})
+
+
+def test_the_note_on_connections_turned_away_counts_those_since_the_last(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One note per BUSY_LOG_INTERVAL at most; each counts the connections turned away
+    # since the one before. Times are passed in: no clock is read.
+    book = _ConnectionBook(ConnectionLimits(max_connections=3))
+    interval = book.BUSY_LOG_INTERVAL
+    with caplog.at_level(logging.WARNING, logger="matador_env.serve"):
+        for now in (0.0, 1.0, interval, interval + 1, 2 * interval):
+            book.note_refused(now)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"at the limit of 3 connections: {n} turned away (503 or closed) since the last note"
+        for n in (1, 2, 2)
+    ]
+
+
+def test_the_server_configuration_holds_the_limits() -> None:
+    # How long an idle connection is kept is uvicorn's keep-alive timeout; the request
+    # deadline and the connection cap are the protocol's.
+    limits = ConnectionLimits(request_timeout=3, keep_alive_timeout=7, max_connections=2)
+    config = server_config(create_app({"greedy": load_bot("greedy")}), limits)
+    assert config.timeout_keep_alive == 7
+    protocol = config.http
+    assert isinstance(protocol, type) and issubclass(protocol, GuardedH11Protocol)
+    assert protocol.book.limits == limits
 
 
 # -- the campaign ---------------------------------------------------------------------

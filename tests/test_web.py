@@ -29,7 +29,7 @@ from matador_env.bot import LEVELS, shipped_configurations  # noqa: E402
 from matador_env.configs import configuration_of  # noqa: E402
 from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
 from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
-from matador_env.serve import DEFAULT_MAX_BODY, create_app  # noqa: E402
+from matador_env.serve import DEFAULT_BOTS, create_app, load_bots  # noqa: E402
 from matador_env.web import PAGE_DIR, GameSessions, etag, web_routes  # noqa: E402
 
 JSON_TYPE = {"Content-Type": "application/json"}
@@ -207,7 +207,11 @@ def test_deal_every_preset_and_seat_count(
 SEATS = {"2": (2, False), "3": (3, False), "4": (4, False), "4t": (4, True)}
 
 
-def test_options_name_the_levels_each_seat_count_has(client: Client) -> None:
+@pytest.mark.parametrize("served", [False, True], ids=["every level", "a default server"])
+def test_options_name_the_levels_each_seat_count_has(served: bool) -> None:
+    # A default server (serve without --bots) offers what every level plays: its plain
+    # trained levels only where a bot of that configuration is shipped.
+    client = Client(create_app(load_bots(DEFAULT_BOTS))) if served else make_client()
     options = client.get("/games/options").json()
     by_name = {p["name"]: p for p in options["presets"]}
     assert list(by_name) == list(PRESETS)
@@ -221,6 +225,7 @@ def test_options_name_the_levels_each_seat_count_has(client: Client) -> None:
             trained = configuration_of(rules) in shipped
             assert preset["levels"][key][2:] == (["casual", "trained"] if trained else [])
     assert by_name["double_nine"]["link_sum"] == 10
+    assert all(p["players"] == [2, 3, 4] and p["teams"] is True for p in options["presets"])
     assert options["max_games"] > 0 and options["idle_expiry_s"] > 0
 
 
@@ -280,7 +285,10 @@ def test_a_full_hand_by_legal_moves(
         assert [e["text"] for e in game["table"]["ends"]] == view["open_ends"]
         assert len(game["log"]) == len(view["history"])
         assert [s["tiles"] for s in game["seats"]] == view["hand_sizes"]
+        assert game["drawable"] == max(0, view["boneyard_size"] - rules.boneyard_reserve)
     assert steps > 0 and game["status"] == "finished"
+    # Nobody is to move once the hand is over; one hand has no match result.
+    assert not any(s["to_move"] for s in game["seats"]) and game["result"] is None
     outcome = game["outcome"]
     # The same seed and moves replay to the same hand in the engine.
     state = MatchState.new(rules, game["settings"]["seed"])
@@ -392,10 +400,12 @@ def test_the_curl_example_of_the_docs(client: Client) -> None:
 # -- errors -------------------------------------------------------------------------------
 
 
-def first_game(client: Client, status: str) -> dict[str, Any]:
-    """A standard game whose first turn has ``status`` (``bot_turn``, ``your_turn``)."""
+def first_game(
+    client: Client, status: str, preset: str = "standard", level: str = "greedy"
+) -> dict[str, Any]:
+    """A game whose first turn has ``status`` (``bot_turn``, ``your_turn``)."""
     for seed in range(50):
-        game = deal(client, preset="standard", level="greedy", seed=seed)
+        game = deal(client, preset=preset, level=level, seed=seed)
         if game["status"] == status:
             return game
     raise AssertionError(f"no deal in 50 seeds starting with {status}")
@@ -409,7 +419,56 @@ def test_a_field_sent_as_null_takes_its_default() -> None:
         sent = deal(client, seed=11, **{name: None})
         left_out = deal(client, seed=11)
         assert sent["settings"] == left_out["settings"], name
-    assert isinstance(deal(client, seed=None)["settings"]["seed"], int)
+    # Without a seed each deal draws its own.
+    seeds = {deal(client, seed=None)["settings"]["seed"], deal(client)["settings"]["seed"]}
+    assert len(seeds) == 2 and all(isinstance(seed, int) for seed in seeds), seeds
+
+
+def test_settings_may_be_left_out_whole() -> None:
+    # Every field is optional: an empty body (or one of blanks) needs no Content-Type.
+    client = make_client()
+    for content in (b"", b" \r\n"):
+        reply = client.post("/games", content=content)
+        assert reply.status_code == 201, reply.content
+        assert reply.json()["settings"]["preset"] == "standard"
+
+
+def test_the_person_sits_at_the_seat_chosen_with_a_partner_across() -> None:
+    game = deal(make_client(), preset="pagat", players=4, teams=True, seat=3, level="random")
+    assert game["view"]["seat"] == 3
+    assert [s["name"] for s in game["seats"]] == ["P0", "P1 (partner)", "P2", "You"]
+    assert game["sides"] == ["P0 + P2", "P1 + P3 (you)"]
+
+
+def test_the_persons_draw_names_the_tile_drawn_and_a_bots_does_not() -> None:
+    client = make_client()
+    drew = set()  # who was seen drawing: the person (True), a bot (False)
+    for seed in range(20):
+        before = deal(client, level="greedy", seed=seed)
+        for game, text in play_out(client, before, random.Random(seed)):
+            event = json.loads(text).get("event")
+            if event is not None and event["move"] == "draw":
+                if event["seat"] == 0:
+                    (tile,) = set(game["view"]["hand"]) - set(before["view"]["hand"])
+                    assert event["text"] == f"You drew {tile}"
+                else:
+                    assert event["text"] == f"P{event['seat']} drew"
+                drew.add(event["seat"] == 0)
+            before = game
+        client.delete(f"/games/{game['id']}")
+        if drew == {True, False}:
+            return
+    raise AssertionError(f"no draw by both the person and a bot in 20 hands: {drew}")
+
+
+def test_trained_bots_of_two_configurations_serve_one_page() -> None:
+    # Trained bots are kept per rules: leiden's game is played by leiden's bot, not by
+    # standard's loaded before it (which refuses leiden's views).
+    client = make_client()
+    deal(client, level="trained", seed=0)
+    game = first_game(client, "bot_turn", preset="leiden", level="trained")
+    reply = client.post(f"/games/{game['id']}/bot")
+    assert reply.status_code == 200, reply.content
 
 
 @pytest.mark.parametrize(
@@ -422,11 +481,17 @@ def test_a_field_sent_as_null_takes_its_default() -> None:
         ({"players": 5}, "players"),
         ({"players": "2"}, "players"),
         ({"players": 3, "teams": True}, "teams"),
+        ({"players": 4, "teams": 1}, "teams"),
         ({"seat": 2}, "seat"),
         ({"target": 0}, "target"),
         ({"target": 10**9 + 1}, "target"),  # past the engine's bound: not "target_score"
         ({"match": "yes"}, "match"),
         ({"seed": -1}, "seed"),
+        ({"seed": 1 << 63}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"target": True}, "target"),
+        ({"preset": ["standard"]}, "preset"),
+        ({"level": ["greedy"]}, "level"),
         ({"colour": "red"}, "colour"),
     ],
 )
@@ -504,10 +569,10 @@ def test_refusals_echo_no_more_than_a_few_words_of_what_they_refuse() -> None:
 def test_every_game_endpoint_refuses_a_body_over_the_limit() -> None:
     """A body is read up to --max-body wherever it is sent, also to an endpoint that
     takes none: left unread, it was received and dropped for as long as it came."""
-    client = make_client()
+    client = Client(create_app(load_bots(["greedy"]), max_body=1000))
     game = deal(client, level="greedy", seed=1)
     gid = game["id"]
-    too_large = b" " * (DEFAULT_MAX_BODY + 1)
+    too_large = b" " * 1001
     for method, path in (
         ("GET", "/games/options"),
         ("POST", "/games"),
@@ -520,14 +585,13 @@ def test_every_game_endpoint_refuses_a_body_over_the_limit() -> None:
     ):
         reply = client.request(method, path, content=too_large, headers=JSON_TYPE)
         assert_error(reply, 413, "too_large", None)
+        assert "the limit of 1000 bytes" in reply.json()["message"]
     assert client.get(f"/games/{gid}").json() == game  # still there, unchanged
     # A small body where none is taken is still ignored, as before.
     assert client.request("GET", f"/games/{gid}", content=b"{}").status_code == 200
 
 
 def test_a_wrong_method_or_path_names_the_game_endpoints() -> None:
-    from matador_env.serve import load_bots
-
     client = Client(create_app(load_bots(["greedy"])))
     gid = deal(client, seed=1)["id"]
     reply = client.request("PUT", f"/games/{gid}")
@@ -642,6 +706,7 @@ def test_if_match_makes_a_request_sent_twice_apply_once() -> None:
         ('"CURRENT"', 200),
         ('"99", "CURRENT"', 200),
         ('"99"', 412),
+        ('*, "CURRENT"', 400),  # * stands alone
         ('W/"CURRENT"', 412),  # strong comparison: a weak tag matches nothing
         ("CURRENT", 400),
         ('"CURRENT', 400),
@@ -767,10 +832,9 @@ def test_a_finished_game_takes_no_more_moves(client: Client) -> None:
 
 
 def test_a_server_with_chosen_bots_offers_and_deals_only_those() -> None:
-    """serve --bots greedy serves greedy alone: the page's options and POST /games too."""
-    from matador_env.serve import load_bots
-
-    client = Client(create_app(load_bots(["greedy"])))
+    """serve --bots greedy,mine=PATH serves greedy alone on the page (the exported
+    policy on /move only): the page's options and POST /games too."""
+    client = Client(create_app(load_bots(["greedy", "mine=matador_env/bots/standard"])))
     options = client.get("/games/options").json()
     assert list(options["levels"]) == ["greedy"]
     for preset in options["presets"]:
@@ -779,7 +843,7 @@ def test_a_server_with_chosen_bots_offers_and_deals_only_those() -> None:
         reply = client.post("/games", {"level": level})
         assert_error(reply, 422, "invalid", "level")
         message = reply.json()["message"]
-        assert "not served here" in message and "serves only greedy" in message, message
+        assert "not served here" in message and "serves only greedy (" in message, message
         assert message.endswith("levels for these rules: greedy"), message
     game = deal(client, seed=4)
     assert game["settings"]["level"] == "greedy"  # the strongest served
@@ -789,8 +853,6 @@ def test_a_server_with_chosen_bots_offers_and_deals_only_those() -> None:
 
 def test_a_server_of_one_configuration_offers_its_trained_bot_there_only() -> None:
     """serve --config standard --bots trained,random: trained on standard for two only."""
-    from matador_env.serve import load_bots
-
     client = Client(create_app(load_bots(["trained", "random"], "standard")))
     options = client.get("/games/options").json()
     assert list(options["levels"]) == ["random", "trained"]
@@ -812,8 +874,6 @@ def test_a_server_of_one_configuration_offers_its_trained_bot_there_only() -> No
 
 
 def test_a_server_with_no_bot_for_a_table_says_so() -> None:
-    from matador_env.serve import load_bots
-
     client = Client(create_app(load_bots(["trained:standard"])))
     levels = {p["name"]: p["levels"] for p in client.get("/games/options").json()["presets"]}
     assert levels["pagat"] == {key: [] for key in SEATS}
@@ -854,6 +914,26 @@ def test_the_cap_on_live_games_and_the_expiry() -> None:
     assert client.get(f"/games/{third['id']}").status_code == 200
 
 
+def test_a_game_is_dropped_only_past_its_expiry_and_dealing_drops_it() -> None:
+    clock = FakeClock()
+    client = make_client(GameSessions(max_games=1, idle_expiry_s=60, clock=clock))
+    game = deal(client, level="random")
+    for idle in (40, 40, 60):  # each use keeps it as long again; exactly that long too
+        clock.now += idle
+        assert client.get(f"/games/{game['id']}").status_code == 200
+    assert_error(client.post("/games", {"level": "random"}), 503, "too_many_games", None)
+    clock.now += 61  # past it: the next deal drops the game and takes its place
+    deal(client, level="random")
+    assert_error(client.get(f"/games/{game['id']}"), 404, "unknown_game", "path.id")
+
+
+def test_the_cap_and_expiry_are_those_of_the_guide(client: Client) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "browser.md").read_text()
+    options = client.get("/games/options").json()
+    assert f"at most **{options['max_games']} live games**" in doc
+    assert f"unused for **{options['idle_expiry_s'] // 60} minutes**" in doc
+
+
 # -- the page -----------------------------------------------------------------------------
 
 
@@ -865,11 +945,14 @@ def test_the_server_serves_the_page_and_its_files() -> None:
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.headers["content-security-policy"].startswith("default-src 'self'")
     html = page.content.decode()
+    assert page.headers["cache-control"] == "no-cache"
     for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css")):
         assert f"/web/{name}" in html
         reply = client.get(f"/web/{name}")
         assert reply.status_code == 200 and reply.headers["content-type"].startswith(kind)
-    assert_error(client.get("/web/secret.py"), 404, "not_found", "path.name")
+        assert reply.headers["cache-control"] == "no-cache"
+    for name in ("secret.py", "index.html"):  # the page is served at / only
+        assert_error(client.get(f"/web/{name}"), 404, "not_found", "path.name")
     assert client.get("/health").status_code == 200
     assert client.post("/games", {"level": "greedy"}).status_code == 201
 
