@@ -383,3 +383,32 @@ def test_opponents_that_fail_mid_step_leave_every_slot_as_it_was() -> None:
             np.testing.assert_array_equal(got, want)
         assert a[4].keys() == b[4].keys()
     assert failed > 50
+
+
+def test_a_masked_reset_leaves_the_other_slots_opponents_as_they_were() -> None:
+    # SyncVectorEnv passes a reset's seeds to the masked slots only: slot 1, left out,
+    # plays on with its random opponents' stream as a twin never reset does.
+    env, twin = (MatadorVectorEnv(2, preset="standard", players=3) for _ in range(2))
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    for t in range(60):
+        if t == 5:
+            env.reset(seed=[40, 41], options={"reset_mask": np.array([True, False])})
+        got, want = env.action_masks(), twin.action_masks()
+        a = env.step(got.argmax(axis=1))
+        b = twin.step(want.argmax(axis=1))
+        for x, y in zip(a[:4], b[:4], strict=True):
+            np.testing.assert_array_equal(x[1], y[1])
+
+
+def test_unseeded_envs_start_their_opponents_from_fresh_entropy() -> None:
+    # Before a seeded reset each slot's random opponents draw from fresh entropy, as
+    # the deals do: two envs do not share their opponents' streams.
+    a, b = MatadorVectorEnv(2), MatadorVectorEnv(2)
+    assert not np.isin(a.venv._rng, b.venv._rng).any()
+
+
+@pytest.mark.parametrize("value", [True, 1, np.True_])
+def test_mask_in_obs_is_refused_naming_where_it_goes(value: Any) -> None:
+    with pytest.raises(ValueError, match=f"mask_in_obs={value!r}: the compiled vector env"):
+        MatadorVectorEnv(2, mask_in_obs=value)

@@ -17,6 +17,7 @@ from matador_env import MatadorSingleEnv  # noqa: E402
 from matador_env.batch import BatchError  # noqa: E402
 from matador_env.configs import configuration  # noqa: E402
 from matador_env.encoding import ENCODING_VERSION  # noqa: E402
+from matador_env.engine import Rules  # noqa: E402
 from matador_env.matador_v0 import INFO_KEYS, raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
 from tests.episodes import learner_trace  # noqa: E402
@@ -39,7 +40,7 @@ CASES = [
 def test_every_slot_is_the_aec_env(preset: str, episode: str, overrides: dict[str, Any]) -> None:
     B = 4
     seeds = [11, 12, 13, 14]
-    for reward in ("score", "normalised") if episode == "hand" else ("win",):
+    for reward in ("score", "normalised") if episode == "hand" else ("win", "normalised"):
         venv = VectorEnv(B, preset=preset, episode=episode, reward=reward, **overrides)
         assert venv.encoding_version == ENCODING_VERSION
         envs = [raw_env(preset=preset, episode=episode, reward=reward, **overrides) for _ in seeds]
@@ -196,6 +197,8 @@ def test_bad_actions_change_nothing() -> None:
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="mode='solo' is not allowed"):
         VectorEnv(2, preset="standard", mode="solo")
+    with pytest.raises(ValueError, match="episode='set' is not allowed; allowed: "):
+        VectorEnv(2, preset="standard", episode="set")
     with pytest.raises(ValueError, match="learner=2 is not allowed; allowed: None or 0 to 1"):
         VectorEnv(2, preset="standard", mode="learner", learner=2)
     with pytest.raises(ValueError, match="opponents='expert': unknown bot 'expert'"):
@@ -331,6 +334,8 @@ def test_a_saved_state_that_does_not_fit_is_refused_and_changes_nothing() -> Non
         del wrong_size["engine"][key]
     with pytest.raises(BatchError, match=r"'episodes' has shape \(4,\); allowed: \(3,\)"):
         env.set_state(wrong_size)
+    with pytest.raises(BatchError, match=r"state: expected a dict from get_state\(\), got list"):
+        env.set_state([])  # type: ignore[arg-type]
     fits = env.get_state()
     fits["engine"]["st"] = "damaged"
     with pytest.raises(BatchError, match="'st' is not an array of int32"):
@@ -343,9 +348,44 @@ def test_a_saved_state_that_does_not_fit_is_refused_and_changes_nothing() -> Non
     np.testing.assert_array_equal(again, before)
 
 
+def _with_a_hand_played(state: dict[str, Any]) -> None:
+    state["hands"][0] = 1  # between two steps a hand episode has played none
+
+
+def _written_before_the_arguments(state: dict[str, Any]) -> None:
+    del state["arguments"]  # its values are checked alone
+
+
+@pytest.mark.parametrize(
+    "source, change, why",
+    [
+        ({"opponents": "trained"}, None, "saved with opponents='trained', but this environment "
+         "has opponents='random'"),
+        ({"illegal_reward": -1}, None, "saved with illegal_reward=-1.0, but"),
+        ({"learner": 0}, _written_before_the_arguments, "slot 0: its learner is not 1"),
+        ({}, _with_a_hand_played, r"slot 0: its hand count is not 0 to 0 \(episode='hand'\)"),
+    ],
+)  # fmt: skip
+def test_a_state_this_environment_would_not_hold_is_refused_naming_why(
+    source: dict[str, Any], change: Any, why: str
+) -> None:
+    kwargs: dict[str, Any] = dict(preset="standard", mode="learner", learner=1, seed=1)
+    env, other = VectorEnv(3, **kwargs), VectorEnv(3, **{**kwargs, **source})
+    env.reset()
+    other.reset()
+    before = env.get_state()
+    state = other.get_state()
+    if change is not None:
+        change(state)
+    with pytest.raises(BatchError, match=why):
+        env.set_state(state)
+    assert env.get_state() == before
+
+
 class _FailingOpponents:
     """Plays the lowest legal action, or fails as told: ``"raise"``, ``"shape"`` (one
-    action too many) or ``"illegal"`` (an illegal action in the first row)."""
+    action too many), ``"column"`` (one action per row, as a column) or ``"illegal"``
+    (an illegal action in the first row)."""
 
     def __init__(self) -> None:
         self.fail: str | None = None
@@ -356,6 +396,8 @@ class _FailingOpponents:
         actions = masks.argmax(axis=1)
         if self.fail == "shape":
             return np.append(actions, 0)
+        if self.fail == "column":
+            return actions[:, None]
         if self.fail == "illegal":
             actions[0] = int(np.flatnonzero(masks[0] == 0)[0])
         return actions
@@ -379,7 +421,7 @@ def test_opponents_that_fail_mid_step_leave_every_slot_as_it_was(learner: int | 
     for t in range(120):
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         saved = env.get_state()
-        opponents.fail = ("raise", "shape", "illegal")[t % 3]
+        opponents.fail = ("raise", "shape", "column", "illegal")[t % 4]
         try:
             env.step(actions)
         except (RuntimeError, BatchError):
@@ -525,3 +567,160 @@ def test_a_masked_reset_keeps_the_last_observation_of_a_slot_that_just_ended() -
             np.testing.assert_array_equal(obs[ended], result[0][ended])
             kept += 1
     assert kept >= 3  # the case this test is about did occur
+
+
+def test_casual_opponents_sample_the_networks_moves_at_the_bots_temperature() -> None:
+    # The vector env's casual opponents turn one uniform draw per row into a move: over
+    # evenly spaced draws each legal move takes the share of [0, 1) that the casual
+    # bot's network gives it at the bot's temperature, an illegal one none.
+    from matador_env.bot import PolicyBot, load_bot
+
+    venv = VectorEnv(3, preset="standard", mode="learner", opponents="casual", seed=2)
+    obs, masks, _ = venv.reset()
+    bot = load_bot("casual", rules=venv.rules)
+    opponents = venv.opponents  # the batch policy the env plays its opponents with
+    assert isinstance(bot, PolicyBot) and bot.temperature > 0 and callable(opponents)
+    draws = 1000
+    uniforms = (np.arange(draws) + 0.5) / draws
+    for b in range(3):
+        legal = masks[b] != 0
+        assert legal.sum() > 1
+        chosen = opponents(
+            np.repeat(obs[b : b + 1], draws, axis=0),
+            np.repeat(masks[b : b + 1], draws, axis=0),
+            uniforms,
+        )
+        shares = np.bincount(chosen, minlength=venv.num_actions) / draws
+        logits = bot.policy.logits(obs[b : b + 1])[0].astype(np.float64)
+        weights = np.where(legal, np.exp((logits - logits[legal].max()) / bot.temperature), 0)
+        np.testing.assert_allclose(shares, weights / weights.sum(), atol=2 / draws)
+
+
+def test_a_masked_reset_leaves_the_other_slots_later_episodes_as_they_were() -> None:
+    # Slot 1, left out of the reset, deals its later episodes from its own seed and
+    # episode count (seeds[1] + e * num_envs) as a twin that was never reset does.
+    env, twin = (VectorEnv(2, preset="standard", seed=4) for _ in range(2))
+    env.reset()
+    twin.reset()
+    rng = np.random.default_rng(0)
+    ended = [0, 0]  # slot 1's episodes that ended before the masked reset, and after
+    for t in range(120):
+        if t == 60:
+            env.reset([50, 51], mask=np.array([True, False]))
+        got, want = env.action_masks(), twin.action_masks()
+        np.testing.assert_array_equal(got[1], want[1])
+        slot1 = rng.choice(np.flatnonzero(got[1]))
+        a = env.step([got[0].argmax(), slot1])
+        b = twin.step([want[0].argmax(), slot1])
+        for x, y in zip(a[:6], b[:6], strict=True):
+            np.testing.assert_array_equal(x[1], y[1])
+        ended[t >= 60] += int(a[4][1])
+    assert min(ended) > 0  # episodes of slot 1 ended on both sides of the masked reset
+
+
+def test_a_random_learner_seat_takes_every_seat_and_replays() -> None:
+    def seats(seed: int) -> list[int]:
+        venv = VectorEnv(4, preset="standard", players=3, mode="learner", seed=seed)
+        return [s for e in range(4) for s in venv.reset(seed + 4 * e)[2].tolist()]
+
+    assert seats(3) == seats(3)
+    assert set(seats(3)) == {0, 1, 2}
+
+
+def test_episode_starts_that_fail_mid_step_leave_every_slot_as_it_was() -> None:
+    # A slot's episode ends in the step and the next one's start raises: the step is
+    # taken back, and the env then plays on as a twin whose starts never failed.
+    def starts(fail: list[bool]) -> Any:
+        def start(slots: np.ndarray) -> tuple[list[int], list[int]]:
+            if fail[0]:
+                raise RuntimeError("no seed for the next episode")
+            return [100 + int(b) for b in slots], [0] * len(slots)
+
+        return start
+
+    fail = [False]
+    env = VectorEnv(3, preset="standard", episode_starts=starts(fail))
+    twin = VectorEnv(3, preset="standard", episode_starts=starts([False]))
+    env.reset()
+    twin.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        masks = env.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        saved = env.get_state()
+        fail[0] = True
+        try:
+            env.step(actions)
+        except RuntimeError:
+            break
+        twin.step(actions)  # no episode ended: nothing to start
+    else:
+        pytest.fail("no episode ended")
+    assert env.get_state() == saved
+    np.testing.assert_array_equal(env.action_masks(), masks)
+    fail[0] = False
+    for got, want in zip(env.step(actions)[:6], twin.step(actions)[:6], strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_slot_whose_deals_all_leave_the_learner_no_decision_raises_at_the_1000th() -> None:
+    # One-tile hands, dealt alike every time: the leader goes out at once, so a learner
+    # in the other seat never moves. Its slot raises at the 1000th such deal in a row;
+    # a learner that leads takes the first.
+    def deals(learner: int) -> int:
+        dealt = []
+
+        def same_deal(slots: np.ndarray) -> tuple[list[int], list[int]]:
+            dealt.extend(slots.tolist())
+            return [7] * len(slots), [learner] * len(slots)
+
+        env = VectorEnv(1, rules=Rules(hand_size=1), mode="learner", episode_starts=same_deal)
+        try:
+            env.reset()
+        except BatchError as exc:
+            assert "slot 0: 1000 deals in a row had a hand end before the learner" in str(exc)
+        return len(dealt)
+
+    assert sorted([deals(0), deals(1)]) == [1, 1000]
+
+
+def test_opponents_by_slot_learn_each_rows_slot_and_episode() -> None:
+    # With opponent_slots the callable is given each row's slot and that slot's episode
+    # number. Slot 0's opponents play their lowest legal action here, the others' their
+    # highest: slot 0 plays the games of an env whose opponents all play the lowest,
+    # and each slot's episode numbers count its ended episodes.
+    seen: dict[int, set[int]] = {b: set() for b in range(3)}
+
+    def by_slot(
+        obs: np.ndarray, masks: np.ndarray, slots: np.ndarray, episodes: np.ndarray
+    ) -> np.ndarray:
+        for slot, episode in zip(slots.tolist(), episodes.tolist(), strict=True):
+            seen[slot].add(episode)
+        highest = masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
+        return np.where(slots == 0, masks.argmax(axis=1), highest)
+
+    kwargs: dict[str, Any] = dict(preset="standard", players=3, mode="learner", learner=0, seed=8)
+    env = VectorEnv(3, opponents=by_slot, opponent_slots=True, **kwargs)
+    lowest = VectorEnv(3, opponents=lambda o, m: m.argmax(axis=1), **kwargs)
+    (obs, masks, _), (want, want_masks, _) = env.reset(), lowest.reset()
+    ended = np.zeros(3, np.int64)
+    for _ in range(100):
+        np.testing.assert_array_equal(obs[0], want[0])
+        obs, masks, _, rewards, term, trunc, _ = env.step(masks.argmax(axis=1))
+        want, want_masks, _, want_rewards, *_ = lowest.step(want_masks.argmax(axis=1))
+        assert rewards[0] == want_rewards[0]
+        ended += term | trunc
+    assert ended.min() >= 2
+    for b in range(3):
+        assert set(range(ended[b])) <= seen[b] <= set(range(ended[b] + 1)), b
+
+
+def test_what_reset_and_step_return_is_the_callers_to_keep() -> None:
+    # Copies: later steps leave the observations, masks and seats returned alone.
+    venv = VectorEnv(2, preset="standard", seed=1)
+    first = venv.reset()
+    kept = [a.copy() for a in first]
+    for _ in range(3):
+        venv.step(venv.action_masks().argmax(axis=1))
+    for got, want in zip(first, kept, strict=True):
+        np.testing.assert_array_equal(got, want)
