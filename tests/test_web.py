@@ -14,6 +14,7 @@ import json
 import random
 import re
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,9 +26,9 @@ pytest.importorskip("starlette")
 
 from starlette.applications import Starlette  # noqa: E402
 
-from matador_env.bot import LEVELS, shipped_configurations  # noqa: E402
+from matador_env.bot import LEVELS, Bot, load_bot, shipped_configurations  # noqa: E402
 from matador_env.configs import configuration_of  # noqa: E402
-from matador_env.engine import PRESETS, MatchState, Rules  # noqa: E402
+from matador_env.engine import PRESETS, MatchState, Move, Rules, SeatView  # noqa: E402
 from matador_env.policy import BOTS_DIR_VARIABLE  # noqa: E402
 from matador_env.serve import DEFAULT_BOTS, create_app, load_bots  # noqa: E402
 from matador_env.web import PAGE_DIR, GameSessions, etag, web_routes  # noqa: E402
@@ -697,6 +698,49 @@ def test_if_match_makes_a_request_sent_twice_apply_once() -> None:
     replies = post_at_once(client, [(f"/games/{gid}/bot", None)] * 2)
     assert [r.status_code for r in replies] == [200, 200]
     assert client.get(f"/games/{gid}").json()["version"] == game["version"] + 3
+
+
+class _HeldGreedy(Bot):
+    """Greedy, whose moves wait inside the bot until ``release`` is set."""
+
+    name = level = "greedy"
+    rules = None
+
+    def __init__(self) -> None:
+        self.greedy = load_bot("greedy")
+        self.inside = 0
+        self.release = threading.Event()
+
+    def _choose(self, view: SeatView, rng: random.Random) -> Move:
+        self.inside += 1
+        assert self.release.wait(60), "never released"
+        return self.greedy.choose(view, rng)
+
+
+def test_a_request_waits_for_the_move_under_way_before_its_if_match_is_checked() -> None:
+    """A bot move under way holds its game: a second request with the same If-Match
+    waits, then finds the game moved on (412). Without the game's lock it passed the
+    check while the first was still choosing, and both moved."""
+    held = _HeldGreedy()
+    client = make_client(GameSessions(served=[held]))
+    held.release.set()  # the moves that lead to the position
+    game = _bot_turn_with_bots_after(client)
+    held.release.clear()
+    gid, sent = game["id"], {"If-Match": etag(game["version"])}
+    before = held.inside
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(client.post, f"/games/{gid}/bot", headers=sent)
+        while held.inside == before:  # the first request is choosing its move
+            assert not first.done(), first.result().content
+            time.sleep(0.01)
+        second = pool.submit(client.post, f"/games/{gid}/bot", headers=sent)
+        time.sleep(0.5)  # time enough for it to reach the bot, were it let through
+        second_inside = held.inside > before + 1
+        held.release.set()
+        replies = [first.result(), second.result()]
+    assert not second_inside, "the second request reached the bot while the first chose"
+    assert [r.status_code for r in replies] == [200, 412], [r.content for r in replies]
+    assert client.get(f"/games/{gid}").json()["version"] == game["version"] + 1
 
 
 @pytest.mark.parametrize(
