@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from matador_env.flags import int_at_least, positive_int, positive_number, seed_arg
+from matador_env.flags import (
+    LARGEST_TRAINING_SEED,
+    int_at_least,
+    positive_int,
+    positive_number,
+    seed_arg,
+    training_seed_arg,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,8 +51,9 @@ def test_a_minimum_of_0_takes_0_and_says_why_it_refuses() -> None:
 
 @pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "x", ""])
 def test_a_time_budget_is_a_finite_number_above_0(text: str) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match="allowed: a number above 0"):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
         positive_number(text)
+    assert str(refused.value) == f"{text!r} is not allowed; allowed: a number above 0"
     assert positive_number("0.5") == 0.5
 
 
@@ -62,6 +70,17 @@ def test_a_seed_outside_the_engines_range_is_refused(text: str) -> None:
         seed_arg(text)
     assert str(refused.value).endswith(
         "is not allowed; allowed: an integer from 0 to 18446744073709551615 (2**64 - 1)"
+    )
+
+
+def test_a_training_seed_is_one_numpy_takes() -> None:
+    assert LARGEST_TRAINING_SEED == 2**32 - 1
+    assert training_seed_arg("0") == 0 and training_seed_arg(str(2**32 - 1)) == 2**32 - 1
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        training_seed_arg(str(2**32))
+    assert str(refused.value) == (
+        "'4294967296' is not allowed; allowed: an integer from 0 to 4294967295 (2**32 - 1, the "
+        "most numpy's seeding takes: it seeds training)"
     )
 
 

@@ -1,5 +1,6 @@
 """matador_env.rllib without a Ray session: :class:`MoveChecks` counts every chunk of
-an episode that spans rollout fragments, and the module's hidden sizes are checked."""
+an episode that spans rollout fragments, the module's hidden sizes are checked, the
+module masks what the env forbids, and the env plays through Ray's PettingZoo wrapper."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from matador_env.rllib import (  # noqa: E402
     POLICY_ID,
     MaskedActorCritic,
     MoveChecks,
+    make_env,
+    policy_logits,
+    shared_policy,
     shared_policy_spec,
 )
 
@@ -89,6 +93,7 @@ def test_movechecks_checks_every_chunk_a_sample_returns() -> None:
         player_1=_AgentChunk(
             [{"observation": np.zeros(2), "action_mask": m} for m in _masks([1], [3])], [1]
         ),
+        player_2=_AgentChunk([], []),  # a seat with no observation yet
     )
     logger = _Logger()
     MoveChecks().on_sample_end(samples=[first, middle, last], metrics_logger=logger)
@@ -115,12 +120,13 @@ def test_movechecks_checks_every_action_of_episodes_sampled_in_short_fragments()
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
-    from matador_env.rllib import ENV_NAME, register_env, shared_policy
+    from matador_env.rllib import register_env
 
-    register_env()
+    name = register_env("matador_in_fragments")  # the name given, not the default
+    assert name == "matador_in_fragments"
     config = (
         PPOConfig()
-        .environment(ENV_NAME, env_config={"preset": "standard"}, disable_env_checking=True)
+        .environment(name, env_config={"preset": "standard"}, disable_env_checking=True)
         .multi_agent(**shared_policy())
         .rl_module(rl_module_spec=shared_policy_spec([16]))
         .env_runners(num_env_runners=0, num_envs_per_env_runner=2, rollout_fragment_length=7)
@@ -156,12 +162,12 @@ def test_movechecks_checks_every_action_of_episodes_sampled_in_short_fragments()
 # -- hidden sizes ---------------------------------------------------------------------------
 
 
-def _module(hidden: Any) -> MaskedActorCritic:
+def _module(**model_config: Any) -> MaskedActorCritic:
     e = raw_env(preset="standard")
     return MaskedActorCritic(
         observation_space=e.observation_space("player_0"),
         action_space=e.action_space("player_0"),
-        model_config={"hidden": hidden},
+        model_config=model_config,
     )
 
 
@@ -182,6 +188,7 @@ def _widths(module: MaskedActorCritic) -> list[int]:
         ((0,), ValueError),  # a zero-width layer
         ((64, -3), ValueError),
         ((), ValueError),
+        (b"@@", TypeError),  # bytes: a sequence of the ints 64, 64
     ],
 )
 def test_hidden_sizes_must_be_positive_integers(hidden: Any, error: type[Exception]) -> None:
@@ -189,7 +196,7 @@ def test_hidden_sizes_must_be_positive_integers(hidden: Any, error: type[Excepti
     with pytest.raises(error, match=rf"^shared_policy_spec: {says}"):
         shared_policy_spec(hidden)
     with pytest.raises(error, match=rf"^MaskedActorCritic model_config\['hidden'\]: {says}"):
-        _module(hidden)
+        _module(hidden=hidden)
 
 
 @pytest.mark.parametrize("hidden", [[32, 16], (8,), np.array([4, 4]), [np.int64(5)], range(3, 5)])
@@ -197,5 +204,91 @@ def test_hidden_sizes_that_are_positive_integers_build(hidden: Any) -> None:
     specs: Any = shared_policy_spec(hidden).rl_module_specs
     sizes = specs[POLICY_ID].model_config["hidden"]
     assert sizes == [int(h) for h in hidden] and all(type(h) is int for h in sizes)
-    assert _widths(_module(hidden))[:-1] == sizes
-    assert _widths(_module(sizes))[:-1] == sizes
+    assert _widths(_module(hidden=hidden))[:-1] == sizes
+    assert _widths(_module(hidden=sizes))[:-1] == sizes
+
+
+def test_the_networks_are_tanh_mlps_of_the_hidden_sizes_and_256_256_by_default() -> None:
+    def layers(net: Any) -> list[Any]:
+        return [
+            (m.in_features, m.out_features) if hasattr(m, "in_features") else type(m) for m in net
+        ]
+
+    module = _module(hidden=[32, 16])
+    encoding = raw_env(preset="standard").encoding
+    size, actions = encoding.obs_size, encoding.num_actions
+    tanh = torch.nn.Tanh
+    assert layers(module.pi) == [(size, 32), tanh, (32, 16), tanh, (16, actions)]
+    assert layers(module.vf) == [(size, 32), tanh, (32, 16), tanh, (16, 1)]
+    assert policy_logits(module) is module.pi  # what the export writes
+    assert _widths(_module())[:-1] == [256, 256]
+
+
+def test_the_module_gives_forbidden_actions_no_probability_and_one_value_per_observation() -> None:
+    e = raw_env(preset="standard")
+    e.reset(seed=3)
+    obs = e.observe(e.agent_selection)
+    mask = torch.as_tensor(np.stack([obs["action_mask"], np.zeros_like(obs["action_mask"])]))
+    observation = torch.as_tensor(np.stack([obs["observation"]] * 2))
+    batch = {"obs": {"observation": observation, "action_mask": mask}}
+    module = _module(hidden=[16])
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"]
+        values = module.compute_values(batch)
+        plain = module.pi(observation)
+    assert torch.isfinite(logits).all()  # a finished seat's all-zero mask too
+    probabilities = torch.softmax(logits[0], dim=-1)
+    assert float(probabilities[mask[0] == 0].sum()) == 0.0
+    allowed = mask[0] > 0
+    assert torch.equal(logits[0][allowed], plain[0][allowed])  # the allowed ones as they are
+    assert values.shape == (2,)
+
+
+def test_the_module_refuses_an_observation_space_without_the_mask() -> None:
+    e = raw_env(preset="standard")
+    with pytest.raises(ValueError, match=r"needs a Dict observation space with the keys"):
+        MaskedActorCritic(
+            observation_space=e.observation_space("player_0")["observation"],
+            action_space=e.action_space("player_0"),
+            model_config={"hidden": [8]},
+        )
+
+
+def test_every_seat_plays_the_shared_policy() -> None:
+    keywords = shared_policy()
+    assert keywords["policies"] == {POLICY_ID}
+    seats = raw_env(preset="pagat", players=4, teams=True).possible_agents
+    assert {keywords["policy_mapping_fn"](seat, None) for seat in seats} == {POLICY_ID}
+
+
+def test_make_env_plays_one_seat_at_a_time_and_every_seat_hears_the_result() -> None:
+    rllib_env = make_env({"preset": "pagat", "players": 3})
+    assert set(rllib_env.possible_agents) == {"player_0", "player_1", "player_2"}
+    obs, _ = rllib_env.reset(seed=1)
+    again, _ = make_env({"preset": "pagat", "players": 3}).reset(seed=1)
+    assert obs.keys() == again.keys() and len(obs) == 1  # the same deal, one seat to act
+    (seat,) = obs
+    assert np.array_equal(obs[seat]["observation"], again[seat]["observation"])
+    returns = dict.fromkeys(rllib_env.possible_agents, 0.0)
+    terminated: dict[str, bool] = {"__all__": False}
+    while not terminated["__all__"]:
+        assert len(obs) == 1 and obs[seat]["action_mask"].dtype == np.int8
+        legal = np.flatnonzero(obs[seat]["action_mask"])
+        obs, rewards, terminated, truncated, _ = rllib_env.step({seat: int(legal[0])})
+        for agent, reward in rewards.items():
+            returns[agent] += reward
+        assert not truncated["__all__"]
+        if not terminated["__all__"]:
+            (seat,) = obs
+    # Every seat hears the end of the game, with its points: seat 2 wins 49 (blocked).
+    assert set(terminated) == {"__all__", *returns} and all(terminated.values())
+    assert returns == {"player_0": -24.5, "player_1": -24.5, "player_2": 49.0}
+
+
+def test_make_env_ends_the_game_on_an_illegal_action_with_minus_1_for_its_seat() -> None:
+    rllib_env = make_env({"preset": "standard"})
+    obs, _ = rllib_env.reset(seed=0)
+    (seat,) = obs
+    illegal = int(np.flatnonzero(obs[seat]["action_mask"] == 0)[0])
+    _, rewards, terminated, _, _ = rllib_env.step({seat: illegal})
+    assert terminated["__all__"] and rewards[seat] == -1

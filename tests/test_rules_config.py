@@ -1,4 +1,5 @@
-"""The rules configuration (RULES.md "Options", "Presets" and the refused combinations).
+"""The rules configuration (RULES.md "Options", "Presets" and the refused combinations),
+and the configurations bots are shipped for (matador_env.configs).
 
 Every expectation here is written from RULES.md, not read back from the engine.
 """
@@ -10,6 +11,15 @@ from typing import Any
 
 import pytest
 
+from matador_env.configs import (
+    CONFIGURATIONS,
+    Configuration,
+    ConfigurationError,
+    configuration,
+    configuration_of,
+    seated_rules,
+    seated_rules_flag,
+)
 from matador_env.engine import PRESETS, Rules, RulesError
 
 # RULES.md, table "Options": the default is the first value listed.
@@ -462,3 +472,81 @@ def test_rules_are_frozen_and_hashable() -> None:
     assert hash(r) == hash(Rules())
     assert r.replace(players=3) == Rules(players=3)
     assert r == Rules()  # replace returned a new object
+
+
+# -- the configurations a bot is shipped for (matador_env.configs) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "flags", "describe"),
+    [
+        ("standard", ["--preset", "standard"], "standard, 2 players"),
+        (
+            "standard_3p",
+            ["--preset", "standard", "--players", "3"],
+            "standard, 3 players, each for himself",
+        ),
+        (
+            "pagat_teams",
+            ["--preset", "pagat", "--players", "4", "--teams"],
+            "pagat, 4 players in two partnerships",
+        ),
+    ],
+)
+def test_a_configuration_names_its_flags_and_its_table(
+    name: str, flags: list[str], describe: str
+) -> None:
+    config = configuration(name)
+    assert config.flags() == flags and config.describe() == describe
+    assert configuration_of(config.rules()) is config
+
+
+def test_a_configuration_without_partnerships_says_no_teams() -> None:
+    assert Configuration("pagat_4p", "pagat", 4, False).flags()[-1] == "--no-teams"
+    assert configuration_of(Rules.preset("standard", target_score=7)) is None
+
+
+@pytest.mark.parametrize("name", ["Standard", "standard/../up", "standard_4p\n"])
+def test_a_configuration_name_is_one_lowercase_word(name: str) -> None:
+    with pytest.raises(ConfigurationError, match="lowercase letters, digits and underscores"):
+        Configuration(name, "standard")
+
+
+@pytest.mark.parametrize("name", ["nope", ["standard"], None])
+def test_an_unknown_configuration_is_refused_listing_the_known_ones(name: Any) -> None:
+    with pytest.raises(ConfigurationError) as exc:
+        configuration(name)
+    assert str(exc.value).endswith("known: " + ", ".join(CONFIGURATIONS))
+
+
+def test_seated_rules_change_the_presets_rules() -> None:
+    assert seated_rules("kardinal", changes=["target_score=50"]) == Rules.preset(
+        "kardinal", target_score=50
+    )
+    assert seated_rules("pagat", 4, True) == Rules.preset("pagat", players=4, teams=True)
+
+
+@pytest.mark.parametrize("field", ["players", "teams"])
+def test_seated_rules_refuse_a_seat_field_given_on_its_own_and_in_the_changes(field: str) -> None:
+    seats: dict[str, Any] = {"players": 4, "teams": True}
+    with pytest.raises(RulesError) as exc:
+        seated_rules("pagat", **seats, changes=[f"{field}=4"])
+    assert exc.value.field == field and "give it once" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "players", "teams", "changes", "flag"),
+    [
+        ("preset", 3, None, ["target_score=50"], "--preset"),
+        ("target_score", 3, None, ["target_score=0"], "--rules"),
+        ("players", 1, None, [], "--players"),
+        ("teams", 3, True, [], "--players with --teams"),
+        ("teams", None, True, [], "--teams"),
+        ("set_max", None, None, [], "--preset"),
+    ],
+)
+def test_a_seated_rules_error_names_the_flag_at_fault(
+    field: str, players: int | None, teams: bool | None, changes: list[str], flag: str
+) -> None:
+    error = RulesError(field, 0, "something else")
+    assert seated_rules_flag(error, players, teams, changes) == flag
