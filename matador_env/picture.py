@@ -192,9 +192,15 @@ def _paint(canvas: np.ndarray, left: int, top: int, mask: np.ndarray, color: Col
     region[mask[y0 - top : y1 - top, x0 - left : x1 - left]] = color
 
 
+def _pixel_edge(v: float) -> int:
+    # Halves round up, not to even: round() sent both edges of a 1-pixel bar from
+    # 61.5 to 62.5 to 62, and the bar vanished.
+    return math.floor(v + 0.5)
+
+
 def _rect(canvas: np.ndarray, x0: float, y0: float, x1: float, y1: float, color: Color) -> None:
-    top, left = max(round(y0), 0), max(round(x0), 0)
-    canvas[top : max(round(y1), top), left : max(round(x1), left)] = color
+    top, left = max(_pixel_edge(y0), 0), max(_pixel_edge(x0), 0)
+    canvas[top : max(_pixel_edge(y1), top), left : max(_pixel_edge(x1), left)] = color
 
 
 def _disc(canvas: np.ndarray, cx: float, cy: float, r: float, color: Color) -> None:

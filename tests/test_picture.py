@@ -138,11 +138,12 @@ def test_pips_stand_on_the_pages_grid_and_grow_with_the_tile(unit: int) -> None:
         assert all(size >= 0.01 * unit**2 for size in components(half)), value
 
 
+@pytest.mark.parametrize("unit", [30, 24])  # 24: a line 1 pixel wide from 61.5 to 62.5
 @pytest.mark.parametrize("vertical", [False, True])
-def test_a_line_parts_the_halves_of_a_tile_across_its_middle(vertical: bool) -> None:
+def test_a_line_parts_the_halves_of_a_tile_across_its_middle(vertical: bool, unit: int) -> None:
     canvas = np.zeros((100, 100, 3), dtype=np.uint8)
-    second = (50, 80, 0) if vertical else (80, 50, 0)
-    draw_domino(canvas, (50, 50, 0), second, 30)
+    second = (50, 50 + unit, 0) if vertical else (50 + unit, 50, 0)
+    draw_domino(canvas, (50, 50, 0), second, unit)
     if vertical:
         canvas = canvas.transpose(1, 0, 2)  # the same checks, along the tile
     ys, xs = np.nonzero(colour(canvas, IVORY))
