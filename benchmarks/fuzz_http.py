@@ -27,9 +27,9 @@ very short campaign takes about ten seconds):
     requests: a garbled or illegal move, another game's move, a move, a bot move or
     ``next`` out of turn, a wrong ``Content-Type``, an unknown game, a query
     parameter, a body over the limit to an endpoint that takes none, an ``If-Match``
-    of the game's version or of another (``412``), and now and then four moves and
-    bot moves sent to one game at once, half the time each with the ``If-Match`` of
-    the game's version. A valid deal must get ``201`` and a valid step ``200``, each
+    of the game's version or of another (``412``) on a step or on ending a finished
+    game, and now and then four moves and bot moves sent to one game at once, half
+    the time each with the ``If-Match`` of the game's version. A valid deal must get ``201`` and a valid step ``200``, each
     refusal its documented status. Every game is replayed in the engine: each action
     answered must be legal there and the answer's view, totals and outcome the
     engine's; a refused request must leave the game as it was; requests sent at once
@@ -791,7 +791,7 @@ def game_step(
             ]
         )
     method, path, body, headers, expected = request
-    if (how < 4 or how == 5) and method == "POST" and rng.random() < 0.3:
+    if (how < 4 or how == 5) and method in ("POST", "DELETE") and rng.random() < 0.3:
         # The game's version applies as before; another one is refused first.
         version = entry.game["version"]
         if rng.random() < 0.5:
