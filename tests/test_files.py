@@ -1,14 +1,27 @@
 """matador_env.files: a file written whole appears whole or not at all, and a set of
-files (an arena run's, a strength matrix's) switches as a whole."""
+files (an arena run's, a strength matrix's) switches as a whole; output paths that
+cannot be written are named before any work."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from matador_env.files import atomic_write, atomic_write_all
+from matador_env.files import (
+    atomic_write,
+    atomic_write_all,
+    atomic_write_json,
+    file_arg,
+    file_problem,
+    folder_arg,
+    folder_problem,
+    make_folder,
+)
 
 
 def _fail(tmp: Path) -> None:
@@ -73,3 +86,96 @@ def test_a_name_taken_by_a_folder_is_refused_before_anything_changes(
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt", "old.txt"]
     assert (tmp_path / "a.txt").read_text() == "earlier"
+
+
+def _write_one(path: Path, write: Callable[[Path], object]) -> Path:
+    (written,) = atomic_write_all(path.parent, {path.name: write})
+    return written
+
+
+@pytest.mark.parametrize("write_file", [atomic_write, _write_one], ids=["one", "set"])
+def test_a_write_goes_through_a_synced_hidden_temporary_beside_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_file: Callable[..., Path]
+) -> None:
+    """The temporary is ``.<name>.<random>.tmp`` in the file's folder (the same file
+    system, so the rename is atomic; the name a resumed run clears), and its data is
+    on disk before the rename. (os.fsync is wrapped, calling the real one: nothing else
+    shows what reached the disk.)"""
+    target = tmp_path / "a.txt"
+    temporaries: list[Path] = []
+    synced: list[bytes] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.pread(fd, 100, 0))
+        assert not target.exists()  # synced before it is renamed into place
+        real_fsync(fd)
+
+    def write(tmp: Path) -> None:
+        temporaries.append(tmp)
+        tmp.write_text("whole")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert write_file(target, write) == target
+    (tmp,) = temporaries
+    assert tmp.parent == tmp_path and re.fullmatch(r"\.a\.txt\.\w+\.tmp", tmp.name), tmp
+    assert synced == [b"whole"]
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_a_reader_of_the_old_file_never_sees_it_change(tmp_path: Path) -> None:
+    """The new file is renamed into place, not written over the old one."""
+    target = tmp_path / "a.json"
+    target.write_text("before")
+    with target.open() as old:
+        atomic_write_json(target, {"b": 1, "a": [2]})
+        assert old.read() == "before"
+    assert target.read_text() == '{\n  "a": [\n    2\n  ],\n  "b": 1\n}\n'  # keys sorted
+
+
+def test_a_missing_folder_of_the_file_is_made(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "a.txt"
+    atomic_write(target, lambda tmp: tmp.write_text("x"))
+    assert target.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("problem", "path", "says"),
+    [
+        (folder_problem, "", "an empty path is not a folder"),
+        (folder_problem, "file", "{file} exists and is not a folder"),
+        (folder_problem, "file/run", "{file}/run lies in {file}, which exists and is not a folder"),
+        (folder_problem, "folder", None),
+        (folder_problem, "folder/new/run", None),
+        (file_problem, "folder", "{folder} is a folder; give a file"),
+        (file_problem, "file", None),  # an existing file is written over
+        (file_problem, "file/out.json", "{file} exists and is not a folder"),
+        (make_folder, "folder", None),
+        (make_folder, "file/run", "{file}/run lies in {file}, which exists and is not a folder"),
+        # procfs takes no new folders (tmp_path / an absolute path is that path)
+        (make_folder, "/proc/no/such", "/proc/no/such cannot be made (No such file or"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_named(
+    tmp_path: Path, problem: Callable[[str], str | None], path: str, says: str | None
+) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "folder").mkdir()
+    names = {"file": tmp_path / "file", "folder": tmp_path / "folder"}
+    given = str(tmp_path / path) if path else ""
+    found = problem(given)
+    if says is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(says.format(**names)), found
+    if problem is make_folder and found is None:
+        assert Path(given).is_dir()
+
+
+@pytest.mark.parametrize("arg_type", [folder_arg, file_arg])
+def test_an_empty_output_path_is_refused_not_read_as_the_current_folder(
+    arg_type: Callable[[str], Path],
+) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="an empty path is not a"):
+        arg_type("")
+    assert arg_type("out") == Path("out")

@@ -5,11 +5,14 @@ before any folder is written, rule overrides on the command line."""
 from __future__ import annotations
 
 import base64
+import copy
 import dataclasses
 import io
 import json
+import math
 import os
 import pickle
+import random
 import re
 import shutil
 import signal
@@ -17,7 +20,9 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -29,8 +34,9 @@ from tests.train_runs import (
     new_run,
     run_train,
 )
+from train.args import ArgsError, flag_name
 from train.files import FolderBusyError, FolderLock
-from train.run import TrainArgs, finished_summary, main
+from train.run import TrainArgs, check_args, finished_summary, main
 
 # 256 steps a rollout, one pass over it: an update per rollout; 2048 steps are 8 updates.
 TINY = [
@@ -40,6 +46,7 @@ TINY = [
 ]  # fmt: skip
 STEPS = 2048
 UPDATES = STEPS // 256
+STANDARD = Rules.preset("standard")
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +220,29 @@ def test_a_folder_swap_cut_short_is_put_right_and_old_temporaries_are_removed(
     assert not (run / ".best.old").exists()
 
 
+def test_a_folder_swap_starts_over_from_a_temporary_a_killed_one_left(tmp_path: Path) -> None:
+    from train.files import replace_dir
+
+    stale = tmp_path / ".best.tmp"
+    stale.mkdir()
+    (stale / "half.onnx").write_text("half")
+    replace_dir(tmp_path / "best", lambda tmp: tmp.mkdir())
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["best"]
+
+
+def test_recovery_removes_a_linked_temporary_and_not_what_it_links_to(tmp_path: Path) -> None:
+    from train.files import recover_run_folder
+
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    run.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the run's")
+    (run / ".pool.tmp").symlink_to(elsewhere, target_is_directory=True)
+    recover_run_folder(run)
+    assert list(run.iterdir()) == []
+    assert (elsewhere / "keep.txt").read_text() == "not the run's"
+
+
 def test_a_resumed_run_keeps_the_best_policy_a_cut_swap_had_moved_aside(
     tmp_path: Path, finished_run: Path
 ) -> None:
@@ -228,28 +258,205 @@ def test_a_resumed_run_keeps_the_best_policy_a_cut_swap_had_moved_aside(
     assert not (run / ".best.old").exists() and not stale.exists()
 
 
+def _model(net_arch: list[int] | None = None) -> Any:
+    """A fresh MaskablePPO of the tiny network (``net_arch``: another one) on the standard rules."""
+    from sb3_contrib import MaskablePPO
+
+    from matador_env.gym_env import MatadorSingleEnv
+
+    return MaskablePPO(
+        "MlpPolicy", MatadorSingleEnv(rules=STANDARD), n_steps=256, batch_size=256, seed=99,
+        device="cpu", policy_kwargs={"net_arch": net_arch or [16]},
+    )  # fmt: skip
+
+
 def test_resume_continues_with_the_saved_weights_and_random_state(
     tmp_path: Path, finished_run: Path
 ) -> None:
     """The tensors are loaded (not a fresh network), and the counters with them."""
-    from sb3_contrib import MaskablePPO
-
-    from matador_env.gym_env import MatadorSingleEnv
     from train import checkpoint
 
     folder = finished_run / "checkpoint"
-    rules = Rules.preset("standard")
-    state = checkpoint.read_state(folder, rules)
-    model = MaskablePPO(
-        "MlpPolicy", MatadorSingleEnv(rules=rules), n_steps=256, batch_size=256, seed=99,
-        device="cpu", policy_kwargs={"net_arch": [16]},
-    )  # fmt: skip
+    state = checkpoint.read_state(folder, STANDARD)
+    model = _model()
     checkpoint.restore(model, folder, state)
     saved = torch.load(folder / state["weights"], weights_only=True)
     for key, value in model.policy.state_dict().items():
         assert torch.equal(value, saved["policy"][key]), key
     assert (model.num_timesteps, model._n_updates) == (STEPS, UPDATES)
     assert torch.get_rng_state().tolist() == state["rng"]["torch"]
+
+
+def _draws() -> list[float]:
+    """A draw of each generator a checkpoint saves; the gaussians use up a cached half."""
+    return [
+        random.gauss(0, 1), random.random(), float(np.random.standard_normal()),
+        float(np.random.random()), torch.rand(1).item(),
+    ]  # fmt: skip
+
+
+def test_the_saved_random_generators_draw_on_as_they_would_have(tmp_path: Path) -> None:
+    from train import checkpoint
+
+    model = _model()
+    _draws()  # each gaussian now holds the second of its pair, as part of its state
+    checkpoint.write(tmp_path, checkpoint.capture(model, {}), STANDARD)
+    after = _draws()
+    checkpoint.restore(model, tmp_path, checkpoint.read_state(tmp_path, STANDARD))
+    assert _draws() == after
+
+
+@pytest.mark.parametrize(
+    "state",
+    [None, {"bit_generator": "PCG64"}, {"bit_generator": "MT19937", "state": {}}],
+    ids=["not-a-dict", "no-state", "another-generator"],
+)
+def test_a_saved_generator_state_that_is_not_a_pcg64s_is_a_value_error(state: Any) -> None:
+    """The one error the saved environments' checks turn into a refusal."""
+    from train.checkpoint import generator_from_state
+
+    with pytest.raises(ValueError, match="not the state of a PCG64 generator"):
+        generator_from_state(state)
+
+
+def test_a_captured_checkpoint_stays_as_the_boundary_was_while_the_model_learns_on(
+    tmp_path: Path,
+) -> None:
+    """An interrupt in the middle of an update saves the boundary before it, whole:
+    weights, optimizer and the trainer's data are copies, not the live ones."""
+    from train import checkpoint
+
+    model = _model()
+    model.learn(256)  # the optimizer has moments to copy
+    extra: dict[str, Any] = {"evaluations": [{"steps": 256}]}
+    ckpt = checkpoint.capture(model, extra)
+    policy = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    moments = copy.deepcopy(model.policy.optimizer.state_dict()["state"])
+    model.learn(256, reset_num_timesteps=False)
+    extra["evaluations"].append({"steps": 512})
+    checkpoint.write(tmp_path, ckpt, STANDARD)
+    state = checkpoint.read_state(tmp_path, STANDARD)
+    assert (state["steps"], state["n_updates"]) == (256, 10)
+    assert state["evaluations"] == [{"steps": 256}]
+    saved = torch.load(tmp_path / "weights_256.pt", weights_only=True)
+    assert all(torch.equal(saved["policy"][k], v) for k, v in policy.items())
+    for number, values in moments.items():
+        for name, value in values.items():
+            assert torch.equal(saved["optimizer"]["state"][number][name], value), name
+
+
+def test_a_checkpoint_keeps_only_the_weights_file_of_its_step(tmp_path: Path) -> None:
+    from train import checkpoint
+
+    ckpt = checkpoint.capture(_model(), {})
+    for steps in (256, 512):
+        checkpoint.write(tmp_path, dataclasses.replace(ckpt, steps=steps), STANDARD)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "weights_512.pt"]
+    assert checkpoint.read_state(tmp_path, STANDARD)["weights"] == "weights_512.pt"
+
+
+DROP = object()
+"""In place of a value: delete that entry."""
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "says"),
+    [
+        (("seconds",), 0, None),  # what the message says to write
+        (("seconds",), DROP, None),
+        (("format",), 2, "checkpoint format 2 is not the format 1 this version reads"),
+        (("steps",), True, "'steps' is True, not a int"),
+        (("weights",), 5, "'weights' is 5, not a str"),
+        (("steps",), -256, "negative step or update count"),
+        (("n_updates",), -1, "negative step or update count"),
+        (("seconds",), True, "'seconds' is True, not a number of seconds >= 0"),
+        (("seconds",), -1.0, "'seconds' is -1.0, not a number of seconds >= 0"),
+        (("weights",), "../weights_0.pt", "'weights' must name a .pt file inside"),
+        (("weights",), "weights_0.bin", "'weights' must name a .pt file inside"),
+        (("rules",), [], "'rules' is not a JSON object"),
+        (("rules",), {"players": 1}, "its 'rules' are not valid (players=1 is not allowed"),
+        (("rules",), Rules.preset("leiden").to_dict(), "was trained on"),
+        (("rng",), DROP, "the saved random state is damaged"),
+        (("rng", "python", 1), [0] * 624, "the python random state is damaged"),
+        (("rng", "python", 1, 0), True, "the python random state is damaged"),
+        (("rng", "python", 2), "x", "the python random state is damaged"),
+        (("rng", "numpy", 0), "PCG64", "the numpy random state is damaged"),
+        (("rng", "numpy", 1), [0] * 623, "the numpy random state is damaged"),
+        (("rng", "numpy", 1, 0), 2**32, "the numpy random state is damaged"),
+        (("rng", "numpy", 4), DROP, "the numpy random state is damaged"),
+        (("rng", "torch", 0), 256, "the torch random state is damaged"),
+        (("rng", "torch"), [], "the torch random state is damaged"),
+        ((), [1, 2], "is not a JSON object"),
+        ((), b"\xff{}", "cannot be read"),
+    ],
+)
+def test_a_damaged_or_foreign_checkpoint_state_is_refused_naming_what(
+    tmp_path: Path, where: tuple[str | int, ...], value: Any, says: str | None
+) -> None:
+    from train import checkpoint
+
+    checkpoint.write(tmp_path, checkpoint.capture(_model(), {"seconds": 12.5}), STANDARD)
+    path = tmp_path / "state.json"
+    state: Any = json.loads(path.read_text())
+    if not where:
+        state = value
+    else:
+        *outer, last = where
+        part = state
+        for key in outer:
+            part = part[key]
+        if value is DROP:
+            del part[last]
+        else:
+            part[last] = value
+    path.write_bytes(state if isinstance(state, bytes) else json.dumps(state).encode())
+    if says is None:
+        assert checkpoint.read_state(tmp_path, STANDARD) == state
+        return
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(says)) as refused:
+        checkpoint.read_state(tmp_path, STANDARD)
+    assert str(path) in str(refused.value)
+    assert "restore" in str(refused.value) or "set it to 0" in str(refused.value)
+
+
+def test_an_old_model_zip_alone_is_refused_as_an_older_version(tmp_path: Path) -> None:
+    from train import checkpoint
+
+    (tmp_path / "model.zip").write_bytes(b"PK\x03\x04")
+    with pytest.raises(checkpoint.CheckpointError, match="model.zip checkpoint of an older"):
+        checkpoint.read_state(tmp_path, STANDARD)
+
+
+@pytest.mark.parametrize(
+    ("tensors", "says"),
+    [
+        (lambda saved, other: None, "is missing"),
+        (lambda saved, other: {"policy": saved["policy"]}, "does not hold the policy and"),
+        (lambda saved, other: {**saved, "value": saved["policy"]}, "does not hold the policy"),
+        (
+            lambda saved, other: {**saved, "optimizer": other.optimizer.state_dict()},
+            "does not fit the network of the run's arguments (loaded state dict contains",
+        ),
+    ],
+    ids=["missing", "no-optimizer", "more-than-both", "another-networks-optimizer"],
+)
+def test_a_weights_file_that_is_not_the_runs_is_refused_naming_it(
+    tmp_path: Path, tensors: Any, says: str
+) -> None:
+    from train import checkpoint
+
+    checkpoint.write(tmp_path, checkpoint.capture(_model(), {}), STANDARD)
+    state = checkpoint.read_state(tmp_path, STANDARD)
+    weights = tmp_path / state["weights"]
+    saved = torch.load(weights, weights_only=True)
+    replaced = tensors(saved, _model([16, 16]).policy)
+    weights.unlink()
+    if replaced is not None:
+        torch.save(replaced, weights)
+    with pytest.raises(
+        checkpoint.CheckpointError, match=f"{re.escape(str(weights))}.*{re.escape(says)}"
+    ):
+        checkpoint.restore(_model(), tmp_path, state)
 
 
 # -- nothing is unpickled ---------------------------------------------------------------
@@ -367,7 +574,7 @@ def test_a_damaged_or_pickled_warm_start_chunk_names_the_file(tmp_path: Path) ->
 
     def get() -> dict[str, np.ndarray]:
         return collect(
-            tmp_path, Rules.preset("standard"), "random", "random", 20, seed=1, gamma=0.99,
+            tmp_path, STANDARD, "random", "random", 20, seed=1, gamma=0.99,
             reward_scale=0.05, workers=1, progress=False,
         )  # fmt: skip
 
@@ -391,12 +598,16 @@ def test_a_damaged_or_pickled_warm_start_chunk_names_the_file(tmp_path: Path) ->
 def test_a_folder_lock_is_exclusive_and_dies_with_its_process(tmp_path: Path) -> None:
     with FolderLock(tmp_path), pytest.raises(FolderBusyError, match=f"pid {os.getpid()}"):
         FolderLock(tmp_path).acquire()
-    FolderLock(tmp_path).acquire().release()  # released on exit
+    lock = FolderLock(tmp_path).acquire()
+    lock.release()  # released on exit
+    lock.release()  # and again (as a with block's exit after a release) does nothing
     # A process that held the lock and died leaves its pid in the file, not the lock.
     code = "import sys; from train.files import FolderLock; FolderLock(sys.argv[1]).acquire()"
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, check=True)
     assert (tmp_path / "train.lock").read_text().strip().isdigit()
-    FolderLock(tmp_path).acquire().release()
+    (tmp_path / "train.lock").write_text("4194304999\n")  # a longer pid than ours
+    with FolderLock(tmp_path):
+        assert (tmp_path / "train.lock").read_text() == f"{os.getpid()}\n"
 
 
 def test_a_second_trainer_on_a_run_folder_gets_a_clear_error(
@@ -455,6 +666,41 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
     assert line.startswith(f"python -m train: error: {named}: "), line
     assert "allowed" in line or "known specs" in line, line
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("gamma", 1.0, True),  # "at most 1"
+        ("gae_lambda", 0.0, True),  # "from 0 to 1"
+        ("snapshot_share", 1.0, True),
+        ("ent_coef", 0.0, True),  # "0 or more"
+        ("gamma", 0.0, False),  # "above 0"
+        ("gamma", True, False),  # a Python caller's bool is no number
+        ("learning_rate", math.inf, False),
+    ],
+)
+def test_the_ends_of_a_range_are_allowed_as_its_words_say(
+    name: str, value: Any, allowed: bool
+) -> None:
+    args = dataclasses.replace(TrainArgs(), **{name: value})
+    if allowed:
+        check_args(args)
+        return
+    with pytest.raises(ArgsError, match=f"^{flag_name(name)}: {value!r} is not allowed"):
+        check_args(args)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("net_arch", ""), ("net_arch", "64,,64"), ("exp_name", "a/b"), ("exp_name", ".hidden")],
+)
+def test_a_net_arch_missing_a_size_or_an_exp_name_outside_runs_is_refused(
+    name: str, value: Any
+) -> None:
+    args = dataclasses.replace(TrainArgs(), **{name: value})
+    with pytest.raises(ArgsError, match=f"^{flag_name(name)}: {value!r} is not allowed"):
+        check_args(args)
 
 
 @pytest.mark.parametrize(

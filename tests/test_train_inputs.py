@@ -349,6 +349,11 @@ def test_a_held_out_set_without_a_choice_reports_no_agreement() -> None:
     json.dumps(figures, allow_nan=False)  # strict JSON
 
 
+def test_an_optional_number_flag_is_read_as_a_number_and_a_list_flag_may_be_empty() -> None:
+    args = parse(TrainArgs, ["--players", "3", "--rules"])
+    assert (args.players, args.rules) == (3, [])
+
+
 def test_too_few_warm_start_decisions_are_refused_before_collecting(tmp_path: Path) -> None:
     from train.args import MIN_DECISIONS, check_decisions
     from train.pretrain import collect, fit
@@ -438,6 +443,30 @@ def test_a_sidecar_missing_rules_fields_is_refused_naming_them(tmp_path: Path) -
             load_policy(bot, rules=Rules.preset("standard"))
         assert f"rules lack {', '.join(named)}" in str(info.value)
         assert str(bot / "policy.json") in str(info.value)
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["training", "eval"])
+def test_an_export_to_an_onnx_path_plays_the_actor_with_its_sidecar_beside_it(
+    tmp_path: Path, training: bool
+) -> None:
+    import torch
+
+    from train.export import export_policy
+
+    sb3 = _tiny_policy()
+    sb3.set_training_mode(training)
+    rules = Rules.preset("standard")
+    path = export_policy(sb3, rules, tmp_path / "mine.onnx", {"note": "tiny"})
+    assert path == tmp_path / "mine.onnx"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json", "mine.onnx"]
+    assert sb3.training is training  # the trainer's mode, as it was
+    exported = load_policy(path, rules=rules)
+    assert exported.info.provenance == {"note": "tiny"}
+    obs = np.random.default_rng(0).random((3, exported.info.obs_size), dtype=np.float32)
+    with torch.no_grad():
+        expected = sb3.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
+    got = exported.logits(obs)
+    assert np.allclose(got - np.log(np.exp(got).sum(axis=1, keepdims=True)), expected, atol=1e-5)
 
 
 @pytest.fixture(scope="module", params=["auto", "onnxruntime"])
