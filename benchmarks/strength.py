@@ -948,12 +948,12 @@ def _make_out(
     the measurement, with a traceback)."""
     if out is None:
         return
-    for name in files:
-        if (out / name).is_dir():
-            parser.error(f"--out: {out / name} is a folder, where the run writes its {name}")
     problem = make_folder(out) if make else folder_problem(out)
     if problem is not None:
         parser.error(f"--out: {problem}; give a folder")
+    for name in files:
+        if (out / name).is_dir():
+            parser.error(f"--out: {out / name} is a folder, where the run writes its {name}")
 
 
 def _write_matrix(

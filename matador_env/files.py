@@ -110,17 +110,21 @@ def atomic_write_json(path: str | Path, data: Any) -> Path:
 
 def folder_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be a folder to write into, or None: it, or a folder it would
-    lie in, exists and is not a folder. (For command lines to refuse such an output
+    lie in, exists and is not a folder, or the system cannot look it up (a name too
+    long). (For command lines to refuse such an output
     folder before their work, not after it.)"""
     out = Path(path)
     if str(path) == "":
         return "an empty path is not a folder"
-    for part in (out, *out.parents):
-        if part.exists():
-            if part.is_dir():
-                return None
-            where = "exists" if part == out else f"lies in {part}, which exists"
-            return f"{out} {where} and is not a folder"
+    try:
+        for part in (out, *out.parents):
+            if part.exists():
+                if part.is_dir():
+                    return None
+                where = "exists" if part == out else f"lies in {part}, which exists"
+                return f"{out} {where} and is not a folder"
+    except OSError as e:  # e.g. a name longer than the file system takes
+        return f"{out} cannot be used ({e.strerror})"
     return None
 
 
@@ -129,8 +133,11 @@ def file_problem(path: str | Path) -> str | None:
     cannot be one (see :func:`folder_problem`). (For command lines to refuse an output
     file before their work, not after it.)"""
     out = Path(path)
-    if out.is_dir():
-        return f"{out} is a folder; give a file"
+    try:
+        if out.is_dir():
+            return f"{out} is a folder; give a file"
+    except OSError as e:
+        return f"{out} cannot be used ({e.strerror})"
     return folder_problem(out.parent)
 
 

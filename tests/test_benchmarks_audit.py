@@ -61,6 +61,12 @@ def test_strength_refuses_an_out_whose_file_is_a_folder_before_any_game(
     assert line.endswith(
         f"--out: {tmp_path / 'seeds.md'} is a folder, where the run writes its seeds.md"
     )
+    # A name the file system cannot look up is named as such (it was an OSError).
+    long = tmp_path / ("x" * 300)
+    line = refused(strength.main, ["--out", str(long), "--no-progress"], capsys)
+    assert line == f"python -m benchmarks.strength: error: --out: {long} cannot be used " + (
+        "(File name too long); give a folder"
+    )
 
 
 def test_strength_replaces_its_json_and_markdown_together(

@@ -179,3 +179,17 @@ def test_an_empty_output_path_is_refused_not_read_as_the_current_folder(
     with pytest.raises(argparse.ArgumentTypeError, match="an empty path is not a"):
         arg_type("")
     assert arg_type("out") == Path("out")
+
+
+@pytest.mark.parametrize("problem", [folder_problem, file_problem, make_folder])
+@pytest.mark.parametrize("under", [False, True], ids=["the-name", "a-folder-of-it"])
+def test_a_name_too_long_for_the_file_system_is_named_not_raised(
+    tmp_path: Path, problem: Callable[[Path], str | None], under: bool
+) -> None:
+    """Looking a 300-character name up raises OSError (ENAMETOOLONG): the command lines
+    that check their outputs with these ended with a traceback instead of one line."""
+    long = tmp_path / ("x" * 300)
+    path = long / "out" if under else long
+    found = problem(path)
+    assert found is not None and "cannot be used (File name too long)" in found, found
+    assert str(long) in found
