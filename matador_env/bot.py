@@ -373,7 +373,15 @@ def load_bot(
             raise BotError(_no_bot_message(target, [c.name for c in shipped]))
         return _shipped_bot(config, level, seed)
     path = Path(level)
-    if path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists():
+    try:
+        looks_like_a_policy = (
+            path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists()
+        )
+    except OSError as e:  # e.g. a name longer than the file system takes
+        raise BotError(
+            f"no exported policy at {level}: it cannot be looked up ({e.strerror})"
+        ) from None
+    if looks_like_a_policy:
         try:
             policy = load_policy(path, rules=None if rules is None else target)
         except PolicyError as exc:

@@ -549,10 +549,16 @@ def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "au
     """
     if rules is not None and not isinstance(rules, Rules):
         raise PolicyError(f"load_policy: rules must be a Rules or None, got {_short(rules)}")
-    onnx_path, sidecar = policy_paths(path)
-    if not onnx_path.is_file():
+    try:
+        onnx_path, sidecar = policy_paths(path)
+        found = onnx_path.is_file(), sidecar.is_file()
+    except OSError as e:  # e.g. a name longer than the file system takes
+        raise PolicyError(
+            f"no exported policy at {path}: it cannot be looked up ({e.strerror})"
+        ) from None
+    if not found[0]:
         raise PolicyError(f"no exported policy at {path}: {onnx_path} does not exist")
-    if not sidecar.is_file():
+    if not found[1]:
         raise PolicyError(f"policy {onnx_path} has no sidecar {sidecar}")
     info = read_policy_info(sidecar)
     if info.encoding_version != ENCODING_VERSION:

@@ -34,6 +34,7 @@ from matador_env.policy import (
     PolicyError,
     PolicyMismatchError,
     default_policy,
+    load_policy,
 )
 from matador_env.protocol import ProtocolError, move_from_json, view_to_json
 
@@ -476,3 +477,16 @@ def test_examples_errors_name_the_subcommand_and_refuse_an_empty_level() -> None
     for empty in ("", "  "):
         with pytest.raises(BotError, match="not an empty text"):
             load_bot(empty)
+
+
+@pytest.mark.parametrize("tail", ["", ".onnx", "/policy.json"])
+def test_a_policy_path_too_long_to_look_up_is_a_bot_error_naming_why(
+    tmp_path: Path, tail: str
+) -> None:
+    # Looking such a name up raises OSError (ENAMETOOLONG): it escaped as a traceback
+    # from load_bot, load_policy, --agents policy:PATH and serve --bots mine=PATH.
+    long = f"{tmp_path / ('x' * 300)}{tail}"
+    with pytest.raises(BotError, match=r": it cannot be looked up \(File name too long\)$"):
+        load_bot(long)
+    with pytest.raises(PolicyError, match=r": it cannot be looked up \(File name too long\)$"):
+        load_policy(long)

@@ -668,6 +668,19 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_any_folder(
     assert not out.exists()
 
 
+def test_a_resume_folder_too_long_to_look_up_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = tmp_path / ("x" * 300)  # looking it up raised OSError (ENAMETOOLONG)
+    with pytest.raises(SystemExit) as stop:
+        main(["--resume", str(long), "--no-progress"])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"python -m train: error: --resume {long}: it cannot be looked up " + (
+        "(File name too long)"
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "value", "allowed"),
     [

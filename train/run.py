@@ -490,7 +490,11 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
         }
     if args.resume:
         run_dir = Path(args.resume)
-        if not (run_dir / RUN_ARGS_FILE).is_file():
+        try:
+            is_run = (run_dir / RUN_ARGS_FILE).is_file()
+        except OSError as e:  # e.g. a name longer than the file system takes
+            raise ArgsError(f"--resume {run_dir}: it cannot be looked up ({e.strerror})") from None
+        if not is_run:
             raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
         lock = FolderLock(run_dir).acquire()
         try:
