@@ -29,13 +29,14 @@ very short campaign takes about ten seconds):
     parameter, a body over the limit to an endpoint that takes none, an ``If-Match``
     of the game's version or of another (``412``) on a step or on ending a finished
     game, and now and then four moves and bot moves sent to one game at once, half
-    the time each with the ``If-Match`` of the game's version. A valid deal must get ``201`` and a valid step ``200``, each
-    refusal its documented status. Every game is replayed in the engine: each action
-    answered must be legal there and the answer's view, totals and outcome the
-    engine's; a refused request must leave the game as it was; requests sent at once
-    must add as many actions as they got ``200``, and at most one with one
-    ``If-Match``. At the end games are dealt until ``503 too_many_games``, which must come
-    at the ``max_games`` of ``GET /games/options``, and every game is ended.
+    the time each with the ``If-Match`` of the game's version. A valid deal must get
+    ``201`` and a valid step ``200``, each refusal its documented status. Every game
+    is replayed in the engine: each action answered must be legal there and the
+    answer's view, totals and outcome the engine's; a refused request must leave the
+    game as it was; requests sent at once must add as many actions as they got
+    ``200``, and at most one with one ``If-Match``. At the end games are dealt until
+    ``503 too_many_games``, which must come at the ``max_games`` of
+    ``GET /games/options``, and every game is ended.
 ``requests``
     Raw HTTP requests, valid ones mutated: methods, paths, versions, header
     names and values, ``Content-Length`` and ``Transfer-Encoding`` (and their
