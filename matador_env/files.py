@@ -111,8 +111,8 @@ def atomic_write_json(path: str | Path, data: Any) -> Path:
 def folder_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be a folder to write into, or None: it, or a folder it would
     lie in, exists and is not a folder, or the system cannot look it up (a name too
-    long). (For command lines to refuse such an output
-    folder before their work, not after it.)"""
+    long). (For command lines to refuse such an output folder before their work, not
+    after it.)"""
     out = Path(path)
     if str(path) == "":
         return "an empty path is not a folder"
