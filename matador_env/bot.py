@@ -55,6 +55,7 @@ from typing import Any
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
 from .engine.state import SEED_LIMIT, check_rng, moves_to_choose
+from .files import lookup_problem
 from .flags import seed_arg
 from .policy import (
     OnnxPolicy,
@@ -373,15 +374,10 @@ def load_bot(
             raise BotError(_no_bot_message(target, [c.name for c in shipped]))
         return _shipped_bot(config, level, seed)
     path = Path(level)
-    try:
-        looks_like_a_policy = (
-            path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists()
-        )
-    except OSError as e:  # e.g. a name longer than the file system takes
-        raise BotError(
-            f"no exported policy at {level}: it cannot be looked up ({e.strerror})"
-        ) from None
-    if looks_like_a_policy:
+    why = lookup_problem(path) or lookup_problem(path.with_suffix(".onnx"))
+    if why is not None:
+        raise BotError(f"no exported policy at {level}: it cannot be looked up ({why})")
+    if path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists():
         try:
             policy = load_policy(path, rules=None if rules is None else target)
         except PolicyError as exc:

@@ -27,6 +27,7 @@ __all__ = [
     "atomic_write_text",
     "file_problem",
     "folder_problem",
+    "lookup_problem",
     "make_folder",
 ]
 
@@ -108,36 +109,49 @@ def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def lookup_problem(path: str | Path) -> str | None:
+    """Why the system cannot look ``path`` up, or None (whether it exists or not):
+    ``Path.exists`` answers False for a path that is not there, but raises for one
+    whose name is longer than the file system takes, or behind a folder it may not
+    search. For command lines to name such a path instead of ending in a traceback."""
+    try:
+        Path(path).exists()
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
 def folder_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be a folder to write into, or None: it, or a folder it would
-    lie in, exists and is not a folder, or the system cannot look it up (a name too
-    long). (For command lines to refuse such an output folder before their work, not
-    after it.)"""
+    lie in, exists and is not a folder, or the system cannot look it up (see
+    :func:`lookup_problem`). (For command lines to refuse such an output folder before
+    their work, not after it.)"""
     out = Path(path)
     if str(path) == "":
         return "an empty path is not a folder"
-    try:
-        for part in (out, *out.parents):
-            if part.exists():
-                if part.is_dir():
-                    return None
-                where = "exists" if part == out else f"lies in {part}, which exists"
-                return f"{out} {where} and is not a folder"
-    except OSError as e:  # e.g. a name longer than the file system takes
-        return f"{out} cannot be used ({e.strerror})"
+    # Looked up whole first: once ``out`` can be, so can each folder on its way.
+    why = lookup_problem(out)
+    if why is not None:
+        return f"{out} cannot be used ({why})"
+    for part in (out, *out.parents):
+        if part.exists():
+            if part.is_dir():
+                return None
+            where = "exists" if part == out else f"lies in {part}, which exists"
+            return f"{out} {where} and is not a folder"
     return None
 
 
 def file_problem(path: str | Path) -> str | None:
-    """Why ``path`` cannot be a file to write, or None: it is a folder, or its folder
-    cannot be one (see :func:`folder_problem`). (For command lines to refuse an output
-    file before their work, not after it.)"""
+    """Why ``path`` cannot be a file to write, or None: it cannot be looked up, it is a
+    folder, or its folder cannot be one (see :func:`folder_problem`). (For command
+    lines to refuse an output file before their work, not after it.)"""
     out = Path(path)
-    try:
-        if out.is_dir():
-            return f"{out} is a folder; give a file"
-    except OSError as e:
-        return f"{out} cannot be used ({e.strerror})"
+    why = lookup_problem(out)
+    if why is not None:
+        return f"{out} cannot be used ({why})"
+    if out.is_dir():
+        return f"{out} is a folder; give a file"
     return folder_problem(out.parent)
 
 

@@ -58,6 +58,7 @@ from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
 from .engine.rules import rules_differences
 from .engine.state import check_rng
+from .files import lookup_problem
 from .onnx_mlp import NumpyMLP, read_mlp
 
 __all__ = [
@@ -207,19 +208,27 @@ def _short(value: object) -> str:
 
 
 def policy_paths(path: str | Path) -> tuple[Path, Path]:
-    """The ``(onnx, sidecar)`` files a policy path names (see the module docstring)."""
+    """The ``(onnx, sidecar)`` files a policy path names (see the module docstring);
+    :class:`PolicyError` for a path the system cannot look up (a name too long)."""
     if not isinstance(path, (str, Path)):
         raise PolicyError(f"a policy path is a str or Path, got {_short(path)}")
     p = Path(path)
-    if p.suffix == ".onnx":
-        onnx_path = p
-    elif p.suffix == ".json":
-        onnx_path = p.with_suffix(".onnx")
-    elif p.is_dir():
-        onnx_path = p / POLICY_FILE
-    else:
-        onnx_path = p.with_name(p.name + ".onnx")
-    return onnx_path, onnx_path.with_suffix(".json")
+    why = lookup_problem(p)
+    if why is None:
+        if p.suffix == ".onnx":
+            onnx_path = p
+        elif p.suffix == ".json":
+            onnx_path = p.with_suffix(".onnx")
+        elif p.is_dir():
+            onnx_path = p / POLICY_FILE
+        else:
+            onnx_path = p.with_name(p.name + ".onnx")
+        sidecar = onnx_path.with_suffix(".json")
+        # The files it names may be out of reach where it is not (NAME.onnx, too long).
+        why = lookup_problem(onnx_path) or lookup_problem(sidecar)
+    if why is not None:
+        raise PolicyError(f"no exported policy at {path}: it cannot be looked up ({why})")
+    return onnx_path, sidecar
 
 
 RUNTIMES = ("auto", "onnxruntime")
@@ -549,16 +558,10 @@ def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "au
     """
     if rules is not None and not isinstance(rules, Rules):
         raise PolicyError(f"load_policy: rules must be a Rules or None, got {_short(rules)}")
-    try:
-        onnx_path, sidecar = policy_paths(path)
-        found = onnx_path.is_file(), sidecar.is_file()
-    except OSError as e:  # e.g. a name longer than the file system takes
-        raise PolicyError(
-            f"no exported policy at {path}: it cannot be looked up ({e.strerror})"
-        ) from None
-    if not found[0]:
+    onnx_path, sidecar = policy_paths(path)
+    if not onnx_path.is_file():
         raise PolicyError(f"no exported policy at {path}: {onnx_path} does not exist")
-    if not found[1]:
+    if not sidecar.is_file():
         raise PolicyError(f"policy {onnx_path} has no sidecar {sidecar}")
     info = read_policy_info(sidecar)
     if info.encoding_version != ENCODING_VERSION:

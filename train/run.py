@@ -46,7 +46,7 @@ from typing import Any, get_type_hints
 
 from matador_env.engine import Rules
 from matador_env.engine.tiles import shown_value
-from matador_env.files import atomic_write_json, folder_problem, make_folder
+from matador_env.files import atomic_write_json, folder_problem, lookup_problem, make_folder
 from matador_env.flags import LARGEST_TRAINING_SEED
 from matador_env.matador_v0 import REWARD_KINDS
 
@@ -490,11 +490,10 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
         }
     if args.resume:
         run_dir = Path(args.resume)
-        try:
-            is_run = (run_dir / RUN_ARGS_FILE).is_file()
-        except OSError as e:  # e.g. a name longer than the file system takes
-            raise ArgsError(f"--resume {run_dir}: it cannot be looked up ({e.strerror})") from None
-        if not is_run:
+        why = lookup_problem(run_dir / RUN_ARGS_FILE)
+        if why is not None:
+            raise ArgsError(f"--resume {run_dir}: it cannot be looked up ({why})")
+        if not (run_dir / RUN_ARGS_FILE).is_file():
             raise ArgsError(f"--resume {run_dir}: no args.json there; is it a training run folder?")
         lock = FolderLock(run_dir).acquire()
         try:
