@@ -382,7 +382,6 @@ def main(argv: list[str] | None = None) -> int:
     ctx = multiprocessing.get_context("spawn")
     try:
         if todo:
-            work.mkdir(parents=True, exist_ok=True)
             with ctx.Pool(processes=min(args.workers, len(todo))) as pool:
                 # Each unit is kept as it is done, so an interrupted run goes on from it.
                 for unit, data in zip(todo, pool.imap(_label_unit, todo), strict=True):
