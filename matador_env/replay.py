@@ -27,10 +27,19 @@ removed first, and no other file is touched.
 A ``.jsonl``'s games are its lines that are not blank, numbered from 0 by
 ``--game``; a message about one names its line in the file (from 1).
 
+A record that ends with its ``# result:`` line (as :func:`~matador_env.engine.hand_record`
+writes it for a finished hand) is checked against the replay: where the moves lead to
+another result, or stop before the end, a warning on stderr names the hand and both
+results, the replay goes on, and the exit code is 3. That line is a comment for
+people, so a record without one is replayed unchecked; a difference means the record
+was written by an engine that plays some rule otherwise, or edited by hand.
+
 Exit codes: 0 when every hand was replayed (or ``q``), 1 when a picture cannot be
 written (or an earlier frame removed), 2 for a file that cannot be read or replayed
 (the message names the file, the hand and what is wrong), a ``--game`` where it
-means nothing or a ``--png`` folder that cannot be made, 130 on Ctrl-C.
+means nothing or a ``--png`` folder that cannot be made, 3 when every hand was
+replayed but one ended other than its record's ``# result:`` line says, 130 on
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .engine import HandState, parse_hand_record, render_table
-from .engine.render import RECORD_HEADER, HandRecord
+from .engine.render import RECORD_HEADER, RESULT_PREFIX, HandRecord
 from .engine.state import IllegalMoveError
 from .files import folder_arg, make_folder
 from .picture import draw_frame, write_png
@@ -64,6 +73,13 @@ def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRec
     """A heading for what is replayed, and its hand records: every record of a text
     file, or game ``game``'s (None: 0) of a ``.jsonl`` of ``python -m evaluate
     --records``; a ``game`` for a text file is refused."""
+    heading, records, _ = _read_hands(path, game)
+    return heading, records
+
+
+def _read_hands(path: Path, game: int | None) -> tuple[str, list[HandRecord], list[str | None]]:
+    """:func:`read_records`' heading and records, and the result each record's
+    ``# result:`` line states (None: no such line)."""
     if game is not None and path.suffix != ".jsonl":
         raise ReplayError(
             f"{path}: --game {game} picks a game of a .jsonl of `python -m evaluate "
@@ -103,7 +119,7 @@ def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRec
         texts = _record_texts(text.splitlines())
     if not texts:
         raise ReplayError(f"{path}: no hand record in it (each opens with {RECORD_HEADER!r})")
-    records = []
+    records, stated = [], []
     for i, record_text in enumerate(texts, 1):
         try:
             record = parse_hand_record(record_text)
@@ -111,12 +127,28 @@ def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRec
         except ValueError as exc:  # MoveParseError, RulesError, or a deal that cannot be
             raise ReplayError(f"{path}: hand {i}: {exc}") from None
         records.append(record)
-    return heading, records
+        stated.append(_stated_result(record_text))
+    return heading, records, stated
+
+
+def _stated_result(record_text: str) -> str | None:
+    """The result that the ``# result:`` line among the comments after a record's
+    ``moves:`` line states (what follows the prefix, stripped), or None."""
+    lines = record_text.splitlines()
+    after = next((k for k, line in enumerate(lines) if line.startswith("moves:")), len(lines))
+    for line in lines[after + 1 :]:
+        line = line.strip()
+        if line.startswith(RESULT_PREFIX):
+            return line[len(RESULT_PREFIX) :].strip()
+        if line and not line.startswith("#"):
+            return None  # the record's comments are over: what follows is not its
+    return None
 
 
 def _record_texts(lines: list[str]) -> list[str]:
-    """Each record's lines, from its header to its ``moves:`` line (the format's last;
-    what follows up to the next header, such as a drawn table, is not the record's)."""
+    """Each record's lines, from its header to its ``moves:`` line (the format's last)
+    and the comment lines that follow it (the moves told, the result); what follows
+    them up to the next header, such as a drawn table, is not the record's."""
     starts = [i for i, line in enumerate(lines) if line.strip() == RECORD_HEADER]
     if not starts:
         return []
@@ -124,6 +156,8 @@ def _record_texts(lines: list[str]) -> list[str]:
     for a, b in zip(starts, [*starts[1:], len(lines)], strict=True):
         chunk = lines[a:b]
         last = next((k for k, line in enumerate(chunk) if line.startswith("moves:")), len(chunk))
+        while last + 1 < len(chunk) and chunk[last + 1].startswith("#"):
+            last += 1
         texts.append("\n".join(chunk[: last + 1]))
     return texts
 
@@ -155,7 +189,7 @@ def main(
     source = stdin or sys.stdin
     args = build_parser().parse_args(argv)
     try:
-        heading, records = read_records(args.file, args.game)
+        heading, records, stated = _read_hands(args.file, args.game)
     except ReplayError as exc:
         err.write(f"{PROG}: error: {exc}\n")
         return 2
@@ -167,7 +201,7 @@ def main(
     try:
         if args.png is not None:
             _remove_frames(args.png)
-        return _replay(args, heading, records, source, out, err)
+        return _replay(args, heading, records, stated, source, out, err)
     except _PictureError as exc:
         out.flush()
         err.write(f"{PROG}: error: {exc}\n")
@@ -210,6 +244,7 @@ def _replay(
     args: argparse.Namespace,
     heading: str,
     records: list[HandRecord],
+    stated: list[str | None],
     source: TextIO,
     out: TextIO,
     err: TextIO,
@@ -226,7 +261,8 @@ def _replay(
             except OSError as exc:
                 raise _PictureError(f"--png: cannot write {path} ({exc.strerror or exc})") from None
 
-    for i, record in enumerate(records, 1):
+    code = 0
+    for i, (record, stated_result) in enumerate(zip(records, stated, strict=True), 1):
         rules = record.rules
         changes = " ".join(f"{k}={v}" for k, v in rules.changes().items()) or "(defaults)"
         out.write(
@@ -253,8 +289,17 @@ def _replay(
                     return 0
         if state.outcome is None:
             out.write(f"(the record stops after {len(record.moves)} moves, before the end)\n")
+        replayed = "no result (the moves stop before the end)" if state.outcome is None else None
+        if stated_result is not None and stated_result != str(state.outcome):
+            out.flush()
+            err.write(
+                f"{PROG}: warning: {args.file}: hand {i}: its record's result line says "
+                f"{stated_result!r}, and its moves replayed here end with "
+                f"{replayed or repr(str(state.outcome))}\n"
+            )
+            code = 3
     out.flush()
-    return 0
+    return code
 
 
 if __name__ == "__main__":

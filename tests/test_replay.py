@@ -350,3 +350,69 @@ def test_a_table_drawn_for_nobody_hides_every_hand_and_the_boneyard() -> None:
     assert all(
         f" P{seat}: {' '.join(map(str, hand))}" in shown for seat, hand in enumerate(state.hands)
     )
+
+
+def test_a_hand_that_ends_other_than_its_result_line_says_is_told_and_exits_3(
+    tmp_path: Path,
+) -> None:
+    # The golden file's second hand with its "# result:" line changed: the replay goes on
+    # to the third hand, and stderr names the hand, what the record says and what the
+    # moves give, so a record from an engine that plays a rule otherwise is not passed.
+    text = GOLDEN[0].read_text()
+    _, records = read_records(GOLDEN[0])
+    true = str(records[1].replay().outcome)
+    path = tmp_path / "edited.txt"
+    path.write_text(text.replace(f"# result: {true}", "# result: nobody wins", 1))
+    assert text.count(f"# result: {true}") == 1  # the line changed is hand 2's alone
+    code, out, err = replay(str(path))
+    assert code == 3
+    assert "hand 3 of 3" in out and out.rstrip().endswith(f"{records[2].replay().outcome}")
+    assert err == (
+        f"python -m matador_env.replay: warning: {path}: hand 2: its record's result line "
+        f"says 'nobody wins', and its moves replayed here end with {true!r}\n"
+    )
+
+
+def test_a_result_line_after_moves_cut_short_is_told_and_a_record_without_one_is_not(
+    tmp_path: Path,
+) -> None:
+    final = HandState.deal(Rules.preset("standard"), 4)
+    while final.outcome is None:
+        final = final.apply(final.legal_moves()[0])
+    record = hand_record(final)
+    assert record.rstrip().splitlines()[-1] == f"# result: {final.outcome}"
+    moves_line = next(line for line in record.splitlines() if line.startswith("moves:"))
+    cut = record.replace(moves_line, moves_line.rsplit(" ", 1)[0])  # the last move gone
+    path = tmp_path / "cut.txt"
+    path.write_text(cut)
+    code, out, err = replay(str(path))
+    assert code == 3 and "before the end" in out
+    assert err.endswith(
+        f"says {str(final.outcome)!r}, and its moves replayed here end with no result "
+        "(the moves stop before the end)\n"
+    )
+    # Without the result line there is nothing to check: a record of a hand under way.
+    path.write_text("\n".join(line for line in cut.splitlines() if "# result:" not in line))
+    assert replay(str(path))[0] == 0
+    # A "# result:" line past the record's own comments (after text that is not the
+    # record's, such as a table drawn under it) is not the record's.
+    path.write_text(cut.replace("# result:", "drawn table\n# result:"))
+    code, _, err = replay(str(path))
+    assert (code, err) == (0, "")
+
+
+def test_a_game_of_the_arenas_records_with_an_edited_result_line_exits_3(
+    tmp_path: Path,
+) -> None:
+    final = HandState.deal(Rules.preset("standard"), 8)
+    while final.outcome is None:
+        final = final.apply(final.legal_moves()[-1])
+    record = hand_record(final).replace(f"# result: {final.outcome}", "# result: edited")
+    game = {"kind": "deal", "deal": 0, "pattern": "AB", "seats": ["x", "y"], "a": "x"}
+    game |= {"b": "y", "diff": 1, "records": [hand_record(final), record]}
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(game) + "\n")
+    code, out, err = replay(str(path))
+    assert code == 3 and "hand 2 of 2" in out
+    assert ": hand 2: its record's result line says 'edited'" in err
+    assert ": hand 1:" not in err

@@ -27,6 +27,9 @@ __all__ = [
 ]
 
 RECORD_HEADER = "# Matador hand record v1"
+RESULT_PREFIX = "# result:"
+"""How a finished hand's record opens its last line, the result in words (a comment:
+:func:`parse_hand_record` skips it; ``python -m matador_env.replay`` checks it)."""
 
 
 def _arms(rules: Rules, history: Sequence[Event]) -> list[list[str]]:
@@ -194,7 +197,7 @@ def hand_record(state: HandState) -> str:
         s = s.apply(move)
         lines.append(f"# {k:3d}. P{seat} {move}{note}   ends: {' '.join(map(str, s.ends))}")
     if state.outcome is not None:
-        lines.append(f"# result: {state.outcome}")
+        lines.append(f"{RESULT_PREFIX} {state.outcome}")
     return "\n".join(lines) + "\n"
 
 
