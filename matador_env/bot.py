@@ -55,7 +55,6 @@ from typing import Any
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
 from .engine.state import SEED_LIMIT, check_rng, moves_to_choose
-from .files import lookup_problem
 from .flags import seed_arg
 from .policy import (
     OnnxPolicy,
@@ -63,6 +62,7 @@ from .policy import (
     bots_dir,
     check_temperature,
     load_policy,
+    policy_paths,
     shipped_configurations,
 )
 from .protocol import loads, move_to_json, rules_to_json, view_from_json
@@ -374,9 +374,12 @@ def load_bot(
             raise BotError(_no_bot_message(target, [c.name for c in shipped]))
         return _shipped_bot(config, level, seed)
     path = Path(level)
-    why = lookup_problem(path) or lookup_problem(path.with_suffix(".onnx"))
-    if why is not None:
-        raise BotError(f"no exported policy at {level}: it cannot be looked up ({why})")
+    try:
+        # Refuses, naming why, a path (or the files it names) the system cannot look up,
+        # before the checks below look it up themselves.
+        policy_paths(path)
+    except PolicyError as exc:
+        raise BotError(str(exc)) from None
     if path.suffix in (".onnx", ".json") or path.exists() or path.with_suffix(".onnx").exists():
         try:
             policy = load_policy(path, rules=None if rules is None else target)
