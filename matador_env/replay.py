@@ -289,13 +289,16 @@ def _replay(
                     return 0
         if state.outcome is None:
             out.write(f"(the record stops after {len(record.moves)} moves, before the end)\n")
-        replayed = "no result (the moves stop before the end)" if state.outcome is None else None
         if stated_result is not None and stated_result != str(state.outcome):
+            ended = (
+                repr(str(state.outcome))
+                if state.outcome is not None
+                else "no result (the moves stop before the end)"
+            )
             out.flush()
             err.write(
                 f"{PROG}: warning: {args.file}: hand {i}: its record's result line says "
-                f"{stated_result!r}, and its moves replayed here end with "
-                f"{replayed or repr(str(state.outcome))}\n"
+                f"{stated_result!r}, and its moves replayed here end with {ended}\n"
             )
             code = 3
     out.flush()
