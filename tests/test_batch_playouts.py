@@ -26,6 +26,12 @@ FAMILIES.update(
         "polish_3p_regular": Rules.preset("polish", players=3, matador_as_regular=True),
         "crosswise_choice": Rules(matador_placement="crosswise_choice"),
         "crosswise_on_blank": Rules(matador_placement="crosswise_on_blank", draw_rule="one"),
+        # Needs-a-blank ends where a draw competes with matadors: the draw's chance of a
+        # fitting tile must not count a matador as a blank answer.
+        "upright_matador_draw": Rules(matador_placement="upright"),
+        "crosswise_on_blank_draw": Rules(
+            matador_placement="crosswise_on_blank", voluntary_draw="always"
+        ),
         "first_double_spinner": Rules(spinner="first_double", voluntary_draw="always"),
         "stuck_regular": Rules(matador_only_when_stuck=True, matador_as_regular=True),
         "deal_all_no_draw": Rules(hand_size="all", draw_rule="none", lead_tile="highest_double"),
