@@ -82,8 +82,8 @@ class RllibArgs:
     seed: int = 1
     """Seed of RLlib (networks, environments, sampling)."""
     timesteps: int = 200_000
-    """Environment steps to sample in all (every seat's moves count); training stops at
-    the first iteration past it."""
+    """Environment steps to sample in all (every seat's moves count); training stops after
+    the first iteration that reaches it."""
     out: str | None = None
     """Run folder; default runs/{exp_name}__{preset}__{seed}__{unix time}."""
     address: str | None = None
@@ -240,7 +240,8 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
 
 
 def build_config(args: RllibArgs, rules: Rules, hidden: list[int]) -> Any:
-    """The RLlib ``PPOConfig`` of a run (Ray must be initialised to build it)."""
+    """The RLlib ``PPOConfig`` of a run (built without Ray running; the algorithm it builds
+    needs Ray)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from matador_env.rllib import ENV_NAME, MoveChecks, shared_policy, shared_policy_spec
