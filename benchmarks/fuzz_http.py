@@ -62,9 +62,10 @@ cleanly on SIGINT.
 Counts: ``tried`` (inputs and clients), ``accepted`` (2xx), ``refused`` (4xx,
 ``503 busy``, connections the server closed as documented), ``findings`` (the sum
 of the ``finding_*`` counts: 5xx other than ``busy`` and ``too_many_games``, an
-answer that is not HTTP or not a documented error, an illegal move, a stalled
-client the server did not close, a burst client left hanging, descriptors leaked, a
-traceback, no ``/health`` at the end, an unclean stop, a views or games answer of
+answer that is not HTTP or not a documented error, a final answer of 1xx or 3xx
+(``finding_unexpected_status``), an illegal move, a stalled client the server did
+not close, a burst client left hanging, descriptors leaked, a traceback, no
+``/health`` at the end, an unclean stop, a views or games answer of
 another status than the one required, a game answer the engine's replay disagrees
 with (``finding_engine_disagrees``), a game changed by a refused request
 (``finding_game_changed``), requests at once that added another number of actions
@@ -310,8 +311,12 @@ class Tally:
                 head = sent.startswith(b"HEAD ")
                 if not head and kind not in DOCUMENTED_KINDS:
                     keys.append("finding_undocumented_error")
-            else:
+            elif 200 <= status < 300:
                 keys.append("accepted")
+            else:
+                # The server answers no request with a redirect, and no final answer
+                # with 1xx (read_answer skips a 100 Continue): either is a finding.
+                keys.append("finding_unexpected_status")
         self.add(*keys, sent=sent, got=answer)
         return status
 
