@@ -677,7 +677,7 @@ def mutated_message(rng: random.Random, message: Any) -> Any:
         if not message:
             break
         key = rng.choice(sorted(message))
-        k = rng.randrange(8)
+        k = rng.randrange(9)
         value = message[key]
         if k == 0:
             message[key] = random_json(rng)
@@ -707,6 +707,11 @@ def mutated_message(rng: random.Random, message: Any) -> Any:
         elif k == 7 and isinstance(value, list) and len(value) <= 64:
             # Past every size bound, but only once: a list stays under 2 million items.
             message[key] = value * rng.choice([2, 1000, 30_000])
+        elif k == 8 and isinstance(value, int) and not isinstance(value, bool):
+            # Of the right type and range, so only a check of what a message claims
+            # against what it implies (a view's boneyard size against its history)
+            # refuses it; k == 6 gives values their type or range refuses.
+            message[key] = value + 1 if value == 0 or rng.random() < 0.5 else value - 1
     if rng.random() < 0.02:
         return random_json(rng)
     return message

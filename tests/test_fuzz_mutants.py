@@ -589,6 +589,22 @@ def test_protocol_finds_a_move_that_does_not_read_back(monkeypatch: pytest.Monke
     assert "an accepted move does not read back the same" in _found("protocol", 100)
 
 
+def test_mutated_messages_misstate_an_integer_claim_by_one_in_its_own_type_and_range() -> None:
+    # A reader that checks a claim's type and range but not what the history gives is
+    # caught only by such a value; a bool, float, text or negative one is refused anyway.
+    state = fuzz._under_way(random.Random(3), Rules.preset("standard"))
+    message = view_to_json(state.view(state.to_move))
+    rng = random.Random(0)
+    misstated = set()
+    for _ in range(3000):
+        out = fuzz.mutated_message(rng, message)
+        for key in ("boneyard_size", "draws_this_turn", "passes_in_row"):
+            got = out.get(key) if isinstance(out, dict) else None
+            if type(got) is int and got >= 0 and abs(got - message[key]) == 1:
+                misstated.add(key)
+    assert misstated == {"boneyard_size", "draws_this_turn", "passes_in_row"}
+
+
 def test_misstated_names_each_field_that_disagrees_with_the_hand() -> None:
     state = fuzz._under_way(random.Random(3), Rules.preset("standard"))
     message = view_to_json(state.view(state.to_move))
