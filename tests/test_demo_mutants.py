@@ -12,7 +12,6 @@ seconds."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import os
 import random
@@ -38,6 +37,7 @@ from matador_env.engine import HandState, Rules
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
 from tests.test_demo import ROOT
+from tests.test_speed_bench_mutants import _clock
 from train.args import parse
 from train.run import TrainArgs
 
@@ -108,8 +108,7 @@ def stand_ins(monkeypatch: pytest.MonkeyPatch) -> Parts:
     monkeypatch.setattr(demo, "arena_main", arena)
     monkeypatch.setattr(train.run, "main", fake_train(parts.trainings))
     # A clock that moves 100 s at each reading: each run is "trained in 100 s".
-    clock = itertools.count(0.0, 100.0)
-    monkeypatch.setattr(demo, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    _clock(monkeypatch, demo, step=100.0)
     return parts
 
 

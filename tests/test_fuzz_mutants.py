@@ -200,25 +200,22 @@ def test_play_finds_counts_that_are_not_the_pips_left(monkeypatch: pytest.Monkey
     assert "are not the pips left" in _found("play", 60)
 
 
-def test_play_finds_a_domino_won_by_a_seat_holding_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("termination", "says"),
+    [("domino", "who holds tiles"), ("blocked", r"blocked with side counts .* won by seat")],
+)
+def test_play_finds_a_hand_won_by_the_wrong_seat(
+    monkeypatch: pytest.MonkeyPatch, termination: str, says: str
+) -> None:
+    # A domino won by a seat still holding tiles; a block won by another side (one seat
+    # on is another side with or without partnerships).
     def next_seat(o: engine_state.Outcome) -> dict[str, Any]:
-        if o.termination != "domino":
+        if o.termination != termination:
             return {}
         return {"winner": (o.winner + 1) % len(o.counts)}  # type: ignore[operator]
 
     _outcomes_changed(monkeypatch, next_seat)
-    assert "who holds tiles" in _found("play", 60)
-
-
-def test_play_finds_a_block_won_by_another_side(monkeypatch: pytest.MonkeyPatch) -> None:
-    def other_side(o: engine_state.Outcome) -> dict[str, Any]:
-        if o.termination != "blocked":
-            return {}
-        # Two seats on: another side with or without partnerships.
-        return {"winner": (o.winner + 1) % len(o.counts)}  # type: ignore[operator]
-
-    _outcomes_changed(monkeypatch, other_side)
-    assert re.search(r"blocked with side counts .* won by seat", _found("play", 60))
+    assert re.search(says, _found("play", 60))
 
 
 def test_play_finds_an_engine_refusing_a_legal_move(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,6 @@ replaced by stand-ins, so the whole file runs in seconds."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import socket
@@ -28,6 +27,7 @@ import train.rllib
 from matador_env.engine import Rules
 from matador_env.matador_v0 import REWARD_KINDS
 from tests.test_benchmark_refusals import _no_training, refused
+from tests.test_speed_bench_mutants import _clock
 from tests.test_train_rllib_args import _args
 from train.args import ArgsError
 from train.rllib import RllibArgs, check_args, iteration_summary, rollout_fragment
@@ -368,7 +368,7 @@ def test_a_run_logs_each_iteration_exports_its_policy_and_stops_what_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = _Run(monkeypatch, started=True, per_iteration=120)
-    monkeypatch.setattr(train.rllib.time, "perf_counter", itertools.count(10.0, 2.5).__next__)
+    _clock(monkeypatch, train.rllib, step=2.5)
     out = tmp_path / "run"
     argv = ("--preset", "pagat", "--players", "3", "--hidden", "16", "--reward", "win")
     args = _args(*argv, "--timesteps", "300", "--torch-threads", "2", "--out", str(out))
