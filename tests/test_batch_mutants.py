@@ -373,6 +373,19 @@ def _tamper(case: str, s: dict[str, Any]) -> None:
         s["mst"][0][K.M_ARMED] = 2
     elif case == "no_deal":
         s["mst"][0][K.M_DEALS] = 0
+    elif case == "boneyard_not_the_stock_tail":
+        # The next tile to draw trades places with one of seat 0's: every seat still
+        # holds as many tiles as hsize says, but the boneyard is no longer the stock's
+        # tail, so a draw would hand out a tile that is in a hand.
+        loc, next_tile = s["loc"][0], s["stock"][0][run[K.POS]]
+        held = loc.index(0)
+        assert loc[next_tile] == K.BONEYARD
+        loc[next_tile], loc[held] = 0, K.BONEYARD
+    elif case == "tiles_down_without_ends":
+        # Tiles on the table but no open end: each end field is itself well formed.
+        assert run[K.NENDS] > 0
+        run[K.NENDS] = 0
+        s["ends"][0] = [[-1, -1, -1] for _ in s["ends"][0]]
     elif case == "untouched":
         s["hsize"][2][0] = 0
         s["totals"][2][1] = 4
@@ -395,6 +408,8 @@ def _tamper(case: str, s: dict[str, Any]) -> None:
         ("winning_side", "slot 1: the winning side is not the winner's side"),
         ("armed", "slot 0: a match flag \\(armed, over, winners\\) is not 0 or 1"),
         ("no_deal", "slot 0: the match state disagrees with itself"),
+        ("boneyard_not_the_stock_tail", "slot 0: the boneyard .* is not the deal's order"),
+        ("tiles_down_without_ends", "slot 0: the open ends and the tiles played disagree"),
         ("untouched", "slot 2: over with no termination .* but not empty"),
     ],
 )
