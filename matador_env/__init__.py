@@ -66,7 +66,9 @@ def _register_with_pettingzoo() -> None:
     registry = getattr(pettingzoo, "aec_registry", None)
     if register is None or registry is None:  # PettingZoo before 1.25 has no registry
         return
-    if not any(spec.name == ENV_ID for spec in registry.values()):
+    # PettingZoo files "name_vN" under its own form of the id, "name-vN"; a second
+    # registration (a reload of this package) would warn that it overrides the first.
+    if not {ENV_ID, ENV_ID.replace("_v", "-v")} & registry.keys():
         # A "module:attribute" entry point: the environment is imported by make().
         register("aec", ENV_ID, entry_point=f"{__name__}.matador_v0:env")
 
