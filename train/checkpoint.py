@@ -230,14 +230,37 @@ def random_state(rng: Any) -> list[Any]:
     return [version, list(internal), gauss]
 
 
+# A Mersenne Twister's state: 624 words of 32 bits and a position 0 to 624 among them.
+_MT_WORDS = 624
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _mt_words_ok(words: Any) -> bool:
+    return (
+        isinstance(words, list)
+        and len(words) == _MT_WORDS
+        and all(_is_int(x) and 0 <= x < 2**32 for x in words)
+    )
+
+
 def random_state_ok(data: Any) -> bool:
-    """Whether ``data`` is a :func:`random_state` (a Mersenne Twister's 625 words)."""
+    """Whether ``data`` is a :func:`random_state`: this Python's state version, a
+    Mersenne Twister's 624 words and its position, and a Gaussian cached or ``None``.
+    Checked here because ``random.Random.setstate`` cuts a word above 32 bits to its low
+    bits, so a damaged state would resume with another stream instead of failing."""
     return (
         isinstance(data, list)
         and len(data) == 3
+        and _is_int(data[0])
+        and data[0] == random.Random.VERSION
         and isinstance(data[1], list)
-        and len(data[1]) == 625
-        and all(isinstance(x, int) and not isinstance(x, bool) for x in data[1])
+        and len(data[1]) == _MT_WORDS + 1
+        and _mt_words_ok(data[1][:_MT_WORDS])
+        and _is_int(data[1][_MT_WORDS])
+        and 0 <= data[1][_MT_WORDS] <= _MT_WORDS
         and (data[2] is None or isinstance(data[2], float))
     )
 
@@ -281,20 +304,28 @@ def _check_rng(rng: Any, path: Path, folder: Path) -> None:
     if not random_state_ok(rng.get("python")):
         raise bad("python")
     npy = rng.get("numpy")
+    # numpy takes a position past the words without a word of complaint.
     if not (
         isinstance(npy, list)
         and len(npy) == 5
         and npy[0] == "MT19937"
-        and isinstance(npy[1], list)
-        and len(npy[1]) == 624
-        and all(isinstance(x, int) and 0 <= x < 2**32 for x in npy[1])
+        and _mt_words_ok(npy[1])
+        and _is_int(npy[2])
+        and 0 <= npy[2] <= _MT_WORDS
+        and npy[3] in (0, 1)
+        and _is_int(npy[3])
+        and isinstance(npy[4], float)
     ):
         raise bad("numpy")
     tch = rng.get("torch")
-    if not (isinstance(tch, list) and all(isinstance(x, int) and 0 <= x < 256 for x in tch)):
+    if not (isinstance(tch, list) and all(_is_int(x) and 0 <= x < 256 for x in tch)):
         raise bad("torch")
     if len(tch) != torch.get_rng_state().numel():
         raise bad("torch")
+    try:  # torch checks the generator's own fields; a scratch generator takes the blow
+        torch.Generator().set_state(torch.tensor(tch, dtype=torch.uint8))
+    except RuntimeError:
+        raise bad("torch") from None
 
 
 def _set_rng_state(rng: dict[str, Any]) -> None:
