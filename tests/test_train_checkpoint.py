@@ -306,10 +306,43 @@ def test_the_saved_random_generators_draw_on_as_they_would_have(tmp_path: Path) 
     assert _draws() == after
 
 
+def _pcg64_state(**change: Any) -> dict[str, Any]:
+    """A PCG64 generator's state with ``change`` made to it (``state``/``inc`` inside)."""
+    state: dict[str, Any] = json.loads(json.dumps(np.random.default_rng(1).bit_generator.state))
+    for key, value in change.items():
+        (state["state"] if key in ("state", "inc") else state)[key] = value
+    return state
+
+
 @pytest.mark.parametrize(
     "state",
-    [None, {"bit_generator": "PCG64"}, {"bit_generator": "MT19937", "state": {}}],
-    ids=["not-a-dict", "no-state", "another-generator"],
+    [
+        None,
+        {"bit_generator": "PCG64"},
+        {"bit_generator": "MT19937", "state": {}},
+        # numpy's setter raised OverflowError for these, or took them as another state.
+        _pcg64_state(state=2**128),
+        _pcg64_state(inc=-1),
+        _pcg64_state(state=1.5),
+        _pcg64_state(uinteger=2**32),
+        _pcg64_state(uinteger=-1),
+        _pcg64_state(has_uint32=5),
+        _pcg64_state(has_uint32=True),
+        {**_pcg64_state(), "extra": 0},
+    ],
+    ids=[
+        "not-a-dict",
+        "no-state",
+        "another-generator",
+        "state-too-large",
+        "negative-inc",
+        "float-state",
+        "uinteger-too-large",
+        "negative-uinteger",
+        "has-uint32-5",
+        "has-uint32-bool",
+        "an-extra-key",
+    ],
 )
 def test_a_saved_generator_state_that_is_not_a_pcg64s_is_a_value_error(state: Any) -> None:
     """The one error the saved environments' checks turn into a refusal."""
@@ -317,6 +350,17 @@ def test_a_saved_generator_state_that_is_not_a_pcg64s_is_a_value_error(state: An
 
     with pytest.raises(ValueError, match="not the state of a PCG64 generator"):
         generator_from_state(state)
+
+
+def test_a_saved_generator_state_draws_on_as_the_generator_would_have() -> None:
+    from train.checkpoint import generator_from_state
+
+    rng = np.random.default_rng(7)
+    rng.integers(0, 2**32, dtype=np.uint32)  # a 32-bit draw leaves half a word cached
+    state = json.loads(json.dumps(rng.bit_generator.state))
+    assert state["has_uint32"] == 1
+    restored = generator_from_state(state)
+    assert restored.integers(0, 2**32, size=5).tolist() == rng.integers(0, 2**32, size=5).tolist()
 
 
 def test_a_captured_checkpoint_stays_as_the_boundary_was_while_the_model_learns_on(

@@ -273,11 +273,30 @@ def set_random_state(rng: Any, data: list[Any]) -> None:
 
 def generator_from_state(state: Any) -> np.random.Generator:
     """A numpy generator in the state ``bit_generator.state`` gave (a PCG64's, as
-    gymnasium's and ``np.random.default_rng``'s are); ``ValueError`` for anything else."""
+    gymnasium's and ``np.random.default_rng``'s are); ``ValueError`` for anything else.
+    Checked here because numpy's setter cuts a float word to an integer and takes any
+    ``has_uint32``, so a damaged state would resume with another stream."""
+    words = state.get("state") if isinstance(state, dict) else None
+    if not (
+        isinstance(state, dict)
+        and set(state) == {"bit_generator", "state", "has_uint32", "uinteger"}
+        and state["bit_generator"] == "PCG64"
+        and isinstance(words, dict)
+        and set(words) == {"state", "inc"}
+        and all(_is_int(words[k]) and 0 <= words[k] < 2**128 for k in ("state", "inc"))
+        and _is_int(state["has_uint32"])
+        and state["has_uint32"] in (0, 1)
+        and _is_int(state["uinteger"])
+        and 0 <= state["uinteger"] < 2**32
+    ):
+        raise ValueError(
+            "not the state of a PCG64 generator (bit_generator 'PCG64', state and inc "
+            "integers 0 to 2**128 - 1, has_uint32 0 or 1, uinteger 0 to 2**32 - 1)"
+        )
     generator = np.random.Generator(np.random.PCG64())
     try:
         generator.bit_generator.state = state
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, OverflowError) as e:
         raise ValueError(f"not the state of a PCG64 generator ({e})") from None
     return generator
 
