@@ -310,7 +310,9 @@ class Rules:
 
         Pairs are separated by whitespace and hold none themselves: ``players = 3`` is
         refused (with a :class:`RulesError` saying so), as is a value in other digits
-        than 0-9, with a sign, underscores or more than 4,300 digits.
+        than 0-9, with a sign, underscores or more than 4,300 digits. A flag
+        (``teams``, ``matador_as_regular``, ``matador_only_when_stuck``) is ``true``,
+        ``True`` or ``1``, or ``false``, ``False`` or ``0``.
         """
         if not isinstance(text, str):
             raise RulesError("rules text", text, "a string of key=value pairs")
@@ -378,7 +380,7 @@ def _parse_value(key: str, raw: str) -> Any:
             return True
         if raw in ("False", "false", "0"):
             return False
-        raise RulesError(key, raw, "true or false")
+        raise RulesError(key, raw, "true or false (True, 1; False, 0)")
     if key in _INT_FIELDS or key == "hand_size":
         number = parse_digits(raw)
         if number is not None:
