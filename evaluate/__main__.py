@@ -202,7 +202,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
         parser.error(f"--matches must be 0 or more, got {args.matches}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
-    specs = [*args.agents, *([args.vs] if args.vs else [])]
+    specs = [*args.agents, *([args.vs] if args.vs is not None else [])]
     canonical: dict[str, str] = {}  # spec as given -> the player it builds (Agent.spec)
     for spec in dict.fromkeys(specs):
         try:
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     deals = -(-args.hands // patterns)
     matches = args.hands // 20 if args.matches is None else args.matches
     match_sets = -(-matches // patterns)
-    agents = [*([args.vs] if args.vs else []), *args.agents]
+    agents = [*([args.vs] if args.vs is not None else []), *args.agents]
     plan = RunPlan(
         rules,
         pairings,
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         "rules": rules.to_text(),
         "players": rules.players,
         "teams": rules.teams,
-        "mode": (f"--vs {args.vs}" if args.vs else "round robin")
+        "mode": (f"--vs {args.vs}" if args.vs is not None else "round robin")
         + (", --field" if args.field else ""),
         # The field's figures (A against the field's mean), not side against side:
         # --field changes nothing at two sides.
