@@ -71,6 +71,11 @@ def test_known_specs_build_their_agents() -> None:
         ("policy:path/to/file", "no exported policy at path/to/file"),
         ("search:samples", "malformed agent spec"),
         ("search:=3", "malformed agent spec"),
+        # An option given twice: which one counts would be a guess.
+        ("search:samples=2,samples=3", "malformed agent spec 'search:samples=2,samples=3'"),
+        # Only the first option may be positional.
+        ("policy:matador_env/bots/standard,sample", "malformed agent spec"),
+        ("search:16", "malformed agent spec 'search:16': search takes key=value options (search["),
         ("search:samples=many", "expected an integer"),
         ("search:samples=0", "must be >= 1"),
         ("search:samples=-3", "samples='-3': expected an integer >= 1 in the digits 0-9"),

@@ -4,8 +4,9 @@ unguarded: the defaults ``python -m evaluate`` documents, the plan it hands the 
 --field, --records, the worker count), the lines it prints before the games, Ctrl-C's
 count of the games played, the run's settings in report.json, the refusals that keep
 make_agent's message or add the known specs; and in agents/base.py the random agent's
-use of its generator, the spec options' parsing (spaces, repeats, a positional
-option), the number and flag readers' bounds and messages, and checked_count's names.
+use of its generator, spaces around a spec's name, keys and values, the number and flag
+readers' bounds and messages, and checked_count's names (repeated and positional options
+are refused in tests/test_agents.py's table of bad specs).
 
 The arena's games are stood in for (evaluate.__main__.run is replaced) except where a
 two-hand run is the cheapest way to get a report."""
@@ -278,26 +279,6 @@ def test_spaces_around_the_name_keys_and_values_are_dropped() -> None:
     assert make_agent("random: ").spec == "random"
     policy = make_agent("policy:matador_env/bots/standard").spec
     assert make_agent("policy: matador_env/bots/standard ,sample=0").spec == policy
-
-
-@pytest.mark.parametrize(
-    ("spec", "says"),
-    [
-        # An option given twice: which one counts would be a guess.
-        ("search:samples=2,samples=3", "malformed agent spec 'search:samples=2,samples=3'"),
-        # Only the first option may be positional.
-        ("policy:matador_env/bots/standard,sample", "malformed agent spec"),
-        (
-            "search:16",
-            "malformed agent spec 'search:16': search takes key=value options (search[",
-        ),
-    ],
-)
-def test_malformed_options_are_refused(spec: str, says: str) -> None:
-    with pytest.raises(AgentSpecError) as info:
-        make_agent(spec)
-    assert says in str(info.value)
-    assert str(info.value).endswith("known specs: " + ", ".join(known_specs()))
 
 
 def test_spec_count_needs_one_or_more_by_default_and_names_the_value() -> None:
