@@ -58,6 +58,7 @@ from .encoding import ENCODING_VERSION, encoding_for
 from .engine import Move, Rules, RulesError, SeatView
 from .engine.rules import rules_differences
 from .engine.state import check_rng
+from .engine.tiles import is_json_int
 from .files import lookup_problem
 from .onnx_mlp import NumpyMLP, read_mlp
 
@@ -149,7 +150,7 @@ class PolicyInfo:
                 f"{source}: not a Matador policy sidecar (format != {POLICY_FORMAT!r})"
             )
         version = data.get("format_version")
-        if not _is_int(version) or version != POLICY_FORMAT_VERSION:
+        if not is_json_int(version) or version != POLICY_FORMAT_VERSION:
             raise PolicyError(
                 f"{source}: sidecar format_version {_short(version)}; this library reads "
                 f"{POLICY_FORMAT_VERSION}"
@@ -158,7 +159,7 @@ class PolicyInfo:
             if key not in data:
                 raise PolicyError(f"{source}: the sidecar lacks {key!r}")
         for key, low in (("encoding_version", 0), ("obs_size", 1), ("num_actions", 1)):
-            if not _is_int(data[key]) or data[key] < low:
+            if not is_json_int(data[key]) or data[key] < low:
                 raise PolicyError(
                     f"{source}: {key} must be an integer >= {low}, got {_short(data[key])}"
                 )
@@ -195,10 +196,6 @@ class PolicyInfo:
             format_version=version,
             provenance=dict(provenance or {}),
         )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _short(value: object) -> str:

@@ -97,6 +97,7 @@ from .engine import (
     Tile,
     public_view,
 )
+from .engine.tiles import is_json_int
 
 __all__ = [
     "MAX_ITEMS",
@@ -246,10 +247,6 @@ def _rules_name(rules: Rules) -> str:
     return config.name if config else rules.preset_name() or "other rules"
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _show(value: Any) -> str:
     """A value for an error message, cut short: a refusal must not cost what the
     message it refuses would have."""
@@ -266,7 +263,7 @@ def _show(value: Any) -> str:
 
 
 def _int(value: Any, field: str, low: int | None = None, high: int | None = None) -> int:
-    if not _is_int(value):
+    if not is_json_int(value):
         raise ProtocolError(field, f"expected an integer, got {_show(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"from {low} to {high}" if high is not None else f">= {low}"
@@ -342,7 +339,9 @@ def _object(value: Any, field: str, known: frozenset[str]) -> Mapping[str, Any]:
 def _header(data: Mapping[str, Any], expected: str) -> None:
     if "format" in data and data["format"] != expected:
         raise ProtocolError("format", f"expected {expected!r}, got {_show(data['format'])}")
-    if "version" in data and (not _is_int(data["version"]) or data["version"] != PROTOCOL_VERSION):
+    if "version" in data and (
+        not is_json_int(data["version"]) or data["version"] != PROTOCOL_VERSION
+    ):
         raise ProtocolError(
             "version",
             f"this library speaks protocol version {PROTOCOL_VERSION}, got "

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from matador_env.engine import Rules, RulesError
+from matador_env.engine.tiles import is_json_int
 from matador_env.files import atomic_write, atomic_write_json
 
 from .files import RunFolderError
@@ -234,15 +235,11 @@ def random_state(rng: Any) -> list[Any]:
 _MT_WORDS = 624
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _mt_words_ok(words: Any) -> bool:
     return (
         isinstance(words, list)
         and len(words) == _MT_WORDS
-        and all(_is_int(x) and 0 <= x < 2**32 for x in words)
+        and all(is_json_int(x) and 0 <= x < 2**32 for x in words)
     )
 
 
@@ -254,12 +251,12 @@ def random_state_ok(data: Any) -> bool:
     return (
         isinstance(data, list)
         and len(data) == 3
-        and _is_int(data[0])
+        and is_json_int(data[0])
         and data[0] == random.Random.VERSION
         and isinstance(data[1], list)
         and len(data[1]) == _MT_WORDS + 1
         and _mt_words_ok(data[1][:_MT_WORDS])
-        and _is_int(data[1][_MT_WORDS])
+        and is_json_int(data[1][_MT_WORDS])
         and 0 <= data[1][_MT_WORDS] <= _MT_WORDS
         and (data[2] is None or isinstance(data[2], float))
     )
@@ -283,10 +280,10 @@ def generator_from_state(state: Any) -> np.random.Generator:
         and state["bit_generator"] == "PCG64"
         and isinstance(words, dict)
         and set(words) == {"state", "inc"}
-        and all(_is_int(words[k]) and 0 <= words[k] < 2**128 for k in ("state", "inc"))
-        and _is_int(state["has_uint32"])
+        and all(is_json_int(words[k]) and 0 <= words[k] < 2**128 for k in ("state", "inc"))
+        and is_json_int(state["has_uint32"])
         and state["has_uint32"] in (0, 1)
-        and _is_int(state["uinteger"])
+        and is_json_int(state["uinteger"])
         and 0 <= state["uinteger"] < 2**32
     ):
         raise ValueError(
@@ -329,15 +326,15 @@ def _check_rng(rng: Any, path: Path, folder: Path) -> None:
         and len(npy) == 5
         and npy[0] == "MT19937"
         and _mt_words_ok(npy[1])
-        and _is_int(npy[2])
+        and is_json_int(npy[2])
         and 0 <= npy[2] <= _MT_WORDS
         and npy[3] in (0, 1)
-        and _is_int(npy[3])
+        and is_json_int(npy[3])
         and isinstance(npy[4], float)
     ):
         raise bad("numpy")
     tch = rng.get("torch")
-    if not (isinstance(tch, list) and all(_is_int(x) and 0 <= x < 256 for x in tch)):
+    if not (isinstance(tch, list) and all(is_json_int(x) and 0 <= x < 256 for x in tch)):
         raise bad("torch")
     if len(tch) != torch.get_rng_state().numel():
         raise bad("torch")

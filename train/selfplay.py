@@ -34,6 +34,7 @@ from gymnasium.utils import EzPickle
 
 from agents import make_agent
 from matador_env.engine import Move, SeatView
+from matador_env.engine.tiles import is_json_int
 from matador_env.gym_env import MatadorSingleEnv
 from matador_env.policy import SIDECAR_FILE, OnnxPolicy, load_policy
 from matador_env.values import as_seed
@@ -263,12 +264,12 @@ def check_live_state(state: Any, env: SelfPlayEnv) -> None:
     if not (
         isinstance(game, dict)
         and set(game) == {"seed", "actions"}
-        and _is_int(game["seed"])
+        and is_json_int(game["seed"])
         and isinstance(game["actions"], list)
     ):
         raise ValueError("'game' is not {'seed': an int, 'actions': a list}")
     seat = state["seat"]
-    if not (_is_int(seat) and 0 <= seat < env.rules.players):
+    if not (is_json_int(seat) and 0 <= seat < env.rules.players):
         raise ValueError(f"'seat' is {seat!r}, not a seat from 0 to {env.rules.players - 1}")
     for key in ("rng", "pool_rng"):
         if not random_state_ok(state[key]):
@@ -278,7 +279,7 @@ def check_live_state(state: Any, env: SelfPlayEnv) -> None:
     # Gymnasium's np_random_seed: None before any reset, -1 after a generator was
     # set from outside, else the seed of the last seeded reset.
     np_seed = state["np_random_seed"]
-    if not (np_seed is None or (_is_int(np_seed) and np_seed >= -1)):
+    if not (np_seed is None or (is_json_int(np_seed) and np_seed >= -1)):
         raise ValueError(
             f"'np_random_seed' is {np_seed!r}, not null, -1 or the seed of a reset (0 or more)"
         )
@@ -288,10 +289,6 @@ def check_live_state(state: Any, env: SelfPlayEnv) -> None:
         raise ValueError(f"it cannot be restored ({e})") from None
     if not state["over"] and env.game.to_move != seat:
         raise ValueError(f"its game has seat {env.game.to_move} to move, not the learner's {seat}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class BatchOpponentPool(_Schedule):

@@ -51,6 +51,7 @@ __all__ = [
     "set_tiles",
     "parse_digits",
     "whole_number",
+    "is_json_int",
     "INTEGER_KINDS",
     "INTEGER_TYPES",
     "same_value",
@@ -97,6 +98,12 @@ def same_value(a: object, b: object) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return a == b
+
+
+def is_json_int(value: object) -> bool:
+    """Whether ``value`` is an integer as loaded JSON holds one: an ``int``, never a bool
+    (``true`` loads as ``True``, which Python counts as an int)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def whole_number(value: object) -> int | None:
