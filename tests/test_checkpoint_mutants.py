@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 import os
 import random
 import re
@@ -97,13 +96,6 @@ def test_a_refused_checkpoint_is_a_run_folder_error_which_the_trainer_reports_in
         checkpoint.read_state(folder, STANDARD)
 
 
-def test_a_state_without_a_format_is_refused_as_not_this_versions(
-    saved: Path, tmp_path: Path
-) -> None:
-    folder = _damaged(saved, tmp_path, lambda state: state.pop("format"))
-    assert "checkpoint format None is not the format 1 this version reads" in _refusal(folder)
-
-
 def test_another_format_beside_an_old_model_zip_is_refused_as_the_older_version(
     saved: Path, tmp_path: Path
 ) -> None:
@@ -114,46 +106,9 @@ def test_another_format_beside_an_old_model_zip_is_refused_as_the_older_version(
     assert "model.zip checkpoint of an older version" in says and "not loaded" in says
 
 
-@pytest.mark.parametrize("value", ["8", 2.5, True, None])
-def test_an_update_count_that_is_not_an_integer_is_refused_naming_it(
-    saved: Path, tmp_path: Path, value: Any
-) -> None:
-    folder = _damaged(saved, tmp_path, lambda state: state.update(n_updates=value))
-    assert f"'n_updates' is {value!r}, not a int" in _refusal(folder)
-
-
-def test_a_clock_that_is_not_a_number_is_refused(saved: Path, tmp_path: Path) -> None:
-    # NaN is neither >= 0 nor < 0: only "not >= 0" refuses it.
-    folder = _damaged(saved, tmp_path, lambda state: state.update(seconds=math.nan))
-    assert "'seconds' is nan, not a number of seconds >= 0" in _refusal(folder)
-
-
-def test_rules_that_differ_only_in_the_target_are_refused_saved_ones_first(
-    saved: Path, tmp_path: Path
-) -> None:
-    other = Rules.preset("standard", target_score=150)
-    folder = _damaged(saved, tmp_path, lambda state: state.update(rules=other.to_dict()))
-    says = _refusal(folder)
-    assert (
-        f"was trained on {other.to_text()}, but the run's arguments give {STANDARD.to_text()}"
-        in says
-    )
-
-
-@pytest.mark.parametrize(
-    ("part", "damage"),
-    [
-        ("python", lambda rng: rng["python"].append(None)),  # a fourth entry
-        ("numpy", lambda rng: rng["numpy"][1].__setitem__(0, -1)),
-        ("torch", lambda rng: rng["torch"].__setitem__(0, -1)),
-    ],
-    ids=["python-four-entries", "numpy-negative-word", "torch-negative-byte"],
-)
-def test_a_random_state_out_of_its_generators_range_is_refused(
-    saved: Path, tmp_path: Path, part: str, damage: Any
-) -> None:
-    folder = _damaged(saved, tmp_path, lambda state: damage(state["rng"]))
-    assert f"the {part} random state is damaged" in _refusal(folder)
+def test_a_python_random_state_with_a_fourth_entry_is_refused(saved: Path, tmp_path: Path) -> None:
+    folder = _damaged(saved, tmp_path, lambda state: state["rng"]["python"].append(None))
+    assert "the python random state is damaged" in _refusal(folder)
 
 
 # -- restore: everything the checkpoint holds comes back --------------------------------
@@ -391,7 +346,8 @@ def test_a_bot_level_that_fails_to_load_is_an_agent_spec_error_naming_it(
 
 # -- the package's entry points ---------------------------------------------------------------
 
-# Each lazily imported name and the submodule that defines it (the package's docstring).
+# Each lazily imported name and the submodule that defines it: what the package offers,
+# stated here rather than read from its own table, which a test could not then check.
 LAZY = {
     "env": "matador_v0",
     "raw_env": "matador_v0",

@@ -30,6 +30,7 @@ from evaluate.__main__ import main, parse_args
 from evaluate.arena import RunPlan
 from evaluate.arena import run as real_run
 from matador_env.engine import HandState, Rules
+from tests.test_benchmark_refusals import refused
 
 TWO = ["--agents", "greedy", "random"]
 
@@ -55,10 +56,6 @@ def _spy_run(seen: list[int]) -> Any:
         return real_run(plan, 1, progress)  # type: ignore[return-value]
 
     return spy
-
-
-def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    return capsys.readouterr().err.strip().splitlines()[-1]
 
 
 # -- the defaults and what is accepted ----------------------------------------------------
@@ -105,10 +102,7 @@ def test_the_skip_flags_turn_off_the_plot_and_the_bar(tmp_path: Path) -> None:
 def test_an_unknown_agent_is_refused_with_make_agents_own_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], spec: str
 ) -> None:
-    with pytest.raises(SystemExit) as stop:
-        parse_args([*argv, "--out", str(tmp_path)])
-    assert stop.value.code == 2
-    assert _error_line(capsys) == (
+    assert refused(parse_args, [*argv, "--out", str(tmp_path)], capsys) == (
         f"python -m evaluate: error: unknown agent {spec!r} in spec {spec!r}; known specs: "
         + ", ".join(known_specs())
     )
@@ -125,10 +119,8 @@ def test_an_agent_that_cannot_be_built_is_refused_naming_the_spec_and_the_known_
 
     monkeypatch.setattr(agents.base, "_REGISTRY", dict(agents.base._REGISTRY))
     agents.base.register("broken", broken, "broken")
-    with pytest.raises(SystemExit) as stop:
-        parse_args(["--agents", "broken", "random", "--out", str(tmp_path)])
-    assert stop.value.code == 2
-    assert _error_line(capsys) == (
+    argv = ["--agents", "broken", "random", "--out", str(tmp_path)]
+    assert refused(parse_args, argv, capsys) == (
         "python -m evaluate: error: agent spec 'broken': no such table; known specs: "
         + ", ".join(known_specs())
     )
@@ -137,9 +129,8 @@ def test_an_agent_that_cannot_be_built_is_refused_naming_the_spec_and_the_known_
 def test_an_unknown_preset_is_refused_listing_the_presets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit):
-        parse_args([*TWO, "--preset", "nope", "--out", str(tmp_path)])
-    assert "unknown preset 'nope'; presets: standard, " in _error_line(capsys)
+    argv = [*TWO, "--preset", "nope", "--out", str(tmp_path)]
+    assert "unknown preset 'nope'; presets: standard, " in refused(parse_args, argv, capsys)
 
 
 # -- the plan and the lines printed before the games ----------------------------------------

@@ -409,6 +409,13 @@ DROP = object()
         (("seconds",), 0, None),  # what the message says to write
         (("seconds",), DROP, None),
         (("format",), 2, "checkpoint format 2 is not the format 1 this version reads"),
+        (("format",), DROP, "checkpoint format None is not the format 1 this version reads"),
+        (("n_updates",), "8", "'n_updates' is '8', not a int"),
+        (("n_updates",), 2.5, "'n_updates' is 2.5, not a int"),
+        (("n_updates",), True, "'n_updates' is True, not a int"),
+        (("n_updates",), None, "'n_updates' is None, not a int"),
+        # NaN is neither >= 0 nor < 0: only "not >= 0" refuses it.
+        (("seconds",), math.nan, "'seconds' is nan, not a number of seconds >= 0"),
         (("steps",), True, "'steps' is True, not a int"),
         (("weights",), 5, "'weights' is 5, not a str"),
         (("steps",), -256, "negative step or update count"),
@@ -420,6 +427,13 @@ DROP = object()
         (("rules",), [], "'rules' is not a JSON object"),
         (("rules",), {"players": 1}, "its 'rules' are not valid (players=1 is not allowed"),
         (("rules",), Rules.preset("leiden").to_dict(), "was trained on"),
+        # Rules differing only in the target, the saved ones named first.
+        (
+            ("rules",),
+            Rules.preset("standard", target_score=150).to_dict(),
+            f"was trained on {Rules.preset('standard', target_score=150).to_text()}, "
+            f"but the run's arguments give {STANDARD.to_text()}",
+        ),
         (("rng",), DROP, "the saved random state is damaged"),
         (("rng", "python", 1), [0] * 624, "the python random state is damaged"),
         (("rng", "python", 1, 0), True, "the python random state is damaged"),
@@ -441,6 +455,8 @@ DROP = object()
         (("rng", "numpy", 0), "PCG64", "the numpy random state is damaged"),
         (("rng", "numpy", 1), [0] * 623, "the numpy random state is damaged"),
         (("rng", "numpy", 1, 0), 2**32, "the numpy random state is damaged"),
+        (("rng", "numpy", 1, 0), -1, "the numpy random state is damaged"),
+        (("rng", "torch", 0), -1, "the torch random state is damaged"),
         (("rng", "numpy", 4), DROP, "the numpy random state is damaged"),
         (("rng", "torch", 0), 256, "the torch random state is damaged"),
         (("rng", "torch"), [], "the torch random state is damaged"),
