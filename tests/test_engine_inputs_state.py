@@ -169,6 +169,8 @@ def test_from_view_reads_ends_whatever_their_kind_strings_are() -> None:
         (("3", "6"), "from_view: view.ends[0] is '3', not an End"),
         (((PLAIN, 3, None), ("weird", 6, None)), "view.ends[1]: not an end kind: 'weird'"),
         (((PLAIN, 7, None), (PLAIN, 6, None)), "view.ends[0] is 7, which shows a number above 6"),
+        # A crosswise end shows two numbers; the second must be of the set as well.
+        ((End("cross", 3, 9), End(PLAIN, 3)), "view.ends[0] is 3/9, which shows a number above 6"),
         (3, "from_view: view.ends must be a tuple of End, got 3"),
     ],
     ids=repr,
@@ -281,6 +283,12 @@ def _swap_first_hidden(hands: list[list[Tile]], viewer: int, tile: object) -> li
         (lambda v, h, b: (v, [h[0], "1-1 2-2"], b), "hand of seat 1: expected a list of tiles"),
         (lambda v, h, b: (v, h, None), "from_view: boneyard: expected a list of tiles, got None"),
         (lambda v, h, b: (v, h, b + [b[0]]), "from_view: boneyard: "),
+        (lambda v, h, b: (v, h, b[:-1]), "boneyard of 13 tiles, the view has 14"),
+        # The viewer's hand traded for other tiles: same sizes, every tile once.
+        (
+            lambda v, h, b: (v, [[h[1][0], *h[0][1:]], [h[0][0], *h[1][1:]]], b),
+            "the viewer's hand must be the view's hand",
+        ),
         (
             lambda v, h, b: (dataclasses.replace(v, to_move=5), h, b),
             "from_view: view.to_move must be a seat number: ",
