@@ -982,7 +982,12 @@ class Stalled:
         self.pending = b""  # what is left to trickle
         self.first_answer: bytes | None = None
         if kind == "slow_head":
-            self.pending = b"GET /health HTTP/1.1\r\nHost: fuzz\r\n" + b"X-Slow: yes\r\n" * 2000
+            head = b"GET /health HTTP/1.1\r\nHost: fuzz\r\n" + b"X-Slow: yes\r\n" * 2000
+            # Its first byte goes at once: the server's request timeout runs from the
+            # connection's opening, so a head that began only with the trickle could be
+            # closed as a silent client (no answer) while the other clients connect.
+            self.sock.sendall(head[:1])
+            self.pending = head[1:]
         elif kind == "slow_body":
             post = valid_requests(view)[2]
             split = post.index(b"\r\n\r\n") + 10
