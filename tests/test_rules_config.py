@@ -259,19 +259,24 @@ def test_unknown_preset() -> None:
 
 
 @pytest.mark.parametrize(
-    "build",
+    ("build", "field"),
     [
-        lambda: Rules.preset("standard", colour="red"),
-        lambda: Rules.from_dict({"colour": "red"}),
-        lambda: Rules.from_text("colour=red"),
-        lambda: Rules().replace(colour="red"),
+        (lambda: Rules.preset("standard", colour="red"), "colour"),
+        (lambda: Rules.from_dict({"colour": "red"}), "colour"),
+        (lambda: Rules.from_text("colour=red"), "colour"),
+        (lambda: Rules().replace(colour="red"), "colour"),
+        # Named like the methods' own parameters, which are positional only: before,
+        # Python refused these with "got multiple values for argument" (a TypeError).
+        (lambda: Rules.preset("standard", name="red"), "name"),
+        (lambda: Rules.preset("standard", cls="red"), "cls"),
+        (lambda: Rules().replace(self="red"), "self"),
     ],
-    ids=["preset", "from_dict", "from_text", "replace"],
+    ids=["preset", "from_dict", "from_text", "replace", "preset name", "preset cls", "self"],
 )
-def test_unknown_field(build: Any) -> None:
+def test_unknown_field(build: Any, field: str) -> None:
     with pytest.raises(RulesError) as exc:
         build()
-    msg = _assert_rules_error(exc, "colour", "red")
+    msg = _assert_rules_error(exc, field, "red")
     assert "draw_rule" in msg  # the allowed fields are listed
 
 

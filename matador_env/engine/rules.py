@@ -253,11 +253,12 @@ class Rules:
     # -- presets and text form -----------------------------------------------------------
 
     @classmethod
-    def preset(cls, name: str, **overrides: Any) -> Rules:
+    def preset(cls, name: str, /, **overrides: Any) -> Rules:
         """A named preset of docs/rules.md, with any field overridden.
 
         Raises :class:`RulesError` for an unknown preset or field name (the error
-        lists the allowed ones) and for any value the constructor refuses.
+        lists the allowed ones) and for any value the constructor refuses. ``name``
+        is positional only, so that an override named ``name`` is an unknown field.
         """
         if not isinstance(name, str) or name not in PRESETS:
             raise RulesError("preset", name, ", ".join(PRESETS))
@@ -266,7 +267,8 @@ class Rules:
         settings.update(overrides)
         return cls(**settings)
 
-    def replace(self, **changes: Any) -> Rules:
+    def replace(self, /, **changes: Any) -> Rules:
+        """These rules with some fields changed (an unknown field is a RulesError)."""
         _check_fields(changes)
         return dataclasses.replace(self, **changes)
 
