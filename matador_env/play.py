@@ -53,6 +53,7 @@ permission, say) is told as the game goes on, which it does without the record.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import random
 import sys
@@ -872,7 +873,8 @@ def main(
         return 2
 
     interactive = stdin is None and stdout is None
-    source = stdin or sys.stdin
+    # With its descriptor closed (``<&-``) Python's sys.stdin is None: the end of input.
+    source = stdin or sys.stdin or io.StringIO()
     echo = not _isatty(source)
 
     def ask(prompt: str) -> str | None:

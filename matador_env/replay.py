@@ -45,6 +45,7 @@ Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -186,7 +187,8 @@ def main(
     """Replay; returns the exit code (streams default to the process's)."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    source = stdin or sys.stdin
+    # With its descriptor closed (``<&-``) Python's sys.stdin is None: the end of input.
+    source = stdin or sys.stdin or io.StringIO()
     args = build_parser().parse_args(argv)
     try:
         heading, records, stated = _read_hands(args.file, args.game)
