@@ -32,6 +32,11 @@ def test_aliases_keep_short_names_and_tell_long_ones_apart() -> None:
     # an agent literally named like an alias keeps its name; the alias moves on
     clash = aliases(["policy#1", names[1]])
     assert clash == {"policy#1": "policy#1", names[1]: "policy#2"}
+    # up to 18 characters a name is its own alias; a longer kind is cut to 15
+    exact, over = "x" * 18, "y" * 19
+    assert aliases([exact, over]) == {exact: exact, over: "y" * 15 + "#1"}
+    long_kind = "averyveryverylongkind:" + "z" * 20
+    assert aliases([long_kind])[long_kind] == "averyveryverylo#1"
 
 
 @pytest.fixture
