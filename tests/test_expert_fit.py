@@ -106,11 +106,25 @@ def _file(entry: object, name: str = "leiden", file_format: object = 1) -> str:
             _file({"kept": True, "weights": {**_FULL, "block": float("nan")}}),
             "block=nan is not finite",
         ),
+        # JSON's Infinity, which Python's json reads, is refused as nan is.
+        (
+            _file({"kept": True, "weights": {**_FULL, "block": float("inf")}}),
+            "leiden: block=inf is not finite",
+        ),
+        # No "format" at all is no format 1 (another writer's file, or one by hand).
+        (json.dumps({"configurations": {}}), "format None; this code reads format 1"),
+        # "weights" that is no object: a number would fail on set(), a list be read.
+        (_file({"kept": True, "weights": 5}), 'leiden: no "weights" object'),
+        (_file({"kept": True, "weights": []}), 'leiden: no "weights" object'),
+        # Bytes that are no UTF-8: a UnicodeDecodeError is a ValueError, not JSON's own.
+        (b"\xff\xfe{}", "not JSON"),
     ],
 )
-def test_a_malformed_weights_file_is_refused(tmp_path: Path, content: str, says: str) -> None:
+def test_a_malformed_weights_file_is_refused(
+    tmp_path: Path, content: str | bytes, says: str
+) -> None:
     path = tmp_path / "w.json"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(ExpertWeightsError, match=says) as info:
         fitted_weights(path)
     assert str(path) in str(info.value)
