@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
+from matador_env.engine.tiles import shown_value
 
 from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
@@ -588,8 +589,8 @@ class SearchAgent(Agent):
         samples = checked_count("SearchAgent", "samples", samples, *_RANGES["samples"])
         playouts = checked_count("SearchAgent", "playouts", playouts, *_RANGES["playouts"])
         width = checked_count("SearchAgent", "width", width, *_RANGES["width"])
-        halving = checked_count("SearchAgent", "halving", _flag(halving), *_RANGES["halving"])
-        fast = checked_count("SearchAgent", "fast", _flag(fast), *_RANGES["fast"])
+        halving = _checked_flag("halving", halving)
+        fast = _checked_flag("fast", fast)
         self.samples = samples
         self.playouts = playouts
         self.width = width
@@ -787,10 +788,20 @@ _RANGES: dict[str, tuple[int, int | None]] = {
 }
 
 
-def _flag(value: object) -> object:
-    """A flag's bool as the 0 or 1 its spec writes (``fast=False`` is a natural call);
-    anything else as given, for the count check to read or refuse."""
-    return int(value) if isinstance(value, bool) else value
+def _checked_flag(key: str, value: object) -> int:
+    """A flag of the constructor as the 0 or 1 its spec writes, a bool included
+    (``fast=False`` is a natural call). The count check's refusal of a wrong type
+    says "not a bool", true of the counts but not of a flag, so a flag's says what
+    it takes."""
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        return checked_count("SearchAgent", key, value, *_RANGES[key])
+    except TypeError:
+        raise TypeError(
+            f"SearchAgent: {key}={shown_value(value)} is not allowed; allowed: 0 or 1 "
+            "(an int, a numpy integer or a 0-d integer array; or Python's True or False)"
+        ) from None
 
 
 def _build(options: dict[str, str]) -> Agent:

@@ -96,6 +96,7 @@ def test_known_specs_build_their_agents() -> None:
         ("expert:partner=１", "expert option partner='１': expected a number (finite"),
         ("expert:partner=1_0", "expert option partner='1_0': expected a number (finite"),
         ("expert:courage=1", "expert has no option 'courage'"),
+        ("expert:weights=", "expert option weights='': expected fitted (the set fitted"),
         (
             "policy:matador_env/bots/standard,sample=maybe",
             "policy option sample='maybe': expected true or false",

@@ -325,6 +325,19 @@ def test_make_agent_takes_a_str(spec: object) -> None:
         ({"halving": 2}, ValueError, "halving=2 is not allowed; allowed: 0 or 1"),
         ({"fast": -1}, ValueError, "fast=-1 is not allowed; allowed: 0 or 1"),
         ({"fast": "0"}, TypeError, "fast='0' is not allowed; allowed: 0 or 1"),
+        # A float is no flag, and the refusal says a flag takes a bool.
+        (
+            {"halving": 1.0},
+            TypeError,
+            "halving=1.0 is not allowed; allowed: 0 or 1 (an int, a numpy integer or a 0-d "
+            "integer array; or Python's True or False)",
+        ),
+        ({"fast": 0.0}, TypeError, "fast=0.0 is not allowed; allowed: 0 or 1"),
+        (
+            {"fast": np.float64(1)},
+            TypeError,
+            "fast=np.float64(1.0) is not allowed; allowed: 0 or 1",
+        ),
     ],
 )
 def test_the_search_takes_integers_in_its_spec_ranges(
