@@ -19,7 +19,7 @@ from collections.abc import Callable
 from matador_env.bot import greedy_move
 from matador_env.engine import Move, Rules, SeatView
 from matador_env.engine.state import check_rng, moves_to_choose
-from matador_env.engine.tiles import parse_digits, shown_value
+from matador_env.engine.tiles import INTEGER_TYPES, parse_digits, shown_value
 from matador_env.values import integer_check
 
 __all__ = [
@@ -128,15 +128,21 @@ _count_check = integer_check(ValueError, type_error=TypeError)
 
 
 def checked_count(
-    agent: str, key: str, value: object, least: int = 1, most: int | None = None
+    agent: str,
+    key: str,
+    value: object,
+    least: int = 1,
+    most: int | None = None,
+    types: str = INTEGER_TYPES,
 ) -> int:
     """Argument ``key`` of ``agent``'s constructor as an ``int`` from ``least`` to
     ``most`` (no bound: None), the range its spec allows (:func:`spec_count`); an
     integer of :data:`~matador_env.engine.tiles.INTEGER_KINDS` (a numpy integer
     becomes an ``int``), else ``TypeError`` (a float, a bool, a str); out of range,
     ``ValueError``. Both name the agent, the argument, the value and what is allowed
-    (:func:`matador_env.values.integer_check`, the batch engine's check too)."""
-    return _count_check(f"{agent}: {key}", value, least, most)
+    (:func:`matador_env.values.integer_check`, the batch engine's check too); a type
+    refused is told it takes ``types``."""
+    return _count_check(f"{agent}: {key}", value, least, most, types)
 
 
 def spec_number(agent: str, key: str, raw: str) -> float:

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
-from matador_env.engine.tiles import shown_value
 
 from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
@@ -790,18 +789,13 @@ _RANGES: dict[str, tuple[int, int | None]] = {
 
 def _checked_flag(key: str, value: object) -> int:
     """A flag of the constructor as the 0 or 1 its spec writes, a bool included
-    (``fast=False`` is a natural call). The count check's refusal of a wrong type
-    says "not a bool", true of the counts but not of a flag, so a flag's says what
-    it takes."""
+    (``fast=False`` is a natural call), which a refusal of another type says."""
     if isinstance(value, bool):
         return int(value)
-    try:
-        return checked_count("SearchAgent", key, value, *_RANGES[key])
-    except TypeError:
-        raise TypeError(
-            f"SearchAgent: {key}={shown_value(value)} is not allowed; allowed: 0 or 1 "
-            "(an int, a numpy integer or a 0-d integer array; or Python's True or False)"
-        ) from None
+    return checked_count("SearchAgent", key, value, *_RANGES[key], types=_FLAG_TYPES)
+
+
+_FLAG_TYPES = "an int, a numpy integer or a 0-d integer array; or Python's True or False"
 
 
 def _build(options: dict[str, str]) -> Agent:

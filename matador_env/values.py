@@ -51,9 +51,12 @@ def as_integer(value: object, name: str = "action", allowed: str = INTEGER_KINDS
 
 
 class IntegerCheck(Protocol):
-    """A check made by :func:`integer_check`: ``check(name, value, low, high)``."""
+    """A check made by :func:`integer_check`: ``check(name, value, low, high)``; ``types``
+    is what its refusal of a value of another type says it takes."""
 
-    def __call__(self, name: str, value: object, low: int, high: int | None = None) -> int: ...
+    def __call__(
+        self, name: str, value: object, low: int, high: int | None = None, types: str = ...
+    ) -> int: ...
 
 
 def integer_check(
@@ -67,13 +70,16 @@ def integer_check(
 
     One check for the batch engine (:class:`~matador_env.batch.BatchError` either
     way) and the agents' constructors (``TypeError``, then ``ValueError``), which
-    differ only in what they raise. A closure rather than a function taking the error
-    classes, because the batch engine's check is on the search's path (each
-    ``deal_hidden_hands`` call checks its numbers): calling it costs what a plain
-    function's call costs."""
+    differ only in what they raise. ``types`` says which types are taken where a
+    caller takes more than integers (a flag that takes a bool). A closure rather than
+    a function taking the error classes, because the batch engine's check is on the
+    search's path (each ``deal_hidden_hands`` call checks its numbers): calling it
+    costs what a plain function's call costs."""
     wrong_type = error if type_error is None else type_error
 
-    def check(name: str, value: object, low: int, high: int | None = None) -> int:
+    def check(
+        name: str, value: object, low: int, high: int | None = None, types: str = INTEGER_TYPES
+    ) -> int:
         # A plain int, the usual case, is taken without a call.
         number = value if type(value) is int else whole_number(value)
         if number is not None and low <= number and (high is None or number <= high):
@@ -86,7 +92,7 @@ def integer_check(
             span = f"an integer from {low} to {high}"
         if number is None:
             raise wrong_type(
-                f"{name}={shown_value(value)} is not allowed; allowed: {span} ({INTEGER_TYPES})"
+                f"{name}={shown_value(value)} is not allowed; allowed: {span} ({types})"
             )
         raise error(f"{name}={shown_value(value)} is not allowed; allowed: {span}")
 
