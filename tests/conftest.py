@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 
 import pytest
+
+# make test runs the suite in pytest-xdist's workers, which each collect it and must
+# agree on every test id; an id that holds a memory address (a bare object's repr,
+# "<object object at 0x7f...>") differs from process to process.
+MEMORY_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -20,6 +26,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="also run the long tests (fuzz campaigns, differential checks): minutes",
     )
+
+
+def ids_holding_a_memory_address(nodeids: Iterable[str]) -> list[str]:
+    """The test ids among ``nodeids`` that another process would collect differently."""
+    return [nodeid for nodeid in nodeids if MEMORY_ADDRESS.search(nodeid)]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unstable = ids_holding_a_memory_address(item.nodeid for item in items)
+    if unstable:
+        raise pytest.UsageError(
+            f"{len(unstable)} test id(s) hold a memory address, which differs in each "
+            "process, so pytest-xdist's workers would collect different suites; give "
+            "these parameters ids (pytest.param(..., id=...) or ids=): " + ", ".join(unstable[:5])
+        )
 
 
 @pytest.fixture
