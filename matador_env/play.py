@@ -60,7 +60,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from .bot import LEVELS, Bot, BotError, levels_for, load_bot
 from .configs import CONFIGURATIONS, configuration
@@ -825,8 +825,7 @@ def main(
 ) -> int:
     """Run the game; returns the exit code. ``stdin``/``stdout``/``stderr`` default to
     the process's; tests pass ``io.StringIO`` objects."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
+    source, out, err = standard_streams(stdin, stdout, stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
@@ -872,9 +871,9 @@ def main(
         )
         return 2
 
-    interactive = stdin is None and stdout is None
-    # With its descriptor closed (``<&-``) Python's sys.stdin is None: the end of input.
-    source = stdin or sys.stdin or io.StringIO()
+    # The process's own terminal: input() for line editing. Not when either stream was
+    # closed (input() needs both), nor for the streams a test passes.
+    interactive = source is sys.stdin and out is sys.stdout
     echo = not _isatty(source)
 
     def ask(prompt: str) -> str | None:
@@ -917,6 +916,29 @@ def main(
             out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
         out.flush()
     return code
+
+
+class _DiscardedOutput(io.TextIOBase):
+    """An output that keeps nothing, as ``/dev/null`` would."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def standard_streams(
+    stdin: TextIO | None, stdout: TextIO | None, stderr: TextIO | None
+) -> tuple[TextIO, TextIO, TextIO]:
+    """The input, output and error streams of a command: those given, or the process's.
+    With its descriptor closed (``<&-``, ``>&-``, ``2>&-``) Python's stream is None; a
+    closed input reads as ended, and a closed output keeps nothing, as ``/dev/null``
+    would, so the command runs as it would with those instead of failing on None."""
+    source = stdin or sys.stdin or io.StringIO()
+    out = stdout or sys.stdout or cast(TextIO, _DiscardedOutput())
+    err = stderr or sys.stderr or cast(TextIO, _DiscardedOutput())
+    return source, out, err
 
 
 def _isatty(stream: TextIO) -> bool:

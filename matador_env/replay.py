@@ -45,7 +45,6 @@ Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
@@ -59,7 +58,7 @@ from .engine.render import RECORD_HEADER, RESULT_PREFIX, HandRecord
 from .engine.state import IllegalMoveError
 from .files import folder_arg, make_folder
 from .picture import draw_frame, write_png
-from .play import draw_layout, narrate
+from .play import draw_layout, narrate, standard_streams
 
 __all__ = ["ReplayError", "main", "read_records"]
 
@@ -185,10 +184,7 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """Replay; returns the exit code (streams default to the process's)."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    # With its descriptor closed (``<&-``) Python's sys.stdin is None: the end of input.
-    source = stdin or sys.stdin or io.StringIO()
+    source, out, err = standard_streams(stdin, stdout, stderr)
     args = build_parser().parse_args(argv)
     try:
         heading, records, stated = _read_hands(args.file, args.game)

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 from functools import cache
 from pathlib import Path
@@ -492,11 +493,12 @@ def test_your_hand_of_one_tile_is_one_tile() -> None:
     assert re.search(r"\nYour hand \(1 tile, count \d+\): \d+-\d+\n", out)
 
 
-# -- no input at all: standard input closed --------------------------------------------------
+# -- standard streams closed -----------------------------------------------------------------
 # Python sets sys.stdin to None when the process starts with file descriptor 0 closed
 # (`python -m matador_env.play <&-`): that is the end of input, which leaves the game
 # (exit 0) and ends a --step replay. Before, both called None.readline(): a traceback
-# (AttributeError) and exit 1.
+# (AttributeError) and exit 1. A closed output (`>&-`, `2>&-`: sys.stdout or sys.stderr
+# None) keeps nothing, as /dev/null would; before, None.write() failed the same way.
 
 
 def test_play_with_standard_input_closed_leaves_as_at_the_end_of_input(
@@ -516,6 +518,47 @@ def test_a_step_replay_with_standard_input_closed_stops_as_at_the_end_of_input(
     monkeypatch.setattr(sys, "stdin", None)
     code = replay_main([str(GOLDEN), "--step"], stdout=out, stderr=io.StringIO())
     assert code == 0 and out.getvalue().count("[Enter: next move, q: quit]") == 1
+
+
+def test_play_with_standard_output_closed_plays_on_and_keeps_the_record(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    record = tmp_path / "game.txt"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 600))
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", None)
+    code = play_main(["--level", "greedy", "--seed", "2", "--record", str(record)])
+    (hand,) = read_records(record)[1]
+    assert code == 0 and hand.moves
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stderr"])
+def test_play_refusing_its_options_with_an_output_closed_still_exits_2(
+    monkeypatch: pytest.MonkeyPatch, closed: str
+) -> None:
+    monkeypatch.setattr(sys, closed, None)
+    assert play_main(["--seat", "9"], stdin=io.StringIO()) == 2
+
+
+def test_a_replay_with_standard_output_closed_still_draws_its_frames(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    monkeypatch.setattr(sys, "stdout", None)
+    assert replay_main([str(GOLDEN), "--png", str(tmp_path / "frames")]) == 0
+    assert len(list((tmp_path / "frames").glob("*.png"))) > 1
+
+
+def test_play_run_with_every_standard_stream_closed_exits_0(tmp_path: Path) -> None:
+    # The process itself, started from a shell with descriptors 0, 1 and 2 closed. At
+    # seed 2 the bot leads; the person's input ends at once, leaving the hand after
+    # the bot's lead, which the record keeps.
+    record = tmp_path / "game.txt"
+    argv = f"--level greedy --seed 2 --record {record}"
+    command = f"{sys.executable} -m matador_env.play {argv} <&- >&- 2>&-"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, timeout=120)
+    (hand,) = read_records(record)[1]
+    assert done.returncode == 0 and len(hand.moves) == 1
 
 
 @pytest.mark.parametrize("suffix", [".txt", ".jsonl"])
