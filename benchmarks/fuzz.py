@@ -950,7 +950,14 @@ def run_campaign(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=count, desc=f"{name:8}", unit=" inputs", file=sys.stderr, leave=False)
+        bar = tqdm(
+            total=count,
+            desc=f"{name:8}",
+            unit=" inputs",
+            file=sys.stderr,
+            leave=False,
+            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+        )
     try:
         for i in indices:
             rng = random.Random(f"{seed}/{name}/{i}")

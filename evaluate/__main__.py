@@ -290,7 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=plan.games(), unit="game", smoothing=0.05, file=sys.stderr)
+        bar = tqdm(
+            total=plan.games(),
+            unit="game",
+            smoothing=0.05,
+            file=sys.stderr,
+            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+        )
     played = [0]
 
     def progress(games: int) -> None:

@@ -580,7 +580,13 @@ def run_with_bar(
         return run(plan, workers)
     from tqdm import tqdm
 
-    bar = tqdm(total=plan.games(), unit=unit, desc=desc, file=sys.stderr)
+    bar = tqdm(
+        total=plan.games(),
+        unit=unit,
+        desc=desc,
+        file=sys.stderr,
+        disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+    )
     try:
         return run(plan, workers, bar.update)
     finally:

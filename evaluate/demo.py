@@ -31,7 +31,6 @@ import json
 import math
 import random
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -414,8 +413,10 @@ def main(argv: list[str] | None = None) -> int:
 
     announce("4/4 Next")
     print(NEXT)
-    print(f"\nDemo finished in {time.perf_counter() - started:.0f} s; everything is in {args.out}.")
-    sys.stdout.flush()
+    print(
+        f"\nDemo finished in {time.perf_counter() - started:.0f} s; everything is in {args.out}.",
+        flush=True,
+    )
     return 0
 
 

@@ -497,8 +497,9 @@ def main(argv: list[str] | None = None) -> int:
     except (BotError, PolicyError) as exc:
         print(f"{ex.prog}: error: {exc}", file=sys.stderr)
         return 2
-    json.dump(data, sys.stdout, indent=1)
-    print()
+    # print, not json.dump to sys.stdout: with the output closed (>&-) sys.stdout is None,
+    # which print writes nothing to.
+    print(json.dumps(data, indent=1))
     return 0
 
 

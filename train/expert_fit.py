@@ -376,7 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         from tqdm import tqdm
 
         total = args.positions * len(args.configs)
-        bar = tqdm(total=total, desc="label", unit="position", file=sys.stderr)
+        bar = tqdm(
+            total=total,
+            desc="label",
+            unit="position",
+            file=sys.stderr,
+            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+        )
         bar.update(sum(map(len, done.values())))
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")

@@ -9,6 +9,7 @@ import math
 import multiprocessing
 import shutil
 import signal
+import sys
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -465,7 +466,11 @@ class Trainer:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=self.args.timesteps, initial=self.steps, unit="step", dynamic_ncols=True
+                total=self.args.timesteps,
+                initial=self.steps,
+                unit="step",
+                dynamic_ncols=True,
+                disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
             )
         self._log_hparams()
         self.model.learn(

@@ -50,6 +50,7 @@ import json
 import math
 import multiprocessing as mp
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -556,4 +557,11 @@ def _bar(progress: bool, total: int, initial: int, desc: str, unit: str) -> Any:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit=unit,
+        dynamic_ncols=True,
+        disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+    )

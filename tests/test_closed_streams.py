@@ -1,0 +1,84 @@
+"""The commands run with their output or error stream closed.
+
+With file descriptor 2 closed (``2>&-``, as a detached job or a service may start a
+command) Python's ``sys.stderr`` is None. tqdm writes its bars there and, given
+None, fails with an AttributeError on its first refresh (tqdm's issues #1523 and
+#1593), so a training run or an evaluation started that way died before its first
+step. Each bar is now disabled when there is no stream to draw it on, and the work
+goes on. A closed output (``>&-``, ``sys.stdout`` None) keeps nothing, as print()
+leaves it; the bot's test vectors were written with json.dump, which failed. (Terminal
+play and replay are checked in ``tests/test_play_mutants.py``.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_train import TINY
+from tests.train_runs import ROOT
+
+
+def close_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In the test's body: pytest's output capture puts its own sys.stderr back at the
+    # start of each phase, so a fixture's None would not last into the test.
+    monkeypatch.setattr(sys, "stderr", None)
+
+
+def test_an_evaluation_with_its_bar_runs_without_stderr(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from evaluate.__main__ import main
+
+    close_stderr(monkeypatch)
+    argv = ["--agents", "greedy", "random", "--hands", "8", "--out", str(tmp_path), "--no-plot"]
+    assert main(argv) == 0
+    assert json.loads((tmp_path / "report.json").read_text())
+
+
+def test_an_expert_fit_with_its_bars_runs_without_stderr(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Its labelling bar and its confirming arena's (evaluate.arena.run_with_bar).
+    from train.expert_fit import main
+
+    close_stderr(monkeypatch)
+    out = tmp_path / "weights.json"
+    tiny = ["--positions", "12", "--samples", "4", "--confirm-hands", "8", "--workers", "1"]
+    assert main(["--only", "leiden", *tiny, "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["configurations"]["leiden"]["positions"] == 12
+
+
+def test_a_fuzz_campaign_with_its_bar_runs_without_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks.fuzz import main
+
+    close_stderr(monkeypatch)
+    assert main(["--count", "3", "--campaign", "rules"]) == 0
+
+
+def test_a_training_run_with_its_bars_runs_with_stderr_closed(tmp_path: Path) -> None:
+    # The process itself, from a shell with descriptor 2 closed: the warm start's bar
+    # (train.pretrain) and PPO's (train.loop), with progress on as by default.
+    run = tmp_path / "run"
+    argv = [arg for arg in TINY if arg != "--no-progress"]
+    argv[argv.index("--bc-decisions") + 1] = "300"
+    argv += ["--timesteps", "256", "--out", str(run), "--bc-epochs", "1", "--bc-workers", "1"]
+    argv += ["--eval-every", "0", "--eval-hands", "2", "--final-eval-hands", "2"]
+    argv += ["--select-hands", "4"]
+    command = " ".join([sys.executable, "-m", "train", *argv, "2>&-"])
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "warm start (search:samples=64)" in done.stdout
+    assert json.loads((run / "summary.json").read_text())["steps"] == 256
+
+
+def test_the_bots_test_vectors_run_with_stdout_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from matador_env.bot import main
+
+    monkeypatch.setattr(sys, "stdout", None)  # in the body, as close_stderr says
+    assert main(["examples", "--count", "1", "--level", "greedy"]) == 0
