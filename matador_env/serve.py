@@ -1018,6 +1018,9 @@ def main(argv: list[str] | None = None) -> int:
             access_log=not args.no_access_log,
             lifespan="off",
             timeout_graceful_shutdown=10,
+            # uvicorn decides on colours by asking sys.stdout.isatty(), which fails when
+            # the output is closed (>&-: sys.stdout None); a closed stream needs none.
+            use_colors=None if sys.stdout and sys.stderr else False,
         )
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:

@@ -12,8 +12,12 @@ play and replay are checked in ``tests/test_play_mutants.py``.)"""
 from __future__ import annotations
 
 import json
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -82,3 +86,28 @@ def test_the_bots_test_vectors_run_with_stdout_closed(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(sys, "stdout", None)  # in the body, as close_stderr says
     assert main(["examples", "--count", "1", "--level", "greedy"]) == 0
+
+
+def test_the_server_serves_with_its_output_and_error_closed() -> None:
+    # uvicorn chose its log colours by asking sys.stdout.isatty(): with the output
+    # closed the server failed before it served, silently (its error stream too).
+    # Its port is chosen here, as nothing it prints can be read.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = f"exec {sys.executable} -m matador_env.serve --port {port} <&- >&- 2>&-"
+    proc = subprocess.Popen(["bash", "-c", command], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        answer = None
+        while answer is None and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as got:
+                    answer = json.loads(got.read())
+            except OSError:
+                time.sleep(0.1)
+        assert answer is not None and answer["status"] == "ok", proc.poll()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(60)
+    assert code == 0
