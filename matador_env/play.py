@@ -26,7 +26,9 @@ a path that cannot be a file, such as one under a file, is refused before the ga
 Each time you have a choice the table is drawn: what the others did since your
 last turn (each move told with the ends as they were when it was made), the
 layout with every tile drawn once and its open ends numbered, your hand, the
-others' tile counts, the boneyard and, in a match, the score. A draw or a pass
+others' tile counts, the boneyard and, in a match, the score. Its heading's "your
+turn N" counts your moves in the hand: the table comes before your Nth, each tile you
+drew and each pass one of them. A draw or a pass
 that is your only move is made for you and told in one line. Moves that lead to
 the same table are listed once (see :func:`distinct_choices`); your choices are
 numbered; type

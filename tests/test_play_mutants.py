@@ -493,6 +493,22 @@ def test_your_hand_of_one_tile_is_one_tile() -> None:
     assert re.search(r"\nYour hand \(1 tile, count \d+\): \d+-\d+\n", out)
 
 
+@pytest.mark.parametrize("seed", ["1", "6"])  # seeds where you draw, 4 and 8 tiles
+def test_your_turn_n_comes_before_your_nth_move_of_the_hand(seed: str) -> None:
+    # As the module's docstring says: each tile you drew and each pass is a move.
+    _, out, _ = play(["--level", "greedy", "--seed", seed], ["1"] * 300)
+    moves, headings, drew = 0, 0, 0
+    for line in out.splitlines():
+        heading = re.search(r"\| your turn (\d+) =====$", line)
+        if heading:
+            headings += 1
+            assert int(heading.group(1)) == moves + 1, line
+        elif re.match(r"You (led|played|drew|pass)", line):
+            moves += 1
+            drew += line.startswith("You drew")
+    assert headings > 5 and drew >= 4
+
+
 # -- standard streams closed -----------------------------------------------------------------
 # Python sets sys.stdin to None when the process starts with file descriptor 0 closed
 # (`python -m matador_env.play <&-`): that is the end of input, which leaves the game
