@@ -69,7 +69,6 @@ import json
 import random
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -107,6 +106,7 @@ from matador_env.protocol import (
     view_from_json,
     view_to_json,
 )
+from matador_env.streams import progress_bar
 
 # -- outcomes of one trial -------------------------------------------------------------------
 
@@ -948,16 +948,7 @@ def run_campaign(
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=count,
-            desc=f"{name:8}",
-            unit=" inputs",
-            file=sys.stderr,
-            leave=False,
-            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
-        )
+        bar = progress_bar(total=count, desc=f"{name:8}", unit=" inputs", leave=False)
     try:
         for i in indices:
             rng = random.Random(f"{seed}/{name}/{i}")

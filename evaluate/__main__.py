@@ -49,6 +49,7 @@ from matador_env.configs import (
 from matador_env.engine import PRESETS, Rules, RulesError
 from matador_env.files import folder_arg, make_folder
 from matador_env.flags import seed_arg
+from matador_env.streams import progress_bar
 
 from .arena import (
     AgentRulesError,
@@ -288,15 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     bar = None
     if args.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=plan.games(),
-            unit="game",
-            smoothing=0.05,
-            file=sys.stderr,
-            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
-        )
+        bar = progress_bar(total=plan.games(), unit="game", smoothing=0.05)
     played = [0]
 
     def progress(games: int) -> None:

@@ -58,7 +58,6 @@ import json
 import multiprocessing
 import random
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -68,6 +67,7 @@ from typing import TYPE_CHECKING
 
 from matador_env.engine import HandState, MatchState, Rules, hand_record
 from matador_env.files import atomic_write_text
+from matador_env.streams import progress_bar
 
 from .stats import Estimate, paired
 
@@ -578,15 +578,7 @@ def run_with_bar(
     for the commands that play a plan as one step of longer work."""
     if not show:
         return run(plan, workers)
-    from tqdm import tqdm
-
-    bar = tqdm(
-        total=plan.games(),
-        unit=unit,
-        desc=desc,
-        file=sys.stderr,
-        disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
-    )
+    bar = progress_bar(total=plan.games(), unit=unit, desc=desc)
     try:
         return run(plan, workers, bar.update)
     finally:

@@ -55,14 +55,13 @@ permission, say) is told as the game goes on, which it does without the record.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TextIO
 
 from .bot import LEVELS, Bot, BotError, levels_for, load_bot
 from .configs import CONFIGURATIONS, configuration
@@ -84,6 +83,7 @@ from .engine import (
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text, file_arg, file_problem
 from .flags import seed_arg
+from .streams import standard_streams
 
 __all__ = [
     "Choice",
@@ -918,29 +918,6 @@ def main(
             out.write(f"The game's record is in {args.record} (python -m matador_env.replay).\n")
         out.flush()
     return code
-
-
-class _DiscardedOutput(io.TextIOBase):
-    """An output that keeps nothing, as ``/dev/null`` would."""
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-def standard_streams(
-    stdin: TextIO | None, stdout: TextIO | None, stderr: TextIO | None
-) -> tuple[TextIO, TextIO, TextIO]:
-    """The input, output and error streams of a command: those given, or the process's.
-    With its descriptor closed (``<&-``, ``>&-``, ``2>&-``) Python's stream is None; a
-    closed input reads as ended, and a closed output keeps nothing, as ``/dev/null``
-    would, so the command runs as it would with those instead of failing on None."""
-    source = stdin or sys.stdin or io.StringIO()
-    out = stdout or sys.stdout or cast(TextIO, _DiscardedOutput())
-    err = stderr or sys.stderr or cast(TextIO, _DiscardedOutput())
-    return source, out, err
 
 
 def _isatty(stream: TextIO) -> bool:

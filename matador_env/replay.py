@@ -58,7 +58,8 @@ from .engine.render import RECORD_HEADER, RESULT_PREFIX, HandRecord
 from .engine.state import IllegalMoveError
 from .files import folder_arg, make_folder
 from .picture import draw_frame, write_png
-from .play import draw_layout, narrate, standard_streams
+from .play import draw_layout, narrate
+from .streams import standard_streams
 
 __all__ = ["ReplayError", "main", "read_records"]
 

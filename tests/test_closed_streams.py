@@ -4,10 +4,11 @@ With file descriptor 2 closed (``2>&-``, as a detached job or a service may star
 command) Python's ``sys.stderr`` is None. tqdm writes its bars there and, given
 None, fails with an AttributeError on its first refresh (tqdm's issues #1523 and
 #1593), so a training run or an evaluation started that way died before its first
-step. Each bar is now disabled when there is no stream to draw it on, and the work
-goes on. A closed output (``>&-``, ``sys.stdout`` None) keeps nothing, as print()
-leaves it; the bot's test vectors were written with json.dump, which failed. (Terminal
-play and replay are checked in ``tests/test_play_mutants.py``.)"""
+step. Every bar is now made by ``matador_env.streams.progress_bar``, which draws it
+nowhere when there is no stream, and the work goes on. A closed output (``>&-``,
+``sys.stdout`` None) keeps nothing, as print() leaves it; the bot's test vectors were
+written with json.dump, which failed. (Terminal play and replay are checked in
+``tests/test_play_mutants.py``.)"""
 
 from __future__ import annotations
 

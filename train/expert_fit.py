@@ -75,6 +75,7 @@ from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationErro
 from matador_env.engine import HandState, SeatView
 from matador_env.files import atomic_write_json, file_arg, file_problem, folder_problem
 from matador_env.flags import seed_arg
+from matador_env.streams import progress_bar
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 
@@ -373,16 +374,8 @@ def main(argv: list[str] | None = None) -> int:
 
     bar = None
     if not args.no_progress:
-        from tqdm import tqdm
-
         total = args.positions * len(args.configs)
-        bar = tqdm(
-            total=total,
-            desc="label",
-            unit="position",
-            file=sys.stderr,
-            disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
-        )
+        bar = progress_bar(total=total, desc="label", unit="position")
         bar.update(sum(map(len, done.values())))
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")

@@ -9,7 +9,6 @@ import math
 import multiprocessing
 import shutil
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from evaluate.stats import interval_text, json_ready
 from matador_env.engine import Rules
 from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
+from matador_env.streams import progress_bar
 
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointError
@@ -463,14 +463,8 @@ class Trainer:
         if remaining <= 0:
             return
         if self.args.progress:
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=self.args.timesteps,
-                initial=self.steps,
-                unit="step",
-                dynamic_ncols=True,
-                disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
+            self._bar = progress_bar(
+                total=self.args.timesteps, initial=self.steps, unit="step", dynamic_ncols=True
             )
         self._log_hparams()
         self.model.learn(

@@ -50,7 +50,6 @@ import json
 import math
 import multiprocessing as mp
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,7 @@ from matador_env.engine import Rules
 from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import atomic_write
 from matador_env.matador_v0 import reward_kind
+from matador_env.streams import progress_bar
 from matador_env.values import same_value
 
 from .args import check_decisions
@@ -555,13 +555,4 @@ def soft_targets(
 def _bar(progress: bool, total: int, initial: int, desc: str, unit: str) -> Any:
     if not progress:
         return None
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        initial=initial,
-        desc=desc,
-        unit=unit,
-        dynamic_ncols=True,
-        disable=not sys.stderr,  # None when its descriptor is closed (2>&-)
-    )
+    return progress_bar(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True)
