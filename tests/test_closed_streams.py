@@ -112,3 +112,31 @@ def test_the_server_serves_with_its_output_and_error_closed() -> None:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(60)
     assert code == 0
+
+
+# The project's code, where a command's bar may be made (tests may import tqdm freely).
+CODE_DIRS = ("matador_env", "agents", "train", "evaluate", "benchmarks")
+
+
+def tqdm_imports() -> list[str]:
+    from tests.test_architecture import ROOT as SOURCE_ROOT
+    from tests.test_architecture import imported_modules, python_files, top_level
+
+    return sorted(
+        f"{path.relative_to(SOURCE_ROOT)}:{line}"
+        for top in CODE_DIRS
+        for path in python_files(SOURCE_ROOT / top)
+        for line, module in imported_modules(path)
+        if top_level(module) == "tqdm"
+    )
+
+
+def test_only_the_streams_module_makes_progress_bars() -> None:
+    """A bar made by tqdm directly would write to a closed error stream and fail, as
+    the six did before: every one goes through ``progress_bar``, the only place that
+    imports tqdm. The scan finds that import, so it would find another."""
+    found = tqdm_imports()
+    assert found and all(where.startswith("matador_env/streams.py:") for where in found), (
+        "make progress bars with matador_env.streams.progress_bar, not tqdm directly:\n"
+        + "\n".join(found)
+    )
