@@ -7,12 +7,13 @@ None, fails with an AttributeError on its first refresh (tqdm's issues #1523 and
 step. Every bar is now made by ``matador_env.streams.progress_bar``, which draws it
 nowhere when there is no stream, and the work goes on. A closed output (``>&-``,
 ``sys.stdout`` None) keeps nothing, as print() leaves it; the bot's test vectors were
-written with json.dump, which failed. (Terminal play and replay are checked in
-``tests/test_play_mutants.py``.)"""
+written with json.dump and the demo flushed its last line through ``sys.stdout``,
+both of which failed. (Terminal play and replay are checked in ``tests/test_play_mutants.py``.)"""
 
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import socket
 import subprocess
@@ -112,6 +113,23 @@ def test_the_server_serves_with_its_output_and_error_closed() -> None:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(60)
     assert code == 0
+
+
+def test_the_demo_runs_with_its_standard_streams_closed(tmp_path: Path) -> None:
+    # The main job, from a shell with descriptors 0, 1 and 2 closed: its printing (its
+    # last line was flushed through sys.stdout, which failed on None), its arena and its
+    # training runs (processes of their own, logging to files).
+    out = tmp_path / "demo"
+    demo = shlex.join(
+        [sys.executable, "-m", "evaluate.demo", "--quick", "--seed", "5", "--out", str(out)]
+    )
+    command = f"{demo} <&- >&- 2>&-"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, timeout=600)
+    assert done.returncode == 0
+    assert json.loads((out / "arena" / "report.json").read_text())
+    assert (out / "clone" / "learning_curve.png").is_file()
+    summary = json.loads((out / "clone" / "decisions_500" / "summary.json").read_text())
+    assert summary["final_evaluation"]["expert"]["deals"] == 20
 
 
 # The project's code, where a command's bar may be made (tests may import tqdm freely).
