@@ -156,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from matador_env.rllib import register_env
+    from matador_env.streams import null_closed_outputs
 
     torch.set_num_threads(1)
     print(
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         "8 envs per env runner",
         flush=True,
     )
+    null_closed_outputs()  # Ray needs a real error stream (faulthandler)
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     register_env()
     rows: list[tuple[str, dict[str, float], str]] = []

@@ -13,6 +13,7 @@ both of which failed. (Terminal play and replay are checked in ``tests/test_play
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import socket
@@ -130,6 +131,73 @@ def test_the_demo_runs_with_its_standard_streams_closed(tmp_path: Path) -> None:
     assert (out / "clone" / "learning_curve.png").is_file()
     summary = json.loads((out / "clone" / "decisions_500" / "summary.json").read_text())
     assert summary["final_evaluation"]["expert"]["deals"] == 20
+
+
+def test_a_rllib_training_run_runs_with_its_standard_streams_closed(tmp_path: Path) -> None:
+    # Ray's ray.init enables faulthandler on sys.stderr, and failed on None before its
+    # first step; null_closed_outputs puts /dev/null there first.
+    out = tmp_path / "run"
+    argv = ["--preset", "pagat", "--timesteps", "256", "--train-batch-size", "256"]
+    argv += ["--minibatch-size", "128", "--num-epochs", "1", "--hidden", "32"]
+    argv += ["--num-env-runners", "0", "--num-cpus", "1", "--out", str(out)]
+    command = shlex.join([sys.executable, "-m", "train.rllib", *argv]) + " <&- >&- 2>&-"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, timeout=600)
+    assert done.returncode == 0
+    assert (out / "final" / "policy.onnx").is_file()
+    last = json.loads((out / "progress.jsonl").read_text().splitlines()[-1])
+    assert last["env_steps"] >= 256 and last["illegal_actions"] == 0
+
+
+NULLED = """
+import faulthandler, json, os, sys
+from matador_env.streams import null_closed_outputs
+closed = [sys.stdout is None, sys.stderr is None]
+null_closed_outputs()
+faulthandler.enable()  # as Ray's ray.init does: it needs sys.stderr's descriptor
+print("kept nowhere")
+sys.stderr.write("nor this")
+try:
+    os.fstat(0)
+    input_closed = False
+except OSError:
+    input_closed = True
+report = {
+    "closed": closed,
+    "descriptors": [sys.stdout.fileno(), sys.stderr.fileno()],
+    "targets": [os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)],
+    "input_closed": input_closed,
+}
+with open(sys.argv[1], "w") as file:
+    json.dump(report, file)
+"""
+
+
+def test_closed_outputs_become_dev_null_for_the_process_and_its_children(tmp_path: Path) -> None:
+    # Descriptor 0 closed too: /dev/null is first opened there (the lowest free one)
+    # and must end on 1 and 2, leaving the input closed.
+    report = tmp_path / "report.json"
+    command = shlex.join([sys.executable, "-c", NULLED, str(report)]) + " <&- >&- 2>&-"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, timeout=60)
+    assert done.returncode == 0
+    assert json.loads(report.read_text()) == {
+        "closed": [True, True],
+        "descriptors": [1, 2],
+        "targets": [os.devnull, os.devnull],
+        "input_closed": True,
+    }
+
+
+def test_an_open_descriptor_behind_a_none_stream_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sys.stderr None over an open descriptor 2 (here pytest's capture file): the stream
+    # is bound to that descriptor, which is not replaced; sys.stdout is left as it is.
+    from matador_env.streams import null_closed_outputs
+
+    before = os.readlink("/proc/self/fd/2")
+    stdout = sys.stdout
+    close_stderr(monkeypatch)
+    null_closed_outputs()
+    assert sys.stderr is not None and sys.stderr.fileno() == 2
+    assert os.readlink("/proc/self/fd/2") == before and sys.stdout is stdout
 
 
 # The project's code, where a command's bar may be made (tests may import tqdm freely).

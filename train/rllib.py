@@ -318,10 +318,12 @@ def start_ray(args: RllibArgs) -> bool:
 
     import matador_env
     from matador_env.rllib import register_env
+    from matador_env.streams import null_closed_outputs
 
     register_env()
     if ray.is_initialized():
         return False
+    null_closed_outputs()  # Ray needs a real error stream (faulthandler)
     options: dict[str, Any] = {"logging_level": logging.WARNING, "include_dashboard": False}
     if args.address is not None:
         unanswered = _unanswered_address(args.address)
