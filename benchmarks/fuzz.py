@@ -106,7 +106,7 @@ from matador_env.protocol import (
     view_from_json,
     view_to_json,
 )
-from matador_env.streams import progress_bar
+from matador_env.streams import progress_bar, run_main
 
 # -- outcomes of one trial -------------------------------------------------------------------
 
@@ -1069,4 +1069,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

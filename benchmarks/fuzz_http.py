@@ -104,6 +104,7 @@ from matador_env.engine import PRESETS, HandState, MatchState, Rules
 from matador_env.flags import positive_number, seed_arg
 from matador_env.protocol import ProtocolError, move_from_json, view_from_json, view_to_json
 from matador_env.serve import DEFAULT_MAX_BODY
+from matador_env.streams import run_main
 from matador_env.web import SETTINGS_FIELDS, etag
 
 REQUEST_TIMEOUT = 2
@@ -1211,4 +1212,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -94,6 +94,7 @@ from matador_env.files import (
 )
 from matador_env.flags import positive_int, seed_arg
 from matador_env.policy import BOTS_DIR, POLICY_FILE, policy_paths
+from matador_env.streams import run_main
 
 __all__ = [
     "BENCHES",
@@ -980,4 +981,4 @@ def _write_matrix(
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

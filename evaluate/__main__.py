@@ -49,7 +49,7 @@ from matador_env.configs import (
 from matador_env.engine import PRESETS, Rules, RulesError
 from matador_env.files import folder_arg, make_folder
 from matador_env.flags import seed_arg
-from matador_env.streams import progress_bar
+from matador_env.streams import progress_bar, run_main
 
 from .arena import (
     AgentRulesError,
@@ -357,4 +357,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -42,6 +42,7 @@ from matador_env.files import atomic_write, atomic_write_text, folder_arg, folde
 from matador_env.flags import positive_int, training_seed_arg
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
+from matador_env.streams import run_main
 
 from .__main__ import main as arena_main
 from .report import run_files_problem
@@ -421,4 +422,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

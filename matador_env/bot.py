@@ -66,6 +66,7 @@ from .policy import (
     shipped_configurations,
 )
 from .protocol import loads, move_to_json, rules_to_json, view_from_json
+from .streams import run_main
 
 __all__ = [
     "LEVELS",
@@ -504,4 +505,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -44,18 +44,17 @@ input gets a hint and the same question again. Plain ``print``/``input``,
 standard library only, so it runs in any terminal and can be driven through
 stdin; :func:`main` takes ``argv``, ``stdin``, ``stdout`` and ``stderr`` for tests.
 
-Exit codes: 0 when the game ends or you quit (or the reader of the output goes
-away, as with ``| head``: the game stops quietly, its record kept), 2 for bad
-options (an unknown preset, impossible rules, a level that cannot play these
-rules, a ``--record`` path that cannot be a file: empty, a folder, or under a
-file), 130 on Ctrl-C. A record that cannot be written for another reason (no
+Exit codes: 0 when the game ends or you quit, 2 for bad options (an unknown preset,
+impossible rules, a level that cannot play these rules, a ``--record`` path that
+cannot be a file: empty, a folder, or under a file), 130 on Ctrl-C, 141 when the
+reader of the output goes away, as with ``| head`` (the game stops quietly, its
+record kept; 128 + SIGPIPE, the status a shell gives a program a closed pipe stops). A record that cannot be written for another reason (no
 permission, say) is told as the game goes on, which it does without the record.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -83,7 +82,7 @@ from .engine import (
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text, file_arg, file_problem
 from .flags import seed_arg
-from .streams import standard_streams
+from .streams import run_main, standard_streams
 
 __all__ = [
     "Choice",
@@ -928,8 +927,4 @@ def _isatty(stream: TextIO) -> bool:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit, never read
-        raise SystemExit(0) from None
+    run_main(main)

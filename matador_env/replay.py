@@ -39,16 +39,15 @@ written (or an earlier frame removed), 2 for a file that cannot be read or repla
 (the message names the file, the hand and what is wrong), a ``--game`` where it
 means nothing or a ``--png`` folder that cannot be made, 3 when every hand was
 replayed but one ended other than its record's ``# result:`` line says, 130 on
-Ctrl-C.
+Ctrl-C, 141 when the reader of the output goes away, as with ``| head`` (it stops
+quietly).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -59,7 +58,7 @@ from .engine.state import IllegalMoveError
 from .files import folder_arg, make_folder
 from .picture import draw_frame, write_png
 from .play import draw_layout, narrate
-from .streams import standard_streams
+from .streams import run_main, standard_streams
 
 __all__ = ["ReplayError", "main", "read_records"]
 
@@ -305,8 +304,4 @@ def _replay(
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit, never read
-        raise SystemExit(0) from None
+    run_main(main)

@@ -196,6 +196,7 @@ from .engine.tiles import parse_digits
 from .flags import seed_arg
 from .policy import bots_dir
 from .protocol import PROTOCOL_VERSION, ProtocolError, loads, move_to_json, view_from_json
+from .streams import run_main
 
 try:
     import h11
@@ -1030,4 +1031,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -10,16 +10,19 @@ bar, which tqdm would otherwise write to None and fail on (its issues #1523 and
 #1593). ``print`` needs neither: it writes nothing to a None ``sys.stdout``.
 :func:`null_closed_outputs` goes deeper, for the commands that start Ray, which
 needs a real file there (a descriptor, which it hands to ``faulthandler`` and to the
-processes it starts)."""
+processes it starts). :func:`run_main` runs a command's ``main`` as its process and
+ends it quietly when the reader of its output goes away (``| head``)."""
 
 from __future__ import annotations
 
 import io
 import os
+import select
 import sys
-from typing import Any, TextIO, cast
+from collections.abc import Callable
+from typing import Any, NoReturn, TextIO, cast
 
-__all__ = ["null_closed_outputs", "progress_bar", "standard_streams"]
+__all__ = ["READER_GONE", "null_closed_outputs", "progress_bar", "run_main", "standard_streams"]
 
 
 class _DiscardedOutput(io.TextIOBase):
@@ -72,3 +75,53 @@ def null_closed_outputs() -> None:
         # The process's own stream from now on, so never closed by a context manager.
         stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         setattr(sys, name, stream)
+
+
+READER_GONE = 141
+"""Exit status of a command whose output's reader went away: 128 + SIGPIPE, the status a
+shell gives a program that a closed pipe stopped (``seq 1000000 | head -1``)."""
+
+
+def run_main(main: Callable[[], object]) -> NoReturn:
+    """Run a command's ``main`` as its process: exit with the status it returns (an int;
+    anything else is 0). When the reader of its output goes away (``| head``), the write
+    that finds the pipe closed raises ``BrokenPipeError``; the command stops there and
+    exits quietly with :data:`READER_GONE` instead of a traceback. Everything on the way
+    up has run (files are written atomically, processes stopped), and each broken output
+    is pointed at ``/dev/null``, so that Python's own flush at exit has nothing to fail
+    on. A ``BrokenPipeError`` of another pipe (a socket, a child's input) is raised."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        if not _null_broken_outputs():
+            raise
+        raise SystemExit(READER_GONE) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _null_broken_outputs() -> bool:
+    """Point the standard outputs whose reader is gone at ``/dev/null``; whether there
+    was one. A flush cannot tell (the failed write's bytes are dropped, and the next
+    flush succeeds), so the pipe is asked: ``poll`` reports an error on a pipe's
+    writing end once no one reads it."""
+    broken = False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno() if stream is not None else -1
+        except (OSError, ValueError):  # closed, or not a file: no pipe of ours
+            continue
+        if fd >= 0 and _unread(fd):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+            broken = True
+    return broken
+
+
+def _unread(fd: int) -> bool:
+    """Whether the pipe or socket written through ``fd`` has lost its reader."""
+    if not hasattr(select, "poll"):  # Windows: never said
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))

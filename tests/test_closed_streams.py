@@ -8,7 +8,10 @@ step. Every bar is now made by ``matador_env.streams.progress_bar``, which draws
 nowhere when there is no stream, and the work goes on. A closed output (``>&-``,
 ``sys.stdout`` None) keeps nothing, as print() leaves it; the bot's test vectors were
 written with json.dump and the demo flushed its last line through ``sys.stdout``,
-both of which failed. (Terminal play and replay are checked in ``tests/test_play_mutants.py``.)"""
+both of which failed. (Terminal play and replay are checked in ``tests/test_play_mutants.py``.)
+Ray needs a real file there, which ``null_closed_outputs`` opens. An output whose reader
+goes away during the run (``| head``) ends every command quietly with status 141
+(``run_main``), where most ended in a BrokenPipeError traceback."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from matador_env.streams import READER_GONE, run_main
 from tests.test_train import TINY
 from tests.train_runs import ROOT
 
@@ -226,3 +230,107 @@ def test_only_the_streams_module_makes_progress_bars() -> None:
         "make progress bars with matador_env.streams.progress_bar, not tqdm directly:\n"
         + "\n".join(found)
     )
+
+
+# -- the reader of the output gone (| head) ------------------------------------------
+
+# Every command of the project, which must end through run_main (or the speed
+# benchmarks' run_command, which calls it).
+COMMANDS = sorted(
+    path
+    for top in CODE_DIRS
+    for path in (ROOT / top).rglob("*.py")
+    if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+)
+
+
+def test_every_command_ends_through_run_main() -> None:
+    assert len(COMMANDS) >= 20  # the scan sees them: play, replay, train, evaluate, ...
+    endings = ("    run_main(main)\n", '    run_command(main, "')
+    bare = [
+        str(path.relative_to(ROOT))
+        for path in COMMANDS
+        if not path.read_text(encoding="utf-8")
+        .split('if __name__ == "__main__":\n', 1)[1]
+        .startswith(endings)
+    ]
+    assert not bare, f"commands that do not end through run_main: {bare}"
+
+
+def environment(buffered: bool) -> dict[str, str]:
+    # Whether Python buffers the standard streams (PYTHONUNBUFFERED unset) changes
+    # which write finds the pipe closed: the test runs both ways.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return env if buffered else {**env, "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_a_command_whose_reader_goes_stops_quietly_with_status_141(buffered: bool) -> None:
+    # More output than a pipe holds, so that a write finds the reader gone: a
+    # BrokenPipeError, which Python printed as a traceback (exit status 1).
+    argv = ["-m", "matador_env.bot", "examples", "--count", "400", "--level", "greedy"]
+    proc = subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env=environment(buffered),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == READER_GONE == 141 and err == b""
+
+
+BOTH_OUTPUTS_TO_ONE_PIPE = """
+import sys
+from matador_env.streams import run_main
+
+def main() -> None:
+    sys.stdin.read()  # until the reader has gone
+    print("held in the output's buffer")
+    while True:
+        sys.stderr.write("x" * 100 + "\\n")
+
+run_main(main)
+"""
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_an_output_still_holding_text_when_the_reader_goes_is_dropped(buffered: bool) -> None:
+    # `2>&1 | head`: the error stream finds the pipe closed while the output's buffer
+    # still holds a line. Python's flush of it at exit would fail again and turn the
+    # exit status into 120, unless the output now leads to /dev/null.
+    reader, writer = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BOTH_OUTPUTS_TO_ONE_PIPE],
+        cwd=ROOT,
+        env=environment(buffered),
+        stdin=subprocess.PIPE,
+        stdout=writer,
+        stderr=writer,
+    )
+    os.close(writer)
+    os.close(reader)
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == READER_GONE
+
+
+@pytest.mark.parametrize(("returned", "status"), [(3, 3), (0, 0), (None, 0), (Path("run"), 0)])
+def test_run_main_exits_with_the_status_main_returns(returned: object, status: int) -> None:
+    # An int is the status; anything else (train's mains return their run folder) is 0.
+    with pytest.raises(SystemExit) as exited:
+        run_main(lambda: returned)
+    assert exited.value.code == status
+
+
+def test_run_main_raises_a_broken_pipe_that_is_not_its_outputs() -> None:
+    # A socket's or a child's pipe: the standard outputs (pytest's files) still have
+    # their reader, so it is an error of the command, not a reader gone.
+    def broken() -> None:
+        raise BrokenPipeError("a socket's")
+
+    with pytest.raises(BrokenPipeError, match="a socket's"):
+        run_main(broken)

@@ -17,6 +17,7 @@ from matador_env.configs import CONFIGURATIONS
 from matador_env.engine import PRESETS, HandState, MatchState, Move, Rules, render_layout
 from matador_env.play import PROG, describe_move, distinct_choices, draw_layout, main, narrate
 from matador_env.policy import BOTS_DIR_VARIABLE
+from matador_env.streams import READER_GONE
 from tests.test_shipped_bots import export_untrained
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -309,7 +310,7 @@ def test_a_reader_gone_stops_the_game_quietly_and_keeps_the_record(tmp_path: Pat
     proc.stdin.write("1\n" * 300)
     proc.stdin.close()
     err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 0 and err == ""
+    assert proc.wait(timeout=60) == READER_GONE and err == ""
     from matador_env.replay import read_records
 
     (hand,) = read_records(record)[1]

@@ -1,6 +1,8 @@
 """``python -m train --help`` lists every argument with its documentation."""
 
+from matador_env.streams import run_main
+
 from .run import main
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -46,6 +46,7 @@ from evaluate.stats import interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.files import atomic_write_text, folder_problem
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
+from matador_env.streams import run_main
 
 from .args import ArgsError, flag_name, given_fields, parse
 from .files import RUN_ARGS_FILE, replace_dir
@@ -450,4 +451,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

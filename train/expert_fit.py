@@ -75,7 +75,7 @@ from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationErro
 from matador_env.engine import HandState, SeatView
 from matador_env.files import atomic_write_json, file_arg, file_problem, folder_problem
 from matador_env.flags import seed_arg
-from matador_env.streams import progress_bar
+from matador_env.streams import progress_bar, run_main
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
 
@@ -475,4 +475,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -49,6 +49,7 @@ from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_json, atomic_write_text
 from matador_env.flags import LARGEST_TRAINING_SEED
 from matador_env.matador_v0 import REWARD_KINDS
+from matador_env.streams import null_closed_outputs, run_main
 
 from .args import (
     ArgsError,
@@ -318,7 +319,6 @@ def start_ray(args: RllibArgs) -> bool:
 
     import matador_env
     from matador_env.rllib import register_env
-    from matador_env.streams import null_closed_outputs
 
     register_env()
     if ray.is_initialized():
@@ -433,4 +433,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)
