@@ -45,11 +45,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import run_command
 from matador_env.bot import LEVELS, Bot, load_bot
 from matador_env.engine import HandState, Rules, SeatView
 from matador_env.flags import positive_int, positive_number
 from matador_env.protocol import view_to_json
+from matador_env.streams import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -336,4 +336,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "bot")
+    run_main(main)

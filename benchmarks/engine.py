@@ -12,9 +12,9 @@ import json
 import random
 import time
 
-from benchmarks import run_command
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.flags import positive_number
+from matador_env.streams import run_main
 
 
 def run(preset: str, seconds: float, seed: int = 0) -> dict[str, float | str | int]:
@@ -53,4 +53,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "engine")
+    run_main(main)

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import run_command
 from matador_env.engine import PRESETS
 from matador_env.flags import positive_int, positive_number
+from matador_env.streams import run_main
 
 EnvFactory = Callable[[], Any]
 
@@ -193,4 +193,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "env")
+    run_main(main)

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import run_command
 from matador_env.flags import int_at_least, positive_int
+from matador_env.streams import null_closed_outputs, run_main
 
 GAMES: dict[str, dict[str, Any]] = {
     "standard": {"preset": "standard"},
@@ -156,7 +156,6 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from matador_env.rllib import register_env
-    from matador_env.streams import null_closed_outputs
 
     torch.set_num_threads(1)
     print(
@@ -198,4 +197,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "rllib")
+    run_main(main)

@@ -29,11 +29,11 @@ import time
 import numpy as np
 
 from agents import make_agent
-from benchmarks import run_command
 from matador_env.configs import CONFIGURATIONS, configuration
 from matador_env.engine import HandState, SeatView
 from matador_env.flags import positive_int, seed_arg
 from matador_env.policy import OnnxPolicy, bots_dir, load_policy, shipped_configurations
+from matador_env.streams import run_main
 
 
 def decisions(name: str, count: int, seed: int) -> list[SeatView]:
@@ -148,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "runtime")
+    run_main(main)

@@ -31,7 +31,6 @@ import json
 import time
 from pathlib import Path
 
-from benchmarks import run_command
 from benchmarks.strength import EXPERT_VS_RANDOM_MIN_POINTS
 from evaluate.arena import Pairing, RunPlan, duplicate_figures, run_with_bar
 from evaluate.stats import finite_or_none
@@ -39,6 +38,7 @@ from matador_env.engine import Rules
 from matador_env.engine.state import SEED_LIMIT
 from matador_env.files import folder_arg
 from matador_env.flags import int_at_least, positive_int, seed_arg
+from matador_env.streams import run_main
 from train.files import new_run_problem
 
 DEFAULT_RECIPE = ["--exp-name", "default", "--preset", "standard"]
@@ -152,4 +152,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "training")
+    run_main(main)

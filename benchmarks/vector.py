@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import run_command
 from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.flags import positive_int, positive_number
+from matador_env.streams import run_main
 
 SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
 
@@ -406,4 +406,4 @@ def ppo_rows(ppo: int) -> None:
 
 
 if __name__ == "__main__":
-    run_command(main, "vector")
+    run_main(main)

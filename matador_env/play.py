@@ -48,8 +48,9 @@ Exit codes: 0 when the game ends or you quit, 2 for bad options (an unknown pres
 impossible rules, a level that cannot play these rules, a ``--record`` path that
 cannot be a file: empty, a folder, or under a file), 130 on Ctrl-C, 141 when the
 reader of the output goes away, as with ``| head`` (the game stops quietly, its
-record kept; 128 + SIGPIPE, the status a shell gives a program a closed pipe stops). A record that cannot be written for another reason (no
-permission, say) is told as the game goes on, which it does without the record.
+record kept; 128 + SIGPIPE, the status a shell gives a program a closed pipe stops).
+A record that cannot be written for another reason (no permission, say) is told as
+the game goes on, which it does without the record.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ bar, which tqdm would otherwise write to None and fail on (its issues #1523 and
 :func:`null_closed_outputs` goes deeper, for the commands that start Ray, which
 needs a real file there (a descriptor, which it hands to ``faulthandler`` and to the
 processes it starts). :func:`run_main` runs a command's ``main`` as its process and
-ends it quietly when the reader of its output goes away (``| head``)."""
+ends it in one line on Ctrl-C and quietly when the reader of its output goes away
+(``| head``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,15 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TextIO, cast
 
-__all__ = ["READER_GONE", "null_closed_outputs", "progress_bar", "run_main", "standard_streams"]
+__all__ = [
+    "INTERRUPTED",
+    "READER_GONE",
+    "command_name",
+    "null_closed_outputs",
+    "progress_bar",
+    "run_main",
+    "standard_streams",
+]
 
 
 class _DiscardedOutput(io.TextIOBase):
@@ -77,6 +86,9 @@ def null_closed_outputs() -> None:
         setattr(sys, name, stream)
 
 
+INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it."""
+
 READER_GONE = 141
 """Exit status of a command whose output's reader went away: 128 + SIGPIPE, the status a
 shell gives a program that a closed pipe stopped (``seq 1000000 | head -1``)."""
@@ -84,19 +96,40 @@ shell gives a program that a closed pipe stopped (``seq 1000000 | head -1``)."""
 
 def run_main(main: Callable[[], object]) -> NoReturn:
     """Run a command's ``main`` as its process: exit with the status it returns (an int;
-    anything else is 0). When the reader of its output goes away (``| head``), the write
-    that finds the pipe closed raises ``BrokenPipeError``; the command stops there and
-    exits quietly with :data:`READER_GONE` instead of a traceback. Everything on the way
-    up has run (files are written atomically, processes stopped), and each broken output
-    is pointed at ``/dev/null``, so that Python's own flush at exit has nothing to fail
-    on. A ``BrokenPipeError`` of another pipe (a socket, a child's input) is raised."""
+    anything else is 0), never with a traceback for these two ends:
+
+    - Ctrl-C that ``main`` leaves to it ends the command with one line on the error
+      stream, ``python -m NAME: interrupted``, and :data:`INTERRUPTED`. (Commands that
+      keep their work on Ctrl-C, as training does, say so and return 130 themselves.)
+    - When the reader of its output goes away (``| head``), the write that finds the
+      pipe closed raises ``BrokenPipeError``; the command stops there and exits quietly
+      with :data:`READER_GONE`. Each broken output is pointed at ``/dev/null``, so that
+      Python's own flush at exit has nothing to fail on. A ``BrokenPipeError`` of
+      another pipe (a socket, a child's input) is raised.
+
+    Either way everything on the way up has run (files are written atomically,
+    processes stopped)."""
     try:
         code = main()
+    except KeyboardInterrupt:
+        if sys.stderr:  # print(file=None) would write to the output instead
+            print(f"\n{command_name()}: interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
     except BrokenPipeError:
         if not _null_broken_outputs():
             raise
         raise SystemExit(READER_GONE) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def command_name() -> str:
+    """How the running command was started: ``python -m NAME`` for a module run with
+    ``-m`` (a package's ``__main__`` named by its package), else the script's name."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name:
+        return "python -m " + name.removesuffix(".__main__")
+    return os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
 
 
 def _null_broken_outputs() -> bool:

@@ -5,6 +5,7 @@ printed figure says what it is."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import sys
 from pathlib import Path
@@ -284,17 +285,24 @@ def test_runtime_says_which_way_its_ratio_goes(
 
 
 def test_an_interrupted_benchmark_ends_in_one_line_with_status_130(
-    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The speed benchmarks printed a KeyboardInterrupt traceback."""
-    from benchmarks import run_command
+    import types
+
+    from matador_env.streams import run_main
+
+    # As `python -m benchmarks.engine` runs it: its module is __main__.
+    started = types.ModuleType("__main__")
+    started.__spec__ = importlib.machinery.ModuleSpec("benchmarks.engine", None)
+    monkeypatch.setitem(sys.modules, "__main__", started)
 
     def interrupted() -> None:
         print("a figure measured before", flush=True)
         raise KeyboardInterrupt
 
     with pytest.raises(SystemExit) as exited:
-        run_command(interrupted, "engine")
+        run_main(interrupted)
     assert exited.value.code == 130
     out, err = capsys.readouterr()
     assert out == "a figure measured before\n"
@@ -303,6 +311,5 @@ def test_an_interrupted_benchmark_ends_in_one_line_with_status_130(
 
 @pytest.mark.parametrize("name", ["engine", "env", "bot", "vector", "runtime", "rllib", "training"])
 def test_each_speed_benchmark_runs_as_a_command_that_ends_so(name: str) -> None:
-    # strength and the fuzz campaigns say what they kept on Ctrl-C themselves.
     source = (ROOT / "benchmarks" / f"{name}.py").read_text()
-    assert source.endswith(f'if __name__ == "__main__":\n    run_command(main, "{name}")\n')
+    assert source.endswith('if __name__ == "__main__":\n    run_main(main)\n')

@@ -22,13 +22,14 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from matador_env.streams import READER_GONE, run_main
+from matador_env.streams import INTERRUPTED, READER_GONE, run_main
 from tests.test_train import TINY
 from tests.train_runs import ROOT
 
@@ -232,10 +233,9 @@ def test_only_the_streams_module_makes_progress_bars() -> None:
     )
 
 
-# -- the reader of the output gone (| head) ------------------------------------------
+# -- the reader of the output gone (| head), and Ctrl-C ------------------------------
 
-# Every command of the project, which must end through run_main (or the speed
-# benchmarks' run_command, which calls it).
+# Every command of the project, which must end through run_main.
 COMMANDS = sorted(
     path
     for top in CODE_DIRS
@@ -246,7 +246,7 @@ COMMANDS = sorted(
 
 def test_every_command_ends_through_run_main() -> None:
     assert len(COMMANDS) >= 20  # the scan sees them: play, replay, train, evaluate, ...
-    endings = ("    run_main(main)\n", '    run_command(main, "')
+    endings = ("    run_main(main)\n",)
     bare = [
         str(path.relative_to(ROOT))
         for path in COMMANDS
@@ -316,6 +316,27 @@ def test_an_output_still_holding_text_when_the_reader_goes_is_dropped(buffered: 
     assert proc.stdin is not None
     proc.stdin.close()
     assert proc.wait(timeout=60) == READER_GONE
+
+
+def test_a_command_stopped_by_ctrl_c_ends_in_one_line_with_status_130() -> None:
+    # The demo left Ctrl-C to Python, which printed a KeyboardInterrupt traceback; it
+    # is signalled once it has printed its first line, so its main is running.
+    with tempfile.TemporaryDirectory() as folder:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evaluate.demo", "--quick", "--out", folder],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        proc.stdout.read()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == INTERRUPTED == 130
+    assert err.splitlines()[-1] == "python -m evaluate.demo: interrupted", err[-2000:]
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(("returned", "status"), [(3, 3), (0, 0), (None, 0), (Path("run"), 0)])
