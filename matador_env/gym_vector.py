@@ -141,12 +141,14 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
             )
         assert mode is not None
         autoreset_mode = mode
-        if "max_episode_steps" in rule_overrides:
-            # gymnasium.make_vec passes it to vector entry points (sync wraps in TimeLimit).
+        # gymnasium.make_vec passes it to vector entry points (sync wraps in TimeLimit;
+        # None, as there, is no limit).
+        steps = rule_overrides.pop("max_episode_steps", None)
+        if steps is not None:
             raise ValueError(
-                f"max_episode_steps={rule_overrides['max_episode_steps']!r}: the compiled "
-                "vector env does not cut episodes short; allowed: max_hands (the hands of "
-                f"a match episode), or {_SYNC}, whose envs gymnasium.make_vec wraps in TimeLimit"
+                f"max_episode_steps={steps!r}: the compiled vector env does not cut episodes "
+                "short; allowed: max_hands (the hands of a match episode) and None here, or "
+                f"{_SYNC}, whose envs gymnasium.make_vec wraps in TimeLimit"
             )
         if rule_overrides.get("mask_in_obs", False) is not False:
             # The single env's dict observations (for Tianshou); batches here stay arrays.
