@@ -39,30 +39,23 @@ FAMILIES.update(
 )
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_compiled_playouts_play_as_the_engine_rollouts(
-    family: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With whole-number weights and no jitter, scores tie only where they truly tie
-    and both break ties by the engine's order of legal moves, so a compiled playout
-    and the engine's rollout from the same full state must end alike."""
+def whole_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rollout policy's weights in whole numbers and no jitter: scores tie only
+    where they truly tie, and both policies break ties by the engine's order of legal
+    moves, so a compiled playout and the engine's rollout from one state end alike."""
     for name in dir(search_module):
         if name.startswith("_X_"):
             monkeypatch.setattr(search_module, name, float(round(getattr(search_module, name) * 8)))
     monkeypatch.setattr(search_module, "_JITTER", 0.0)
-    rules = FAMILIES[family]
+
+
+def assert_plays_as_the_engine_rollouts(rules: Rules, states: list[HandState]) -> int:
+    """Each legal move of each state, played out compiled from the mover's view and
+    the true world, ends as the engine's rollout from the state itself (under
+    :func:`whole_weights`); the number of moves compared."""
     tb = tables(rules)
-    expert = ExpertAgent()
     compared = 0
-    for k in range(40):
-        state = HandState.deal(rules, 40_000 + k)
-        rng = random.Random(k)
-        for _ in range(rng.randrange(0, 8)):
-            if state.is_over:
-                break
-            state = state.apply(expert.act(state.view(state.to_move), rng))
-        if state.is_over:
-            continue
+    for i, state in enumerate(states):
         view = state.view(state.to_move)
         runner = WorldPlayouts(view, search_module.policy_weights())
         world = (
@@ -73,11 +66,31 @@ def test_compiled_playouts_play_as_the_engine_rollouts(
         got = runner.run([world], [runner.enc.index[m] for m in moves])
         side = rules.side_of(view.seat)
         for c, move in enumerate(moves):
-            outcome = search_module.rollout(state.apply(move), tb, random.Random(k))
+            outcome = search_module.rollout(state.apply(move), tb, random.Random(i))
             want = search_module.utility(outcome, side, rules.sides)
-            assert got[0, c] == pytest.approx(want), (k, str(move), state)
+            assert got[0, c] == pytest.approx(want), (i, str(move), state)
             compared += 1
-    assert compared >= 40
+    return compared
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_compiled_playouts_play_as_the_engine_rollouts(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole_weights(monkeypatch)
+    rules = FAMILIES[family]
+    expert = ExpertAgent()
+    states: list[HandState] = []
+    for k in range(40):
+        state = HandState.deal(rules, 40_000 + k)
+        rng = random.Random(k)
+        for _ in range(rng.randrange(0, 8)):
+            if state.is_over:
+                break
+            state = state.apply(expert.act(state.view(state.to_move), rng))
+        if not state.is_over:
+            states.append(state)
+    assert assert_plays_as_the_engine_rollouts(rules, states) >= 40
 
 
 @pytest.mark.parametrize("preset", ["standard", "leiden", "kardinal"])

@@ -1209,7 +1209,7 @@ class WorldPlayouts:
     def run(
         self,
         worlds: Sequence[tuple[Sequence[int], Sequence[int]]],
-        actions: Sequence[int],
+        actions: Sequence[int] | np.ndarray,
         repeats: int = 1,
         rng_seed: int = 0,
     ) -> np.ndarray:
@@ -1302,7 +1302,7 @@ class WorldPlayouts:
         )
         return values
 
-    def _candidates(self, actions: Sequence[int]) -> np.ndarray:
+    def _candidates(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         """``actions`` as an ``int64`` array, each a legal action of the view."""
         acts = np.asarray(actions)
         if acts.ndim != 1 or acts.size == 0 or acts.dtype.kind not in "iu":
