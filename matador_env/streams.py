@@ -1,4 +1,5 @@
-"""The commands' standard streams, any of them closed.
+"""The commands' standard streams, closed from the start or during the run, and how a
+command ends.
 
 A command started with a descriptor closed (``<&-``, ``>&-``, ``2>&-``, as a detached
 job or a service may start it) finds Python's ``sys.stdin``, ``sys.stdout`` or
@@ -76,11 +77,8 @@ def null_closed_outputs() -> None:
             continue
         try:
             os.fstat(fd)
-        except OSError:  # closed: the lowest free descriptor may be another
-            null = os.open(os.devnull, os.O_WRONLY)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
+        except OSError:  # closed
+            _devnull_onto(fd)
         # The process's own stream from now on, so never closed by a context manager.
         stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         setattr(sys, name, stream)
@@ -144,9 +142,7 @@ def _null_broken_outputs() -> bool:
         except (OSError, ValueError):  # closed, or not a file: no pipe of ours
             continue
         if fd >= 0 and _unread(fd):
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
-            os.close(null)
+            _devnull_onto(fd)
             broken = True
     return broken
 
@@ -158,3 +154,11 @@ def _unread(fd: int) -> bool:
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _devnull_onto(fd: int) -> None:
+    """Descriptor ``fd`` leads to ``/dev/null`` from now on, open or closed before."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    if null != fd:  # with fd closed, the lowest free descriptor may be fd itself
+        os.dup2(null, fd)
+        os.close(null)
