@@ -4,7 +4,9 @@ command ends.
 A command started with a descriptor closed (``<&-``, ``>&-``, ``2>&-``, as a detached
 job or a service may start it) finds Python's ``sys.stdin``, ``sys.stdout`` or
 ``sys.stderr`` None. The commands run on as they would with ``/dev/null`` there: a
-closed input reads as ended and a closed output keeps nothing.
+closed input reads as ended and a closed output keeps nothing (:func:`run_main` puts
+``/dev/null`` on a closed output before a command starts; the functions below also
+serve a caller in process whose streams are None).
 :func:`standard_streams` resolves the streams of the commands that take them as
 arguments (terminal play, replay); :func:`progress_bar` is every command's progress
 bar, which tqdm would otherwise write to None and fail on (its issues #1523 and
@@ -106,7 +108,11 @@ def run_main(main: Callable[[], object]) -> NoReturn:
       another pipe (a socket, a child's input) is raised.
 
     Either way everything on the way up has run (files are written atomically,
-    processes stopped)."""
+    processes stopped). A standard output or error closed from the start is
+    ``/dev/null`` for the whole run (:func:`null_closed_outputs`): Python would leave
+    it None, and what goes there would land elsewhere (``print(file=None)`` and
+    argparse's usage write to the output instead) or fail."""
+    null_closed_outputs()
     try:
         code = main()
     except KeyboardInterrupt:

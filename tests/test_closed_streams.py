@@ -346,6 +346,24 @@ def test_a_command_stopped_by_ctrl_c_ends_in_one_line_with_status_130() -> None:
     assert "Traceback" not in err
 
 
+def test_a_refusal_with_the_error_stream_closed_leaves_the_output_alone() -> None:
+    # Python leaves sys.stderr None, and argparse's usage (print_usage(None)) and
+    # print(..., file=None) write to the output instead: a refusal landed in what
+    # the output was keeping. run_main gives the closed stream /dev/null first.
+    argv = ["-m", "evaluate", "--agents", "nonsense", "greedy", "--hands", "2"]
+    command = shlex.join([sys.executable, *argv]) + " 2>&-"
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    argv = ["-m", "matador_env.bot", "examples", "--level", "nonsense"]
+    command = shlex.join([sys.executable, *argv]) + " 2>&-"
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stdout == ""
+
+
 @pytest.mark.parametrize(("returned", "status"), [(3, 3), (0, 0), (None, 0), (Path("run"), 0)])
 def test_run_main_exits_with_the_status_main_returns(returned: object, status: int) -> None:
     # An int is the status; anything else (train's mains return their run folder) is 0.
