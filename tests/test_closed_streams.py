@@ -257,6 +257,33 @@ def test_every_command_ends_through_run_main() -> None:
     assert not bare, f"commands that do not end through run_main: {bare}"
 
 
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__main__")
+
+
+def test_every_command_refuses_an_unknown_flag_with_status_2_naming_it() -> None:
+    # The README's "How the commands end": 2 for a refused argument, named in the
+    # last line printed. All at once, as processes of their own.
+    modules = [module_of(path) for path in COMMANDS]
+    procs = {
+        module: subprocess.Popen(
+            [sys.executable, "-m", module, "--no-such-flag"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for module in modules
+    }
+    for module, proc in procs.items():
+        _, err = proc.communicate(timeout=300)
+        last = err.strip().splitlines()[-1]
+        assert proc.returncode == 2, (module, err[-1000:])
+        assert last.startswith(f"python -m {module}"), (module, last)
+        # The flag, or what is missing before it would be read (a required argument).
+        assert "--no-such-flag" in last or "required" in last, (module, last)
+
+
 def environment(buffered: bool) -> dict[str, str]:
     # Whether Python buffers the standard streams (PYTHONUNBUFFERED unset) changes
     # which write finds the pipe closed: the test runs both ways.
