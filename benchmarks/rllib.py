@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from matador_env.flags import int_at_least, positive_int
-from matador_env.streams import null_closed_outputs, run_main
+from matador_env.streams import run_main
 
 GAMES: dict[str, dict[str, Any]] = {
     "standard": {"preset": "standard"},
@@ -163,7 +163,6 @@ def main(argv: list[str] | None = None) -> None:
         "8 envs per env runner",
         flush=True,
     )
-    null_closed_outputs()  # Ray needs a real error stream (faulthandler)
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     register_env()
     rows: list[tuple[str, dict[str, float], str]] = []

@@ -3,19 +3,19 @@ command ends.
 
 A command started with a descriptor closed (``<&-``, ``>&-``, ``2>&-``, as a detached
 job or a service may start it) finds Python's ``sys.stdin``, ``sys.stdout`` or
-``sys.stderr`` None. The commands run on as they would with ``/dev/null`` there: a
-closed input reads as ended and a closed output keeps nothing (:func:`run_main` puts
-``/dev/null`` on a closed output before a command starts; the functions below also
-serve a caller in process whose streams are None).
-:func:`standard_streams` resolves the streams of the commands that take them as
-arguments (terminal play, replay); :func:`progress_bar` is every command's progress
-bar, which tqdm would otherwise write to None and fail on (its issues #1523 and
-#1593). ``print`` needs neither: it writes nothing to a None ``sys.stdout``.
-:func:`null_closed_outputs` goes deeper, for the commands that start Ray, which
-needs a real file there (a descriptor, which it hands to ``faulthandler`` and to the
-processes it starts). :func:`run_main` runs a command's ``main`` as its process and
-ends it in one line on Ctrl-C and quietly when the reader of its output goes away
-(``| head``)."""
+``sys.stderr`` None; the commands run on as they would with ``/dev/null`` there: a
+closed input reads as ended, a closed output keeps nothing.
+
+- :func:`run_main` runs a command's ``main`` as its process: it first puts ``/dev/null``
+  on a closed output (:func:`null_closed_outputs`, which opens it on the descriptor, so
+  that code needing a real file there, as Ray does, finds one), and ends the command in
+  one line on Ctrl-C and quietly when the reader of its output goes away (``| head``).
+- For callers in process whose streams are None: :func:`standard_streams` resolves the
+  streams of the functions that take them as arguments (terminal play, replay);
+  :func:`progress_bar` makes every progress bar, which tqdm would otherwise write to
+  None and fail on (its issues #1523 and #1593); ``train.rllib`` calls
+  :func:`null_closed_outputs` before Ray starts. ``print`` needs none of them: it
+  writes nothing to a None ``sys.stdout``."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from matador_env.streams import INTERRUPTED, READER_GONE, run_main
+from tests.test_architecture import imported_modules, module_name, python_files, top_level
 from tests.test_train import TINY
 from tests.train_runs import ROOT
 
@@ -209,14 +210,13 @@ def test_an_open_descriptor_behind_a_none_stream_is_kept(monkeypatch: pytest.Mon
 CODE_DIRS = ("matador_env", "agents", "train", "evaluate", "benchmarks")
 
 
-def tqdm_imports() -> list[str]:
-    from tests.test_architecture import ROOT as SOURCE_ROOT
-    from tests.test_architecture import imported_modules, python_files, top_level
+CODE_FILES = [path for top in CODE_DIRS for path in python_files(ROOT / top)]
 
+
+def tqdm_imports() -> list[str]:
     return sorted(
-        f"{path.relative_to(SOURCE_ROOT)}:{line}"
-        for top in CODE_DIRS
-        for path in python_files(SOURCE_ROOT / top)
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in CODE_FILES
         for line, module in imported_modules(path)
         if top_level(module) == "tqdm"
     )
@@ -236,12 +236,9 @@ def test_only_the_streams_module_makes_progress_bars() -> None:
 # -- the reader of the output gone (| head), and Ctrl-C ------------------------------
 
 # Every command of the project, which must end through run_main.
-COMMANDS = sorted(
-    path
-    for top in CODE_DIRS
-    for path in (ROOT / top).rglob("*.py")
-    if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
-)
+COMMANDS = [
+    path for path in CODE_FILES if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+]
 
 
 def test_every_command_ends_through_run_main() -> None:
@@ -257,14 +254,10 @@ def test_every_command_ends_through_run_main() -> None:
     assert not bare, f"commands that do not end through run_main: {bare}"
 
 
-def module_of(path: Path) -> str:
-    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__main__")
-
-
 def test_every_command_refuses_an_unknown_flag_with_status_2_naming_it() -> None:
     # The README's "How the commands end": 2 for a refused argument, named in the
     # last line printed. All at once, as processes of their own.
-    modules = [module_of(path) for path in COMMANDS]
+    modules = [module_name(path).removesuffix(".__main__") for path in COMMANDS]
     procs = {
         module: subprocess.Popen(
             [sys.executable, "-m", module, "--no-such-flag"],

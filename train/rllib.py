@@ -323,7 +323,9 @@ def start_ray(args: RllibArgs) -> bool:
     register_env()
     if ray.is_initialized():
         return False
-    null_closed_outputs()  # Ray needs a real error stream (faulthandler)
+    # Ray needs a real error stream. The command has one from run_main; a caller in
+    # process whose sys.stderr is None gets /dev/null here.
+    null_closed_outputs()
     options: dict[str, Any] = {"logging_level": logging.WARNING, "include_dashboard": False}
     if args.address is not None:
         unanswered = _unanswered_address(args.address)
