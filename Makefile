@@ -59,7 +59,7 @@ bench: $(STAMP)
 
 # Regenerate the golden playthroughs after an intended rules change.
 golden: $(STAMP)
-	$(PY) -m pytest -q tests/test_golden.py --regen-golden
+	$(PY) -m pytest -q tests/test_golden.py tests/test_perft.py --regen-golden
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

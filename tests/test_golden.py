@@ -8,8 +8,8 @@ the totals after each hand. A change of the engine's play, scoring or text forms
 shows up here as a diff.
 
 The files are generated, never edited by hand: after an intended change run
-``make golden`` (``pytest tests/test_golden.py --regen-golden``), review the diff
-and commit it.
+``make golden`` (``pytest tests/test_golden.py tests/test_perft.py --regen-golden``,
+which also rewrites the perft counts), review the diff and commit it.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ Quick tour::
 """
 
 from .match import MatchState, derive_seed
+from .perft import Perft, perft, perft_divide
 from .public import HistoryError, public_view
 from .render import (
     HandRecord,
@@ -65,6 +66,7 @@ __all__ = [
     "Move",
     "MoveParseError",
     "Outcome",
+    "Perft",
     "Rules",
     "RulesError",
     "SeatView",
@@ -74,6 +76,8 @@ __all__ = [
     "hand_record",
     "hand_records",
     "parse_hand_record",
+    "perft",
+    "perft_divide",
     "public_view",
     "render_layout",
     "render_table",

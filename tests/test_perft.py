@@ -1,0 +1,495 @@
+"""Perft counts (golden tier): every line of play from fixed positions, counted.
+
+``tests/golden/perft.json`` holds, for positions under every option of docs/rules.md
+(the opening, the middle and the end of hands of each shipped configuration and of
+rule sets that cover every value of every option), the counts of
+:func:`matador_env.engine.perft` at each depth up to a few thousand lines. A change
+of move generation or scoring shows up as a changed count; the batch engine must
+count the same. Each position is stored as its deal (tiles, boneyard in draw order,
+leader) and the moves played from it, so that an implementation in another language
+can check itself against the file (docs/rules.md, "Checking an implementation: perft
+counts").
+
+The file is generated, never edited by hand: ``make golden`` (``pytest
+tests/test_golden.py tests/test_perft.py --regen-golden``) picks each position's depth
+(the deepest whose lines stay within ``LINES_PER_CASE``) and rewrites it; review the
+diff and commit it. Without the flag the positions and depths are read back from the
+file and every count is computed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from matador_env.configs import CONFIGURATIONS
+from matador_env.engine import (
+    HandState,
+    Move,
+    Perft,
+    Rules,
+    RulesError,
+    Termination,
+    perft,
+    perft_divide,
+)
+from matador_env.engine.rules import CHOICES
+from tests.test_golden import GOLDEN, compare_or_regen
+
+PATH = GOLDEN / "perft.json"
+FORMAT = "matador-env perft 1"
+LINES_PER_CASE = 4000
+"""A position's depth is the deepest whose lines stay within this (and within
+``MAX_DEPTH``), so that the whole file is counted again in seconds."""
+MAX_DEPTH = 60
+RULE_SETS = 14
+"""Rule sets drawn over every option besides the shipped configurations."""
+RULES_SEED = 2026
+NUMBER_WORDS = {14: "fourteen"}  # how docs/rules.md writes RULE_SETS
+STAGES = ("opening", "middle", "end")
+COLUMNS = ("depth", *Perft._fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    rules: Rules
+    seed: int
+    moves: tuple[str, ...]
+
+    def dealt(self) -> HandState:
+        return HandState.deal(self.rules, self.seed)
+
+    def position(self) -> HandState:
+        state = self.dealt()
+        for move in self.moves:
+            state = state.apply(move)
+        return state
+
+
+def drawn_rule_sets(count: int, rng: random.Random) -> list[Rules]:
+    """``count`` rule sets over every option. Each enumerated option takes its values in
+    a shuffled cycle, so that every value comes once in any run of as many sets as it
+    has values; the flags alternate from a random start; sets run from double-three
+    to double-twelve, two to five seats (teams half the time with four), the hand
+    sizes the rules allow and every boneyard reserve up to three. The combinations
+    the rules refuse are mended (see below); where the sizes make one, they are drawn
+    again."""
+    cycles = {}
+    for name, values in CHOICES.items():
+        order = list(values)
+        rng.shuffle(order)
+        cycles[name] = order
+    flips = {flag: rng.random() < 0.5 for flag in ("matador_as_regular", "matador_only_when_stuck")}
+    out = []
+    for i in range(count):
+        settings: dict[str, Any] = {name: order[i % len(order)] for name, order in cycles.items()}
+        settings.update({flag: (i % 2 == 0) == start for flag, start in flips.items()})
+        # The combinations docs/rules.md refuses, mended: the crossed lead double needs
+        # a double lead; a full round needs the lead to rotate and to be free.
+        if settings["spinner"] == "lead_double_cross":
+            settings["lead_tile"] = "double_not_blank"
+        if settings["match_end"] == "complete_round":
+            settings["next_leader"] = "rotate"
+            if settings["lead_tile"] == "double_not_blank":
+                settings["match_end"] = "first_to_target"
+        for _ in range(1000):
+            settings["set_max"] = rng.choice((3, 4, 6, 9, 12))
+            settings["players"] = rng.choice((2, 3, 4, 4, 5))
+            settings["teams"] = settings["players"] == 4 and rng.random() < 0.5
+            settings["hand_size"] = rng.choice(("by_players", "all", 3, 5))
+            settings["boneyard_reserve"] = rng.choice((0, 1, 2, 3))
+            try:
+                out.append(Rules(**settings))
+                break
+            except RulesError:
+                continue
+        else:
+            raise AssertionError(f"no sizes make a valid rule set of {settings}")
+    return out
+
+
+NO_LEAD_RULES = Rules(set_max=3, hand_size=1, lead_tile="double_not_blank", draw_rule="none")
+"""Rules under which a hand can end with nobody leading (``no_lead``): one tile each,
+no draws, and only 1-1, 2-2 or 3-3 may lead."""
+
+
+def no_lead_seed() -> int:
+    """The first deal under NO_LEAD_RULES in which neither seat holds a double it may
+    lead, so that the hand ends unled."""
+    for seed in range(1, 1000):
+        state = HandState.deal(NO_LEAD_RULES, seed)
+        if all(not (t.is_double and t.high > 0) for hand in state.hands for t in hand):
+            return seed
+    raise AssertionError("no deal without a leading double in 1000 seeds")
+
+
+def stage_moves(rules: Rules, seed: int, stage: str) -> tuple[str, ...]:
+    """Random legal moves from the deal of ``seed``: none for the opening, until half
+    the dealt tiles are gone for the middle, until each seat holds about two for the
+    end. Random play that ends the hand sooner (a block, often) is tried again with
+    the next stream, up to 100 times; then the last try stops one move short of its
+    end."""
+    if stage == "opening":
+        return ()
+    dealt = HandState.deal(rules, seed)
+    left = sum(dealt.hand_sizes) // 2 if stage == "middle" else 2 * rules.players
+    for attempt in range(100):
+        rng = random.Random(1000 * seed + attempt)
+        state = dealt
+        moves: list[str] = []
+        while sum(state.hand_sizes) > left:
+            move = rng.choice(state.legal_moves())
+            after = state.apply(move)
+            if after.is_over:
+                break
+            moves.append(str(move))
+            state = after
+        else:
+            return tuple(moves)
+    return tuple(moves)
+
+
+def all_cases() -> list[Case]:
+    """The positions of the file, in its order: each shipped configuration, then the
+    drawn rule sets, at each stage of a hand."""
+    named = [(name, c.rules()) for name, c in CONFIGURATIONS.items()]
+    drawn = drawn_rule_sets(RULE_SETS, random.Random(RULES_SEED))
+    named += [(f"drawn{i}", rules) for i, rules in enumerate(drawn)]
+    cases = [Case("no_lead/opening", NO_LEAD_RULES, no_lead_seed(), ())]
+    for k, (name, rules) in enumerate(named):
+        for j, stage in enumerate(STAGES):
+            seed = 100 * k + j + 1
+            cases.append(Case(f"{name}/{stage}", rules, seed, stage_moves(rules, seed, stage)))
+    return cases
+
+
+def level_counts(state: HandState, depth_limit: int, lines_limit: int) -> list[Perft]:
+    """Perft at depths 1, 2, ... walked breadth first (a second walker beside the
+    engine's depth-first one): up to ``depth_limit``, and in the regenerating run only
+    while a depth's lines stay within ``lines_limit`` (a depth that would exceed it is
+    not kept)."""
+    sides = state.rules.sides
+    counts: list[Perft] = []
+    frontier = [state]
+    for _ in range(depth_limit):
+        children = [child for s in frontier for child in map(s.apply, s.legal_moves())]
+        if not children or len(children) > lines_limit:
+            break
+        total = Perft.none(sides)
+        for child in children:
+            total += Perft.leaf(child.outcome, sides)
+        counts.append(total)
+        frontier = children
+    return counts
+
+
+def case_text(case: Case, counts: list[Perft]) -> str:
+    dealt = case.dealt()
+    head = {
+        "name": case.name,
+        "rules": case.rules.to_dict(),
+        "seed": case.seed,
+        "deal": {
+            "hands": [" ".join(map(str, hand)) for hand in dealt.hands],
+            "boneyard": " ".join(map(str, dealt.boneyard)),
+            "leader": dealt.leader,
+        },
+        "moves": " ".join(case.moves),
+    }
+    lines = [f'   "{key}": {json.dumps(value)},' for key, value in head.items()]
+    lines[0] = "  {" + lines[0][3:]
+    rows = [json.dumps([depth, *count]) for depth, count in enumerate(counts, 1)]
+    lines.append('   "perft": [\n    ' + ",\n    ".join(rows) + "]}")
+    return "\n".join(lines)
+
+
+def golden_text(depth_of: Callable[[str], int] | None) -> str:
+    """The file's text: every case's counts to the depth ``depth_of`` gives it (read
+    from the file), or with None to the depth the line limit allows."""
+    parts = []
+    for case in all_cases():
+        state = case.position()
+        if depth_of is None:
+            counts = level_counts(state, MAX_DEPTH, LINES_PER_CASE)
+        else:
+            counts = level_counts(state, depth_of(case.name), 2**62)
+        parts.append(case_text(case, counts))
+    about = (
+        "Generated by `make golden` (tests/test_perft.py); do not edit by hand. Each case: "
+        "the rules (docs/rules.md, Options), the deal (hands by seat, boneyard in draw "
+        "order, the seat that leads), the moves played from it (text forms), and per "
+        "depth the lines of exactly that many legal actions, the hands their last "
+        "action ends by termination, and each side's points in those hands."
+    )
+    return (
+        "{\n"
+        f' "format": {json.dumps(FORMAT)},\n'
+        f' "about": {json.dumps(about)},\n'
+        f' "columns": {json.dumps(list(COLUMNS))},\n'
+        ' "cases": [\n' + ",\n".join(parts) + "]}\n"
+    )
+
+
+def stored() -> dict[str, Any]:
+    if not PATH.exists():
+        pytest.fail(f"{PATH} is missing; generate it with `make golden`")
+    data: dict[str, Any] = json.loads(PATH.read_text())
+    return data
+
+
+def stored_cases() -> Iterator[tuple[Case, dict[str, Any]]]:
+    by_name = {case.name: case for case in all_cases()}
+    for entry in stored()["cases"]:
+        yield by_name[entry["name"]], entry
+
+
+def as_perft(row: list[Any]) -> Perft:
+    """A count row of the file (its depth first) as the Perft it stores."""
+    _depth, lines, domino, blocked, void_tie, redeal_tie, no_lead, points = row
+    return Perft(lines, domino, blocked, void_tie, redeal_tie, no_lead, tuple(points))
+
+
+# -- the golden file --------------------------------------------------------------------
+
+
+def test_perft_golden(regen_golden: bool) -> None:
+    """Every count of the file, counted again breadth first to the stored depths."""
+    if regen_golden:
+        compare_or_regen(PATH, golden_text(None), regen=True)
+    depths = {entry["name"]: len(entry["perft"]) for entry in stored()["cases"]}
+    compare_or_regen(PATH, golden_text(lambda name: depths.get(name, 0)), regen=False)
+
+
+def test_engine_perft_agrees_with_the_breadth_first_counts() -> None:
+    """perft() at each case's deepest stored depth, and perft_divide's parts summing to
+    it, keyed by move texts that parse back to the legal moves in their order."""
+    for case, entry in stored_cases():
+        rows = entry["perft"]
+        if not rows:
+            continue
+        state = case.position()
+        depth = len(rows)
+        assert perft(state, depth) == as_perft(rows[-1]), case.name
+        parts = perft_divide(state, depth)
+        assert [Move.parse(text) for text in parts] == list(state.legal_moves())
+        total = Perft.none(case.rules.sides)
+        for part in parts.values():
+            total += part
+        assert total == as_perft(rows[-1]), case.name
+
+
+def test_stored_deals_are_the_seeds_deals() -> None:
+    """The deal written out for other implementations is the seed's, and built from it
+    by ``HandState.from_deal`` it plays the stored moves to the same position."""
+    for case, entry in stored_cases():
+        assert Rules.from_dict(entry["rules"]) == case.rules
+        deal = entry["deal"]
+        hands = [text.split() for text in deal["hands"]]
+        rebuilt = HandState.from_deal(case.rules, hands, deal["boneyard"].split(), deal["leader"])
+        seeded = case.dealt()
+        assert rebuilt.hands == seeded.hands and rebuilt.boneyard == seeded.boneyard
+        assert rebuilt.to_move == seeded.to_move
+        for move in entry["moves"].split():
+            rebuilt = rebuilt.apply(move)
+        position = case.position()
+        assert rebuilt.hands == position.hands and rebuilt.ends == position.ends
+        assert rebuilt.to_move == position.to_move
+        assert rebuilt.legal_moves() == position.legal_moves()
+
+
+def test_cases_cover_every_option_and_ending() -> None:
+    """The positions cover every value of every option, and their lines reach every
+    way a hand ends, every blocked scoring under a block, and each tie rule its tie."""
+    entries = list(stored_cases())
+    rules = [case.rules for case, _ in entries]
+    for name, values in CHOICES.items():
+        seen = {getattr(r, name) for r in rules}
+        assert seen == set(values), f"{name}: no case has {sorted(set(values) - seen)}"
+    for flag in ("matador_as_regular", "matador_only_when_stuck", "teams"):
+        assert {getattr(r, flag) for r in rules} == {False, True}, flag
+    assert {r.players for r in rules} >= {2, 3, 4, 5}
+    assert {r.set_max for r in rules} >= {3, 6, 9, 12}
+
+    def reached(field: str, option: str = "", value: object = None) -> bool:
+        """Some line ends a hand so (``field``), under rules whose ``option`` is ``value``
+        where one is named."""
+        index = COLUMNS.index(field)
+        return any(
+            row[index] > 0
+            for case, entry in entries
+            if not option or getattr(case.rules, option) == value
+            for row in entry["perft"]
+        )
+
+    for termination in Termination.ALL:
+        assert reached(termination), f"no line ends a hand by {termination}"
+    for scoring in CHOICES["blocked_scoring"]:
+        assert reached("blocked", "blocked_scoring", scoring), scoring
+    assert reached("void_tie", "tie", "void")
+    assert reached("redeal_tie", "tie", "redeal")
+
+
+# -- the engine's perft ---------------------------------------------------------------
+
+
+def test_perft_at_the_edges() -> None:
+    """Depth 0 is the position itself; a finished hand has no line beyond it."""
+    rules = Rules.preset("standard")
+    state = HandState.deal(rules, 1)
+    assert perft(state, 0) == Perft(1, 0, 0, 0, 0, 0, (0, 0))
+    assert perft(state, 1).lines == len(state.legal_moves())
+    rng = random.Random(1)
+    while not state.is_over:
+        last = state
+        state = state.apply(rng.choice(state.legal_moves()))
+    outcome = state.outcome
+    assert outcome is not None
+    assert perft(state, 0) == Perft.leaf(outcome, 2)
+    assert perft(state, 0).hands_ended == 1
+    assert perft(state, 0).side_points == outcome.side_points(2)
+    assert perft(state, 3) == Perft.none(2)
+    assert perft_divide(state, 2) == {}
+    # The move that ended it is one of the lines of depth 1 that end the hand.
+    assert perft(last, 1).hands_ended >= 1
+
+
+@pytest.mark.parametrize("depth", [-1, True, 1.0, "2", None])
+def test_perft_refuses_a_depth_that_is_no_count(depth: object) -> None:
+    state = HandState.deal(Rules(), 1)
+    with pytest.raises(ValueError, match="depth: expected an integer of 0 or more"):
+        perft(state, depth)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="depth"):
+        perft_divide(state, depth)  # type: ignore[arg-type]
+
+
+def test_perft_refuses_what_is_no_position() -> None:
+    with pytest.raises(ValueError, match="state: expected a HandState, got str"):
+        perft("6-6", 1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="state: expected a HandState"):
+        perft_divide(None, 1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="depth 0 has no first action"):
+        perft_divide(HandState.deal(Rules(), 1), 0)
+
+
+def test_counts_add_field_by_field() -> None:
+    a = Perft(1, 2, 3, 4, 5, 6, (7, 8))
+    assert a + a == Perft(2, 4, 6, 8, 10, 12, (14, 16))
+    assert a.hands_ended == 20
+    with pytest.raises(TypeError):
+        a + (1, 2)  # type: ignore[operator]
+
+
+# -- the batch engine's perft -----------------------------------------------------------
+
+
+def batch_position(case: Case) -> Any:
+    """A one-slot batch engine at the case's position: dealt from its seed and stepped
+    through its moves by their action ids."""
+    pytest.importorskip("numba")
+    from matador_env.batch import BatchEngine
+    from matador_env.encoding import encoding_for
+
+    engine = BatchEngine(case.rules, 1)
+    engine.deal([case.seed])
+    encoding = encoding_for(case.rules)
+    for move in case.moves:
+        engine.step([encoding.encode_action(move)])
+    return engine
+
+
+def test_batch_engine_counts_the_same() -> None:
+    """The compiled kernels, walked by matador_env.batch.perft, give every stored count
+    (a second engine checked against the first over every line of the file)."""
+    pytest.importorskip("numba")
+    from matador_env.batch import perft as batch_perft
+
+    for case, entry in stored_cases():
+        engine = batch_position(case)
+        before = engine.get_state()
+        for row in entry["perft"]:
+            assert batch_perft(engine, 0, row[0]) == as_perft(row), (case.name, row[0])
+        assert batch_perft(engine, 0, 0) == perft(case.position(), 0), case.name
+        assert engine.get_state() == before, f"{case.name}: the walk changed the engine"
+
+
+def test_batch_perft_refuses_what_it_cannot_walk() -> None:
+    pytest.importorskip("numba")
+    from matador_env.batch import BatchEngine, BatchError
+    from matador_env.batch import perft as batch_perft
+
+    engine = BatchEngine(Rules(), 2)
+    engine.deal([1, 2])
+    with pytest.raises(BatchError, match="slot 2 does not exist"):
+        batch_perft(engine, 2, 1)
+    with pytest.raises(BatchError, match="depth"):
+        batch_perft(engine, 0, -1)
+    with pytest.raises(BatchError, match="depth"):
+        batch_perft(engine, 0, 65)
+    with pytest.raises(BatchError, match="engine: expected a BatchEngine, got HandState"):
+        batch_perft(HandState.deal(Rules(), 1), 0, 1)  # type: ignore[arg-type]
+    # Slot 1 is walked, not slot 0.
+    assert batch_perft(engine, 1, 2) == perft(HandState.deal(Rules(), 2), 2)
+
+
+def test_take_copies_slots_and_leaves_the_engine() -> None:
+    """take() copies each named slot (repeats allowed) with its match and seeds; the
+    copies step on their own; refusals name the slot."""
+    pytest.importorskip("numba")
+    import numpy as np
+
+    from matador_env.batch import BatchEngine, BatchError
+
+    rules = Rules.preset("leiden")
+    engine = BatchEngine(rules, 3)
+    engine.new_matches([11, 12, 13])
+    for _ in range(5):  # a few moves in, so that the slots differ in more than the deal
+        engine.step([int(np.flatnonzero(row)[0]) for row in engine.legal_masks()])
+    before = engine.get_state()
+    copy = engine.take([2, 0, 2])
+    assert engine.get_state() == before
+    state = copy.get_state()
+    for i, b in enumerate([2, 0, 2]):
+        for name in BatchEngine._STATE_ARRAYS:
+            assert state[name][i] == before[name][b], (name, i)
+        assert copy.hand_seeds[i] == engine.hand_seeds[b]
+        assert copy.match_seeds[i] == engine.match_seeds[b]
+    # The two copies of slot 2 step apart, and slot 2 itself does not move.
+    masks = copy.legal_masks()
+    legal = np.flatnonzero(masks[0])
+    assert legal.size >= 2
+    copy.step([legal[0], -1, legal[1]])
+    assert copy.get_state()["loc"][0] != copy.get_state()["loc"][2]
+    assert engine.get_state() == before
+    refused: list[tuple[Any, str]] = [
+        ([], "non-empty"),
+        ([3], "slot 3 does not exist; allowed: 0 to 2"),
+        ([-1], "slot -1 does not exist"),
+        ([[0, 1]], "1-d"),
+        ([0.0], "slot numbers"),
+    ]
+    for bad, message in refused:
+        with pytest.raises(BatchError, match=message):
+            engine.take(bad)
+
+
+def test_the_rules_document_describes_this_file() -> None:
+    """docs/rules.md's section on the file: its counts of positions and rule sets are
+    the file's, its columns are the file's, and its Python example runs."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    section = text.split("## Checking an implementation: perft counts", 1)[1]
+    flowing = " ".join(section.split())
+    assert f"holds {len(stored()['cases'])} positions" in flowing
+    assert f"under {NUMBER_WORDS[RULE_SETS]} rule sets" in flowing
+    for column in COLUMNS[2:7]:
+        assert f"`{column}`" in section, column
+    assert stored()["columns"] == list(COLUMNS)
+    (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    exec(compile(example, "docs/rules.md perft example", "exec"), {})
