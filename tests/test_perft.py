@@ -493,3 +493,44 @@ def test_the_rules_document_describes_this_file() -> None:
     assert stored()["columns"] == list(COLUMNS)
     (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
     exec(compile(example, "docs/rules.md perft example", "exec"), {})
+
+
+def test_engines_count_the_same_from_random_positions(long_run: bool) -> None:
+    """Beyond the file: random positions under random rule sets (up to double-fifteen
+    and eight seats), each counted by both engines to the first depth past a line
+    limit. CI counts a few small trees; ``pytest --long -s`` counts 300 trees of up to
+    30,000 lines and prints its figures."""
+    pytest.importorskip("numba")
+    from matador_env.batch import BatchEngine
+    from matador_env.batch import perft as batch_perft
+    from matador_env.encoding import encoding_for
+    from tests.test_batch_differential import random_rules
+
+    positions, lines_limit = (300, 30_000) if long_run else (12, 1_000)
+    rng = random.Random(515)
+    counted = 0
+    for _ in range(positions):
+        rules = random_rules(rng)
+        seed = rng.randrange(2**32)
+        state = HandState.deal(rules, seed)
+        engine = BatchEngine(rules, 1)
+        engine.deal([seed])
+        encoding = encoding_for(rules)
+        for _ in range(rng.randrange(40)):
+            move = rng.choice(state.legal_moves())
+            after = state.apply(move)
+            if after.is_over:
+                break
+            state = after
+            engine.step([encoding.encode_action(move)])
+        depth = 1
+        while True:
+            count = batch_perft(engine, 0, depth)
+            if count.lines == 0 or count.lines > lines_limit or depth == 40:
+                break
+            depth += 1
+        where = f"{rules.to_text()} seed {seed} moves {' '.join(map(str, state.moves))}"
+        assert perft(state, depth) == count, f"depth {depth}: {where}"
+        counted += count.lines
+    if long_run:
+        print(f"\nperft: both engines agree on {positions} positions, {counted:,} lines")
