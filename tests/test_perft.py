@@ -534,3 +534,122 @@ def test_engines_count_the_same_from_random_positions(long_run: bool) -> None:
         counted += count.lines
     if long_run:
         print(f"\nperft: both engines agree on {positions} positions, {counted:,} lines")
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def run_command(*argv: str) -> tuple[int, str, str]:
+    import io
+
+    from matador_env.perft import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def table(text: str) -> dict[str, list[str]]:
+    """The printed rows after the header row, by their first cell."""
+    lines = text.splitlines()
+    start = next(
+        i
+        for i, line in enumerate(lines)
+        if line.split()[:2] in (["depth", "lines"], ["action", "lines"])
+    )
+    return {line.split()[0]: line.split()[1:] for line in lines[start + 1 :]}
+
+
+def printed(count: Perft) -> list[str]:
+    return [str(v) for v in count[:6]] + [str(p) for p in count.side_points]
+
+
+def test_command_prints_a_case_as_the_file_holds_it() -> None:
+    """--case deals the file's deal, plays its moves and counts to its deepest depth:
+    the rows are the file's."""
+    (entry,) = [e for e in stored()["cases"] if e["name"] == "kardinal_hard/end"]
+    code, out, err = run_command("--case", "kardinal_hard/end")
+    assert (code, err) == (0, "")
+    rows = table(out)
+    assert list(rows) == [str(row[0]) for row in entry["perft"]]
+    for row in entry["perft"]:
+        assert rows[str(row[0])] == printed(as_perft(row))
+    assert f"moves: {entry['moves']}" in out
+
+
+def test_command_divides_and_plays_moves_on() -> None:
+    case = next(c for c, _ in stored_cases() if c.name == "leiden/end")
+    code, out, _ = run_command(
+        "--case", "leiden/end", "--moves", "draw", "--depth", "4", "--divide"
+    )
+    assert code == 0
+    position = case.position().apply("draw")
+    parts = perft_divide(position, 4)
+    rows = table(out)
+    assert list(rows) == [*parts, "total"]
+    for text, count in parts.items():
+        assert rows[text] == printed(count)
+    assert rows["total"] == printed(perft(position, 4))
+
+
+def test_command_deals_any_rules_by_seed() -> None:
+    code, out, _ = run_command(
+        "--preset", "pagat", "--players", "4", "--teams", "--rules", "spinner=first_double",
+        "--seed", "9", "--depth", "3",
+    )  # fmt: skip
+    assert code == 0
+    rules = Rules.preset("pagat", players=4, teams=True).replace(spinner="first_double")
+    assert f"rules: {rules.to_text()}" in out
+    state = HandState.deal(rules, 9)
+    rows = table(out)
+    assert [rows[str(d)] for d in (1, 2, 3)] == [printed(perft(state, d)) for d in (1, 2, 3)]
+
+
+def test_command_on_a_finished_hand_says_so() -> None:
+    state = HandState.deal(Rules(), 3)
+    rng = random.Random(3)
+    while not state.is_over:
+        state = state.apply(rng.choice(state.legal_moves()))
+    moves = " ".join(map(str, state.moves))
+    code, out, _ = run_command("--seed", "3", "--moves", moves, "--depth", "2")
+    assert code == 0
+    assert "the hand is over: no lines beyond it" in out
+    assert table(out)["2"][0] == "0"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--case", "nope"],
+            "--case: 'nope' is not in tests/golden/perft.json; allowed: one of its 76",
+        ),
+        (["--case", "leiden/end", "--players", "3"], "--players: not with --case"),
+        (["--case", "leiden/end", "--rules", "tie=void"], "--rules: not with --case"),
+        (["--depth", "2", "--moves", "9-9"], "--moves: "),
+        (["--depth", "2", "--moves", "draw"], "--moves: illegal move 'draw' by seat"),
+        (["--depth", "2", "--players", "9"], "--players: hand_size='by_players' is not allowed"),
+        (["--depth", "2", "--rules", "spinner=sideways"], "--rules: spinner='sideways'"),
+        ([], "--depth: required without --case"),
+    ],
+)
+def test_command_refuses_with_status_2(argv: list[str], message: str) -> None:
+    code, out, err = run_command(*argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("python -m matador_env.perft: error: " + message), err
+
+
+def test_command_refuses_a_file_that_is_no_perft_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    code, _, err = run_command("--case", "x", "--file", str(missing))
+    assert code == 2 and f"--file: cannot read {missing}" in err
+    other = tmp_path / "other.json"
+    other.write_text('{"cases": 3}')
+    code, _, err = run_command("--case", "x", "--file", str(other))
+    assert code == 2 and f"--file: {other} is not a perft file" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text(PATH.read_text().replace('"hands": ["', '"hands": ["7-7 ', 1))
+    first = stored()["cases"][0]["name"]
+    code, _, err = run_command("--case", first, "--file", str(broken))
+    assert code == 2 and f"--case: {first!r} in {broken} is not a position" in err
