@@ -469,11 +469,13 @@ def test_take_copies_slots_and_leaves_the_engine() -> None:
     assert copy.get_state()["loc"][0] != copy.get_state()["loc"][2]
     assert engine.get_state() == before
     refused: list[tuple[Any, str]] = [
-        ([], "non-empty"),
+        ([], "at least one slot"),
         ([3], "slot 3 does not exist; allowed: 0 to 2"),
         ([-1], "slot -1 does not exist"),
         ([[0, 1]], "1-d"),
         ([0.0], "slot numbers"),
+        (np.zeros(0, np.int64), "at least one slot"),
+        (None, "at least one slot"),
     ]
     for bad, message in refused:
         with pytest.raises(BatchError, match=message):

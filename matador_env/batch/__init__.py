@@ -601,17 +601,9 @@ class BatchEngine:
         can expand a slot into one copy per legal action and step each copy with its
         own. ``slots`` is a non-empty 1-d sequence of slot numbers of this engine;
         :class:`BatchError` names anything else. This engine is left as it was."""
-        arr = np.asarray(slots)
-        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-            raise BatchError(
-                f"slots must be a non-empty 1-d sequence of slot numbers, got {slots!r}"
-            )
-        arr = arr.astype(np.int64)
-        bad = np.flatnonzero((arr < 0) | (arr >= self.size))
-        if bad.size:
-            raise BatchError(
-                f"slot {int(arr[bad[0]])} does not exist; allowed: 0 to {self.size - 1}"
-            )
+        if slots is None or np.size(slots) == 0:  # None: _slots' "every slot" is not meant here
+            raise BatchError(f"slots must name at least one slot, got {slots!r}")
+        arr = self._slots(slots, distinct=False)
         if arr.size > MAX_SIZE:
             raise BatchError(f"slots: {arr.size} are more than an engine holds ({MAX_SIZE})")
         out = BatchEngine(self.rules, arr.size)
@@ -621,7 +613,9 @@ class BatchEngine:
         out.match_seeds = [self.match_seeds[b] for b in arr.tolist()]
         return out
 
-    def _slots(self, slots: Sequence[int] | np.ndarray | None) -> np.ndarray:
+    def _slots(self, slots: Sequence[int] | np.ndarray | None, distinct: bool = True) -> np.ndarray:
+        """``slots`` as an int64 array of slot numbers (None: every slot), each once
+        unless ``distinct`` is False; else :class:`BatchError` naming what is wrong."""
         if slots is None:
             return np.arange(self.size, dtype=np.int64)
         arr = np.asarray(slots)
@@ -633,7 +627,7 @@ class BatchEngine:
             raise BatchError(
                 f"slot {int(arr[bad[0]])} does not exist; allowed: 0 to {self.size - 1}"
             )
-        if np.unique(arr).size != arr.size:
+        if distinct and np.unique(arr).size != arr.size:
             raise BatchError(f"slots must be distinct, got {arr.tolist()}")
         return arr
 
