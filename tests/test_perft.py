@@ -185,7 +185,7 @@ def level_counts(state: HandState, depth_limit: int, lines_limit: int) -> list[P
             break
         total = Perft.none(sides)
         for child in children:
-            total += Perft.leaf(child.outcome, sides)
+            total += perft(child, 0)
         counts.append(total)
         frontier = children
     return counts
@@ -352,9 +352,10 @@ def test_perft_at_the_edges() -> None:
         state = state.apply(rng.choice(state.legal_moves()))
     outcome = state.outcome
     assert outcome is not None
-    assert perft(state, 0) == Perft.leaf(outcome, 2)
-    assert perft(state, 0).hands_ended == 1
-    assert perft(state, 0).side_points == outcome.side_points(2)
+    at_end = perft(state, 0)
+    assert (at_end.lines, at_end.hands_ended) == (1, 1)
+    assert getattr(at_end, outcome.termination) == 1
+    assert at_end.side_points == outcome.side_points(2)
     assert perft(state, 3) == Perft.none(2)
     assert perft_divide(state, 2) == {}
     # The move that ended it is one of the lines of depth 1 that end the hand.

@@ -54,17 +54,6 @@ class Perft(NamedTuple):
         """No lines at all: what a finished hand has at depth 1 or more."""
         return cls(0, 0, 0, 0, 0, 0, (0,) * sides)
 
-    @classmethod
-    def leaf(cls, outcome: Outcome | None, sides: int) -> Perft:
-        """The one line of depth 0 at a position whose hand has ``outcome`` (None while
-        it goes on)."""
-        if outcome is None:
-            return cls(1, 0, 0, 0, 0, 0, (0,) * sides)
-        domino, blocked, void_tie, redeal_tie, no_lead = (
-            int(outcome.termination == t) for t in Termination.ALL
-        )
-        return cls(1, domino, blocked, void_tie, redeal_tie, no_lead, outcome.side_points(sides))
-
     def __add__(self, other: object) -> Perft:
         # Counts add field by field; a NamedTuple's own + would concatenate the tuples.
         if not isinstance(other, Perft):
