@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -128,6 +128,20 @@ def _case(path: Path, name: str) -> dict[str, Any]:
     return cases[name]
 
 
+def case_position(entry: Mapping[str, Any]) -> HandState:
+    """The position of a case of the perft file, as another implementation would build
+    it: its rules, its deal as the file writes it out, its moves played. Raises
+    ``ValueError`` (rules, tiles or moves the engine refuses), ``KeyError`` or
+    ``TypeError`` (a case missing a part or holding the wrong kind of value)."""
+    rules = Rules.from_dict(entry["rules"])
+    deal = entry["deal"]
+    hands = [hand.split() for hand in deal["hands"]]
+    state = HandState.from_deal(rules, hands, deal["boneyard"].split(), deal["leader"])
+    for move in entry["moves"].split():
+        state = state.apply(move)
+    return state
+
+
 def _position(args: argparse.Namespace) -> tuple[HandState, int | None]:
     """The position the arguments name, and the depth the file holds for a case."""
     stored_depth = None
@@ -138,14 +152,7 @@ def _position(args: argparse.Namespace) -> tuple[HandState, int | None]:
             raise _Refused(f"{given[0]}: not with --case, whose rules the file gives")
         entry = _case(args.file, args.case)
         try:
-            rules = Rules.from_dict(entry["rules"])
-            deal = entry["deal"]
-            state = HandState.from_deal(
-                rules, [hand.split() for hand in deal["hands"]], deal["boneyard"].split(),
-                deal["leader"],
-            )  # fmt: skip
-            for move in entry["moves"].split():
-                state = state.apply(move)
+            state = case_position(entry)
         except (ValueError, KeyError, TypeError) as exc:
             raise _Refused(
                 f"--case: {args.case!r} in {args.file} is not a position ({exc})"

@@ -41,6 +41,7 @@ from matador_env.engine import (
     perft_divide,
 )
 from matador_env.engine.rules import CHOICES
+from tests.scripted import midgame_states
 from tests.test_golden import GOLDEN, compare_or_regen
 
 PATH = GOLDEN / "perft.json"
@@ -288,17 +289,20 @@ def test_engine_perft_agrees_with_the_breadth_first_counts() -> None:
 
 def test_stored_deals_are_the_seeds_deals() -> None:
     """The deal written out for other implementations is the seed's, and built from it
-    by ``HandState.from_deal`` it plays the stored moves to the same position."""
+    by ``HandState.from_deal`` (``matador_env.perft.case_position``, as the command
+    builds a case) it plays the stored moves to the same position."""
+    from matador_env.perft import case_position
+
     for case, entry in stored_cases():
         assert Rules.from_dict(entry["rules"]) == case.rules
         deal = entry["deal"]
-        hands = [text.split() for text in deal["hands"]]
-        rebuilt = HandState.from_deal(case.rules, hands, deal["boneyard"].split(), deal["leader"])
         seeded = case.dealt()
-        assert rebuilt.hands == seeded.hands and rebuilt.boneyard == seeded.boneyard
-        assert rebuilt.to_move == seeded.to_move
-        for move in entry["moves"].split():
-            rebuilt = rebuilt.apply(move)
+        assert [text.split() for text in deal["hands"]] == [
+            [str(t) for t in hand] for hand in seeded.hands
+        ]
+        assert deal["boneyard"].split() == [str(t) for t in seeded.boneyard]
+        assert deal["leader"] == seeded.to_move
+        rebuilt = case_position(entry)
         position = case.position()
         assert rebuilt.hands == position.hands and rebuilt.ends == position.ends
         assert rebuilt.to_move == position.to_move
@@ -504,9 +508,7 @@ def test_engines_count_the_same_from_random_positions(long_run: bool) -> None:
     limit. CI counts a few small trees; ``pytest --long -s`` counts 300 trees of up to
     30,000 lines and prints its figures."""
     pytest.importorskip("numba")
-    from matador_env.batch import BatchEngine
     from matador_env.batch import perft as batch_perft
-    from matador_env.encoding import encoding_for
     from tests.test_batch_differential import random_rules
 
     positions, lines_limit = (300, 30_000) if long_run else (12, 1_000)
@@ -514,25 +516,16 @@ def test_engines_count_the_same_from_random_positions(long_run: bool) -> None:
     counted = 0
     for _ in range(positions):
         rules = random_rules(rng)
-        seed = rng.randrange(2**32)
-        state = HandState.deal(rules, seed)
-        engine = BatchEngine(rules, 1)
-        engine.deal([seed])
-        encoding = encoding_for(rules)
-        for _ in range(rng.randrange(40)):
-            move = rng.choice(state.legal_moves())
-            after = state.apply(move)
-            if after.is_over:
-                break
-            state = after
-            engine.step([encoding.encode_action(move)])
+        (state,) = midgame_states(rules, 1, seed=rng.randrange(2**32), max_moves=40)
+        moves = tuple(map(str, state.moves))
+        engine = batch_position(Case("random", rules, state.seed, moves))
         depth = 1
         while True:
             count = batch_perft(engine, 0, depth)
             if count.lines == 0 or count.lines > lines_limit or depth == 40:
                 break
             depth += 1
-        where = f"{rules.to_text()} seed {seed} moves {' '.join(map(str, state.moves))}"
+        where = f"{rules.to_text()} seed {state.seed} moves {' '.join(moves)}"
         assert perft(state, depth) == count, f"depth {depth}: {where}"
         counted += count.lines
     if long_run:
