@@ -57,7 +57,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.engine
 
-# Regenerate the golden playthroughs after an intended rules change.
+# Regenerate the golden playthroughs and the perft counts after an intended rules change.
 golden: $(STAMP)
 	$(PY) -m pytest -q tests/test_golden.py tests/test_perft.py --regen-golden
 

@@ -215,3 +215,20 @@ def test_nothing_else_imports_train_or_evaluate(forbidden: str) -> None:
         f"only train/, evaluate/, benchmarks/ and tests/ may import {forbidden}:\n"
         + "\n".join(sorted(bad))
     )
+
+
+def test_every_data_file_of_the_package_is_installed() -> None:
+    """Each file under ``matador_env`` that is not Python source is named by a glob of
+    ``[tool.setuptools.package-data]``, so a wheel carries it: an editable install
+    reads the checkout and would not notice a bot, page or perft file left out."""
+    from tests.test_readme import pyproject
+
+    globs = pyproject()["tool"]["setuptools"]["package-data"]["matador_env"]
+    installed = {p for pattern in globs for p in PACKAGE.glob(pattern)}
+    data = {
+        p
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    }
+    assert data - installed == set(), "add them to package-data in pyproject.toml"
+    assert PACKAGE / "conformance" / "perft.json" in installed

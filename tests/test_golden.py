@@ -29,8 +29,10 @@ from matador_env.engine import (
     parse_hand_record,
     render_table,
 )
+from matador_env.files import atomic_write_text
 
-GOLDEN = Path(__file__).parent / "golden"
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
 HAND_SEEDS = (1, 2, 3)
 MATCH_SEED = 1
 SEPARATOR = "=" * 72
@@ -99,9 +101,9 @@ def compare_or_regen(path: Path, current: str, regen: bool) -> None:
     if regen:
         path.parent.mkdir(parents=True, exist_ok=True)
         changed = not path.exists() or path.read_text() != current
-        path.write_text(current)
+        atomic_write_text(path, current)
         what = "rewrote" if changed else "unchanged"
-        pytest.skip(f"--regen-golden: {what} tests/golden/{path.name}")
+        pytest.skip(f"--regen-golden: {what} {path.resolve().relative_to(ROOT)}")
     if not path.exists():
         pytest.fail(f"{path} is missing; generate it with `make golden`")
     stored = path.read_text()

@@ -1,6 +1,8 @@
 """Perft counts (golden tier): every line of play from fixed positions, counted.
 
-``tests/golden/perft.json`` holds, for positions under every option of docs/rules.md
+``matador_env/conformance/perft.json`` (shipped with the package, so that ``python -m
+matador_env.perft --check`` can check an installation against it) holds, for
+positions under every option of docs/rules.md
 (the opening, the middle and the end of hands of each shipped configuration and of
 rule sets that cover every value of every option), the counts of
 :func:`matador_env.engine.perft` at each depth up to a few thousand lines. A change
@@ -41,11 +43,18 @@ from matador_env.engine import (
     perft_divide,
 )
 from matador_env.engine.rules import CHOICES
+from matador_env.perft import (
+    FORMAT,
+    PERFT_FILE,
+    batch_case_position,
+    batch_position,
+    count_rows,
+    stored_counts,
+)
 from tests.scripted import midgame_states
-from tests.test_golden import GOLDEN, compare_or_regen
+from tests.test_golden import compare_or_regen
 
-PATH = GOLDEN / "perft.json"
-FORMAT = "matador-env perft 1"
+PATH = PERFT_FILE
 LINES_PER_CASE = 4000
 """A position's depth is the deepest whose lines stay within this (and within
 ``MAX_DEPTH``), so that the whole file is counted again in seconds."""
@@ -252,12 +261,6 @@ def stored_cases() -> Iterator[tuple[Case, dict[str, Any]]]:
         yield by_name[entry["name"]], entry
 
 
-def as_perft(row: list[Any]) -> Perft:
-    """A count row of the file (its depth first) as the Perft it stores."""
-    _depth, lines, domino, blocked, void_tie, redeal_tie, no_lead, points = row
-    return Perft(lines, domino, blocked, void_tie, redeal_tie, no_lead, tuple(points))
-
-
 # -- the golden file --------------------------------------------------------------------
 
 
@@ -270,21 +273,21 @@ def test_perft_golden(regen_golden: bool) -> None:
 
 
 def test_engine_perft_agrees_with_the_breadth_first_counts() -> None:
-    """perft() at each case's deepest stored depth, and perft_divide's parts summing to
-    it, keyed by move texts that parse back to the legal moves in their order."""
+    """perft() at every stored depth (``count_rows``, what ``--check`` counts), and
+    perft_divide's parts summing to the deepest, keyed by move texts that parse back to
+    the legal moves in their order."""
     for case, entry in stored_cases():
-        rows = entry["perft"]
+        rows = stored_counts(entry)
+        assert count_rows(entry, "python") == rows, case.name
         if not rows:
             continue
         state = case.position()
-        depth = len(rows)
-        assert perft(state, depth) == as_perft(rows[-1]), case.name
-        parts = perft_divide(state, depth)
+        parts = perft_divide(state, len(rows))
         assert [Move.parse(text) for text in parts] == list(state.legal_moves())
         total = Perft.none(case.rules.sides)
         for part in parts.values():
             total += part
-        assert total == as_perft(rows[-1]), case.name
+        assert total == rows[-1], case.name
 
 
 def test_stored_deals_are_the_seeds_deals() -> None:
@@ -395,32 +398,20 @@ def test_counts_add_field_by_field() -> None:
 # -- the batch engine's perft -----------------------------------------------------------
 
 
-def batch_position(case: Case) -> Any:
-    """A one-slot batch engine at the case's position: dealt from its seed and stepped
-    through its moves by their action ids."""
-    pytest.importorskip("numba")
-    from matador_env.batch import BatchEngine
-    from matador_env.encoding import encoding_for
-
-    engine = BatchEngine(case.rules, 1)
-    engine.deal([case.seed])
-    encoding = encoding_for(case.rules)
-    for move in case.moves:
-        engine.step([encoding.encode_action(move)])
-    return engine
-
-
 def test_batch_engine_counts_the_same() -> None:
     """The compiled kernels, walked by matador_env.batch.perft, give every stored count
-    (a second engine checked against the first over every line of the file)."""
+    (a second engine checked against the first over every line of the file; what
+    ``--check --engine batch`` counts), and a walk leaves its engine as it was."""
     pytest.importorskip("numba")
     from matador_env.batch import perft as batch_perft
 
-    for case, entry in stored_cases():
-        engine = batch_position(case)
+    for k, (case, entry) in enumerate(stored_cases()):
+        assert count_rows(entry, "batch") == stored_counts(entry), case.name
+        if k % 5:
+            continue
+        engine = batch_case_position(entry)
         before = engine.get_state()
-        for row in entry["perft"]:
-            assert batch_perft(engine, 0, row[0]) == as_perft(row), (case.name, row[0])
+        batch_perft(engine, 0, len(entry["perft"]))
         assert batch_perft(engine, 0, 0) == perft(case.position(), 0), case.name
         assert engine.get_state() == before, f"{case.name}: the walk changed the engine"
 
@@ -518,7 +509,7 @@ def test_engines_count_the_same_from_random_positions(long_run: bool) -> None:
         rules = random_rules(rng)
         (state,) = midgame_states(rules, 1, seed=rng.randrange(2**32), max_moves=40)
         moves = tuple(map(str, state.moves))
-        engine = batch_position(Case("random", rules, state.seed, moves))
+        engine = batch_position(rules, state.seed, moves)
         depth = 1
         while True:
             count = batch_perft(engine, 0, depth)
@@ -560,17 +551,34 @@ def printed(count: Perft) -> list[str]:
     return [str(v) for v in count[:6]] + [str(p) for p in count.side_points]
 
 
-def test_command_prints_a_case_as_the_file_holds_it() -> None:
+@pytest.mark.parametrize("engine", ["python", "batch"])
+def test_command_prints_a_case_as_the_file_holds_it(engine: str) -> None:
     """--case deals the file's deal, plays its moves and counts to its deepest depth:
-    the rows are the file's."""
+    the rows are the file's, counted by either engine."""
+    if engine == "batch":
+        pytest.importorskip("numba")
     (entry,) = [e for e in stored()["cases"] if e["name"] == "kardinal_hard/end"]
-    code, out, err = run_command("--case", "kardinal_hard/end")
+    code, out, err = run_command("--case", "kardinal_hard/end", "--engine", engine)
     assert (code, err) == (0, "")
     rows = table(out)
     assert list(rows) == [str(row[0]) for row in entry["perft"]]
-    for row in entry["perft"]:
-        assert rows[str(row[0])] == printed(as_perft(row))
+    for depth, count in enumerate(stored_counts(entry), 1):
+        assert rows[str(depth)] == printed(count)
     assert f"moves: {entry['moves']}" in out
+
+
+def test_command_counts_with_the_batch_engine_after_moves() -> None:
+    """--engine batch plays --moves on the compiled engine too: its rows are the
+    Python engine's, on a seeded deal and on a case."""
+    pytest.importorskip("numba")
+    for argv in (
+        ["--preset", "leiden", "--players", "3", "--seed", "4", "--moves", "draw"],
+        ["--case", "drawn2/middle", "--moves", "3-4@1>4"],
+    ):
+        python = run_command(*argv, "--depth", "5")
+        batch = run_command(*argv, "--depth", "5", "--engine", "batch")
+        assert python[0] == batch[0] == 0, (python, batch)
+        assert table(python[1]) == table(batch[1]), argv
 
 
 def test_command_divides_and_plays_moves_on() -> None:
@@ -618,10 +626,14 @@ def test_command_on_a_finished_hand_says_so() -> None:
     [
         (
             ["--case", "nope"],
-            "--case: 'nope' is not in tests/golden/perft.json; allowed: one of its 76",
+            f"--case: 'nope' is not in {PERFT_FILE}; allowed: one of its 76",
         ),
         (["--case", "leiden/end", "--players", "3"], "--players: not with --case"),
         (["--case", "leiden/end", "--rules", "tie=void"], "--rules: not with --case"),
+        (["--case", "leiden/end", "--preset", "pagat"], "--preset: not with --case"),
+        (["--case", "leiden/end", "--seed", "3"], "--seed: not with --case"),
+        (["--depth", "70", "--engine", "batch"], "--depth: 70 is deeper than --engine batch"),
+        (["--depth", "2", "--engine", "batch", "--divide"], "--engine batch: not with --divide"),
         (["--depth", "2", "--moves", "9-9"], "--moves: "),
         (["--depth", "2", "--moves", "draw"], "--moves: illegal move 'draw' by seat"),
         (["--depth", "2", "--players", "9"], "--players: hand_size='by_players' is not allowed"),
@@ -649,3 +661,127 @@ def test_command_refuses_a_file_that_is_no_perft_file(tmp_path: Path) -> None:
     first = stored()["cases"][0]["name"]
     code, _, err = run_command("--case", first, "--file", str(broken))
     assert code == 2 and f"--case: {first!r} in {broken} is not a position" in err
+
+
+# -- the conformance check --------------------------------------------------------------
+
+
+def small_file(tmp_path: Path, change: Callable[[list[dict[str, Any]]], None]) -> Path:
+    """A perft file of three of the shipped cases, changed by ``change``."""
+    data = stored()
+    data["cases"] = [e for e in data["cases"] if e["name"].startswith("pagat_teams/")]
+    change(data["cases"])
+    path = tmp_path / "perft.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("engine", ["python", "batch"])
+def test_check_passes_on_the_shipped_file(engine: str) -> None:
+    """--check counts a case of the file the package ships to every stored depth (the
+    whole file's counts are checked by the tests above, through the same count_rows)."""
+    if engine == "batch":
+        pytest.importorskip("numba")
+    entry = next(e for e in stored()["cases"] if e["name"] == "pagat_teams/middle")
+    code, out, err = run_command("--check", "--case", "pagat_teams/middle", "--engine", engine)
+    assert (code, err) == (0, "")
+    lines = sum(count.lines for count in stored_counts(entry))
+    depths = len(entry["perft"])
+    assert out.startswith(f"checking 1 case of {PERFT_FILE} with the {engine} engine\n")
+    assert f"pagat_teams/middle  agrees ({depths} depths, {lines:,} lines)\n" in out
+    assert f"1 case, {depths} depths, {lines:,} lines: every count agrees" in out
+
+
+@pytest.mark.parametrize("engine", ["python", "batch"])
+def test_check_names_every_count_that_differs(tmp_path: Path, engine: str) -> None:
+    """A changed count, changed points and a move that is not legal each make their case
+    differ, with the file's row and the counted one side by side; the check exits 1."""
+    if engine == "batch":
+        pytest.importorskip("numba")
+
+    def change(cases: list[dict[str, Any]]) -> None:
+        cases[0]["perft"][1][1] += 1  # opening: depth 2 counts one line more
+        cases[1]["perft"][-1][-1][1] += 5  # middle: the last depth's side 1 points
+        cases[2]["moves"] += " 6-6"  # end: a tile that is down already
+
+    path = small_file(tmp_path, change)
+    counted = [count_rows(e, "python") for e in stored()["cases"] if "pagat_teams/" in e["name"]]
+    code, out, err = run_command("--check", "--file", str(path), "--engine", engine)
+    assert (code, err) == (1, "")
+    opening, middle, end = (
+        out.split(f"pagat_teams/{stage}")[1].split("pagat_teams/")[0] for stage in STAGES
+    )
+    assert opening.lstrip().startswith("DIFFERS at depth 2:\n")
+    depth2 = counted[0][1]
+    assert table(opening) == {
+        "file": ["2", *printed(depth2._replace(lines=depth2.lines + 1))],
+        "counted": ["2", *printed(depth2)],
+    }
+    last = len(counted[1])
+    assert middle.lstrip().startswith(f"DIFFERS at depth {last}:\n")
+    assert table(middle)["counted"] == [str(last), *printed(counted[1][-1])]
+    assert end.lstrip().startswith("DIFFERS: not a position (")
+    assert out.endswith("3 of 3 cases differ from " + str(path) + "\n")
+
+
+def test_batch_check_refuses_a_seed_that_deals_otherwise(tmp_path: Path) -> None:
+    """The batch engine deals only by seed: a case whose seed does not deal the deal
+    written out differs there, while the Python engine, which builds the written deal,
+    agrees."""
+    pytest.importorskip("numba")
+
+    def change(cases: list[dict[str, Any]]) -> None:
+        cases[0]["seed"] += 1
+
+    path = small_file(tmp_path, change)
+    code, out, _ = run_command("--check", "--file", str(path))
+    assert code == 0
+    code, out, _ = run_command("--check", "--file", str(path), "--engine", "batch")
+    assert code == 1
+    seed = next(e["seed"] for e in stored()["cases"] if e["name"] == "pagat_teams/opening")
+    assert (
+        f"pagat_teams/opening  DIFFERS: not a position (the batch engine's deal of seed "
+        f"{seed + 1} is not the deal the file writes out)" in out
+    )
+
+
+def test_check_reports_a_row_that_is_no_count_row(tmp_path: Path) -> None:
+    def change(cases: list[dict[str, Any]]) -> None:
+        cases[2]["perft"][0] = [1, 2, 3]
+        cases[1]["perft"][1][0] = 7
+
+    code, out, _ = run_command("--check", "--file", str(small_file(tmp_path, change)))
+    assert code == 1
+    assert "pagat_teams/end      DIFFERS: not a position (pagat_teams/end: row [1, 2, 3] is " in out
+    assert "row [7, " in out and "should be of depth 2" in out
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--depth", "3"], ["--divide"], ["--moves", "draw"], ["--seed", "2"], ["--preset", "pagat"],
+     ["--players", "3"], ["--teams"], ["--rules", "tie=void"]],
+)  # fmt: skip
+def test_check_refuses_flags_that_would_name_another_position(flags: list[str]) -> None:
+    code, out, err = run_command("--check", *flags)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"python -m matador_env.perft: error: {flags[0]}: not with --check")
+
+
+def test_check_refuses_files_that_are_no_perft_files(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    code, _, err = run_command("--check", "--file", str(missing))
+    assert code == 2 and f"--file: cannot read {missing}" in err
+    for text, why in [
+        ("[1, 2", "is not a perft file (Expecting"),
+        ('{"cases": []}', "is not a perft file (format None; allowed: 'matador-env perft 1')"),
+        (
+            json.dumps({"format": FORMAT, "cases": [{"name": "x"}]}),
+            "is not a perft file (its cases are no list of named cases)",
+        ),
+    ]:
+        path = tmp_path / "other.json"
+        path.write_text(text)
+        code, _, err = run_command("--check", "--file", str(path))
+        assert code == 2 and f"--file: {path} {why}" in err, err
+    code, _, err = run_command("--check", "--case", "nope")
+    assert code == 2 and "--case: 'nope' is not in" in err

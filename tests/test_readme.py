@@ -8,6 +8,7 @@ import dataclasses
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,14 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pyproject() -> dict[str, Any]:
+    """The checkout's ``pyproject.toml``, parsed."""
+    data: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return data
+
+
 README = ROOT / "README.md"
 RULES_DOC = ROOT / "docs" / "rules.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "matador_env" / "bots" / "README.md"]
@@ -94,9 +103,7 @@ def test_install_hints_in_the_code_install_from_the_checkout() -> None:
 
 
 def test_install_lines_name_extras_that_exist() -> None:
-    extras = set(
-        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    )
+    extras = set(pyproject()["project"]["optional-dependencies"])
     text = README.read_text()
     every_doc = "\n".join(doc.read_text() for doc in DOCS)
     lines = [line for line in every_doc.splitlines() if "pip install" in line]

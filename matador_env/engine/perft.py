@@ -6,7 +6,7 @@ the last action of a sequence ends (by how they ended) and the points each side
 scores in them. The counts depend on nothing but the rules as move generation and
 scoring read them, so they pin both down: a change that only reorders the legal moves
 leaves them alone, and a change that adds or drops a move, or scores a hand
-otherwise, moves them. ``tests/golden/perft.json`` holds the
+otherwise, moves them. ``matador_env/conformance/perft.json`` holds the
 counts of positions under every option of docs/rules.md; an independent
 implementation of the rules can check itself against that file (its format is in
 docs/rules.md, "Checking an implementation: perft counts").
