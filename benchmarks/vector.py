@@ -15,6 +15,10 @@ load):
   games, ``vectorization_mode="sync"`` (64 single envs) beside the compiled default,
   with random and with the shipped ``"trained"`` opponents, on standard and
   pagat_teams (medians of three runs each way, taken in turn);
+- ``perft``: lines of play counted per second by :func:`matador_env.engine.perft`
+  beside :func:`matador_env.batch.perft`, from the deal of seed 1 of every preset,
+  at the first depth with at least ``--seconds`` times 30,000 lines (medians of
+  three counts each way, taken in turn);
 - ``search``: playouts per second of the search agent (``samples`` worlds per
   candidate; a playout is one candidate played out in one world) with its old
   playouts (``fast=0``) and on the batch engine, on standard and leiden;
@@ -48,7 +52,10 @@ from matador_env.engine import PRESETS, HandState, Rules
 from matador_env.flags import positive_int, positive_number
 from matador_env.streams import run_main
 
-SECTIONS = ("compile", "engine", "env", "make_vec", "search", "ppo")
+SECTIONS = ("compile", "engine", "env", "make_vec", "perft", "search", "ppo")
+PERFT_LINES_PER_SECOND = 30_000
+"""Lines per ``--seconds`` that a perft row's depth reaches: about a second of the
+Python engine's counting at the default."""
 
 _FIRST_USE = """
 import numpy as np
@@ -173,6 +180,34 @@ def make_vec_steps(config: str, opponents: str, mode: str | None, seconds: float
         steps += len(actions)
     envs.close()
     return steps / (time.perf_counter() - start)
+
+
+def perft_rates(preset: str, lines: int, repeats: int = 3) -> tuple[int, int, float, float]:
+    """The depth and lines of the first perft count from the deal of seed 1 with at
+    least ``lines`` lines (or the whole hand), and the Python and batch engines' lines
+    per second counting it (medians of ``repeats``, taken in turn)."""
+    from matador_env.batch import perft as batch_perft
+    from matador_env.engine import perft
+    from matador_env.perft import batch_position
+
+    rules = Rules.preset(preset)
+    state = HandState.deal(rules, 1)
+    engine = batch_position(rules, 1, [])  # compiled (or loaded) outside the timing
+    depth, count = 1, batch_perft(engine, 0, 1).lines
+    while count < lines:
+        deeper = batch_perft(engine, 0, depth + 1).lines
+        if deeper == 0:
+            break  # every line has ended the hand
+        depth, count = depth + 1, deeper
+    walks = {"python": lambda: perft(state, depth), "batch": lambda: batch_perft(engine, 0, depth)}
+    times: dict[str, list[float]] = {name: [] for name in walks}
+    for _ in range(repeats):
+        for name, walk in walks.items():
+            start = time.perf_counter()
+            walk()
+            times[name].append(time.perf_counter() - start)
+    python, batch = (count / float(np.median(times[name])) for name in walks)
+    return depth, count, python, batch
 
 
 def search_views(preset: str, count: int) -> list[Any]:
@@ -326,6 +361,8 @@ def main() -> None:
         env_rows(seconds)
     if "make_vec" in sections:
         make_vec_rows(seconds)
+    if "perft" in sections:
+        perft_rows(seconds)
     if "search" in sections:
         search_rows(decisions)
     if "ppo" in sections:
@@ -371,6 +408,18 @@ def make_vec_rows(seconds: float, repeats: int = 3) -> None:
                 f" ({_ratio(compiled, sync)})",
                 flush=True,
             )
+
+
+def perft_rows(seconds: float) -> None:
+    lines = max(1, round(seconds * PERFT_LINES_PER_SECOND))
+    print(f"perft, lines counted/s from the deal of seed 1, at least {lines:,} lines (no bar)")
+    for preset in PRESETS:
+        depth, count, python, batch = perft_rates(preset, lines)
+        print(
+            f"  {preset:14s} depth {depth:2d}  lines {count:>9,}  python {python:>10,.0f}"
+            f"  batch {batch:>11,.0f} ({_ratio(batch, python)})",
+            flush=True,
+        )
 
 
 def search_rows(decisions: int) -> None:

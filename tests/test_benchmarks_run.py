@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(module: str, *args: str) -> list[dict]:
-    """The JSON lines that ``python -m module args`` printed (it must exit 0)."""
+def printed(module: str, *args: str) -> str:
+    """What ``python -m module args`` printed (it must exit 0)."""
     done = subprocess.run(
         [sys.executable, "-m", module, *args],
         cwd=ROOT,
@@ -25,7 +25,12 @@ def run(module: str, *args: str) -> list[dict]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return done.stdout
+
+
+def run(module: str, *args: str) -> list[dict]:
+    """The JSON lines that ``python -m module args`` printed (it must exit 0)."""
+    return [json.loads(line) for line in printed(module, *args).splitlines() if line[:1] == "{"]
 
 
 def test_engine_benchmark_plays_hands_of_each_preset_asked() -> None:
@@ -115,15 +120,8 @@ def test_training_benchmark_evaluates_a_given_policy() -> None:
 
 
 def test_vector_benchmark_measures_make_vec_both_ways() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.vector", "--section", "make_vec", "--seconds", "0.2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = [line.split() for line in done.stdout.splitlines() if " sync " in line]
+    stdout = printed("benchmarks.vector", "--section", "make_vec", "--seconds", "0.2")
+    rows = [line.split() for line in stdout.splitlines() if " sync " in line]
     assert [row[:2] for row in rows] == [
         ["standard", "random"],
         ["standard", "trained"],
@@ -133,7 +131,7 @@ def test_vector_benchmark_measures_make_vec_both_ways() -> None:
     for row in rows:
         assert row[2] == "sync" and row[4] == "compiled"
         assert float(row[3].replace(",", "")) > 0 and float(row[5].replace(",", "")) > 0
-    assert "engine," not in done.stdout  # only the section asked for
+    assert "engine," not in stdout  # only the section asked for
 
 
 def test_a_tiny_budget_still_measures_one_unit_of_work() -> None:
@@ -158,16 +156,10 @@ def test_a_tiny_budget_still_measures_one_unit_of_work() -> None:
 def test_vector_benchmark_takes_several_sections_with_a_tiny_budget() -> None:
     """``--section engine env`` (as its docstring writes it) was refused, and its
     engine rows divided by zero hands at a tiny budget; repeating the flag still adds."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.vector", "--seconds", "1e-9", "--threads", "1"]
-        + ["--section", "engine", "env", "--section", "env"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
+    lines = printed(
+        "benchmarks.vector", "--seconds", "1e-9", "--threads", "1",
+        "--section", "engine", "env", "--section", "env",
+    ).splitlines()  # fmt: skip
     assert sum(line.startswith("engine,") for line in lines) == 1
     assert sum(line.startswith("env,") for line in lines) == 1
     rows = [line.split() for line in lines if " python " in line or " raw_env " in line]
@@ -226,3 +218,19 @@ def test_runtime_benchmark_measures_a_configuration_named_twice_once() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("standard ")]
     assert len(rows) == 1 and rows[0].endswith("3/3")
+
+
+def test_vector_benchmark_counts_perft_with_both_engines() -> None:
+    """The perft section counts every preset's deal with both engines; with a tiny budget
+    each row is the depth-1 count, whose lines are the deal's legal moves."""
+    from matador_env.engine import PRESETS, HandState, Rules
+
+    stdout = printed("benchmarks.vector", "--section", "perft", "--seconds", "1e-9")
+    rows = [line.split() for line in stdout.splitlines() if " python " in line]
+    assert [row[0] for row in rows] == list(PRESETS)
+    for row in rows:
+        assert row[1:3] == ["depth", "1"] and row[5] == "python" and row[7] == "batch"
+        legal = HandState.deal(Rules.preset(row[0]), 1).legal_moves()
+        assert int(row[4].replace(",", "")) == len(legal), row
+        assert float(row[6].replace(",", "")) > 0 and float(row[8].replace(",", "")) > 0
+    assert "search," not in stdout  # only the section asked for
