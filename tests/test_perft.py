@@ -489,6 +489,9 @@ def test_the_rules_document_describes_this_file() -> None:
     for column in COLUMNS[2:7]:
         assert f"`{column}`" in section, column
     assert stored()["columns"] == list(COLUMNS)
+    assert stored()["format"] == FORMAT and f'`"{FORMAT}"`' in section
+    for field in {key for entry in stored()["cases"] for key in entry}:
+        assert f"- `{field}`: " in section, field
     (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
     exec(compile(example, "docs/rules.md perft example", "exec"), {})
 
