@@ -57,6 +57,7 @@ from .engine import (
     Perft,
     Rules,
     RulesError,
+    Tile,
     perft,
     perft_divide,
 )
@@ -201,22 +202,26 @@ def batch_position(rules: Rules, seed: int, moves: Sequence[str]) -> BatchEngine
     (:func:`batch_case_position`). Raises ``ValueError`` (``BatchError``,
     ``MoveParseError``) for a move that is not legal there."""
     from .batch import BatchEngine
-    from .encoding import encoding_for
 
     engine = BatchEngine(rules, 1)
     engine.deal([seed])
-    encoding = encoding_for(rules)
+    _play_on(engine, moves)
+    return engine
+
+
+def _play_on(engine: BatchEngine, moves: Sequence[str]) -> None:
+    """Steps the engine's one slot through ``moves`` (text forms) by their action ids."""
+    from .encoding import encoding_for
+
+    encoding = encoding_for(engine.rules)
     for text in moves:
         engine.step([encoding.encode_action(text)])
-    return engine
 
 
 def batch_case_position(entry: Mapping[str, Any]) -> BatchEngine:
     """:func:`case_position` on the batch engine: dealt from the case's seed, which
     must deal the hands, boneyard and leader the file writes out (``ValueError``
     naming the seed otherwise), then the case's moves played."""
-    from .engine import Tile
-
     rules = Rules.from_dict(entry["rules"])
     deal = entry["deal"]
     engine = batch_position(rules, entry["seed"], [])
@@ -231,7 +236,8 @@ def batch_case_position(entry: Mapping[str, Any]) -> BatchEngine:
         raise ValueError(
             f"the batch engine's deal of seed {entry['seed']} is not the deal the file writes out"
         )
-    return batch_position(rules, entry["seed"], entry["moves"].split())
+    _play_on(engine, entry["moves"].split())
+    return engine
 
 
 def count_rows(entry: Mapping[str, Any], engine: str = "python") -> list[Perft]:
@@ -312,9 +318,7 @@ def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, 
         except (IllegalMoveError, MoveParseError) as exc:
             raise _Refused(f"--moves: {exc}") from None
         if batch is not None:
-            from .encoding import encoding_for
-
-            batch.step([encoding_for(state.rules).encode_action(move)])
+            _play_on(batch, [move])
     return state, batch, stored_depth
 
 
