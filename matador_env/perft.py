@@ -31,7 +31,7 @@ the file's, printing a line per case as it goes and every row that differs. It c
 the engine of this installation (``--engine batch``: the compiled batch engine,
 :func:`matador_env.batch.perft`) against the counts the project publishes.
 ``--engine batch`` counts the rows of the other modes with the batch engine too
-(not ``--divide``).
+(up to ``BATCH_DEPTH`` actions deep; not ``--divide``).
 
 Exit codes: 0 when counted (with ``--check``: every count agrees), 1 when a count
 of ``--check`` differs from the file's, 2 for a refused argument (the message names
@@ -253,6 +253,10 @@ def count_rows(entry: Mapping[str, Any], engine: str = "python") -> list[Perft]:
     if engine == "batch":
         from .batch import perft as batch_perft
 
+        if len(depths) > BATCH_DEPTH:
+            raise ValueError(
+                f"{len(depths)} rows: deeper than the batch engine walks (at most {BATCH_DEPTH})"
+            )
         batch = batch_case_position(entry)
         return [batch_perft(batch, 0, d) for d in depths]
     raise ValueError(f"engine {engine!r} is not allowed; allowed: {', '.join(ENGINES)}")
@@ -358,7 +362,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             counted = count_rows(entry, args.engine)
         except (ValueError, KeyError, TypeError) as exc:
             failed += 1
-            out.write(f"{name.ljust(width)}  DIFFERS: not a position ({exc})\n")
+            out.write(f"{name.ljust(width)}  DIFFERS: cannot be counted ({exc})\n")
             out.flush()
             continue
         pairs = zip(expected, counted, strict=True)

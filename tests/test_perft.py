@@ -723,7 +723,7 @@ def test_check_names_every_count_that_differs(tmp_path: Path, engine: str) -> No
     last = len(counted[1])
     assert middle.lstrip().startswith(f"DIFFERS at depth {last}:\n")
     assert table(middle)["counted"] == [str(last), *printed(counted[1][-1])]
-    assert end.lstrip().startswith("DIFFERS: not a position (")
+    assert end.lstrip().startswith("DIFFERS: cannot be counted (")
     assert out.endswith("3 of 3 cases differ from " + str(path) + "\n")
 
 
@@ -743,7 +743,7 @@ def test_batch_check_refuses_a_seed_that_deals_otherwise(tmp_path: Path) -> None
     assert code == 1
     seed = next(e["seed"] for e in stored()["cases"] if e["name"] == "pagat_teams/opening")
     assert (
-        f"pagat_teams/opening  DIFFERS: not a position (the batch engine's deal of seed "
+        f"pagat_teams/opening  DIFFERS: cannot be counted (the batch engine's deal of seed "
         f"{seed + 1} is not the deal the file writes out)" in out
     )
 
@@ -755,8 +755,29 @@ def test_check_reports_a_row_that_is_no_count_row(tmp_path: Path) -> None:
 
     code, out, _ = run_command("--check", "--file", str(small_file(tmp_path, change)))
     assert code == 1
-    assert "pagat_teams/end      DIFFERS: not a position (pagat_teams/end: row [1, 2, 3] is " in out
+    end = "pagat_teams/end      DIFFERS: cannot be counted (pagat_teams/end: row [1, 2, 3] is "
+    assert end in out
     assert "row [7, " in out and "should be of depth 2" in out
+
+
+def test_batch_check_refuses_more_rows_than_it_walks(tmp_path: Path) -> None:
+    """A case of more than 64 rows cannot be counted by the batch engine (it says so at
+    once instead of walking the first 64); the Python engine counts it."""
+    pytest.importorskip("numba")
+
+    def change(cases: list[dict[str, Any]]) -> None:
+        rows = cases[2]["perft"]
+        sides = len(rows[0][-1])
+        rows += [[d, 0, 0, 0, 0, 0, 0, [0] * sides] for d in range(len(rows) + 1, 66)]
+
+    path = small_file(tmp_path, change)
+    code, out, _ = run_command("--check", "--file", str(path), "--case", "pagat_teams/end")
+    assert code == 0, out
+    code, out, _ = run_command(
+        "--check", "--file", str(path), "--case", "pagat_teams/end", "--engine", "batch"
+    )
+    assert code == 1
+    assert "DIFFERS: cannot be counted (65 rows: deeper than the batch engine walks" in out
 
 
 @pytest.mark.parametrize(
