@@ -169,28 +169,59 @@ def stored_counts(entry: Mapping[str, Any]) -> list[Perft]:
     ``ValueError`` for a row that is no ``[depth, 6 counts, [points per side]]`` or
     whose depth is out of order."""
     counts = []
-    for depth, row in enumerate(entry["perft"], 1):
+    for depth, row in enumerate(_part(entry, "perft", list), 1):
         try:
             d, lines, domino, blocked, void_tie, redeal_tie, no_lead, points = row
             count = Perft(lines, domino, blocked, void_tie, redeal_tie, no_lead, tuple(points))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{entry['name']}: row {row!r} is no count row ({exc})") from None
+            raise ValueError(f"perft: row {row!r} is no count row ({exc})") from None
         if d != depth:
-            raise ValueError(f"{entry['name']}: row {row!r} should be of depth {depth}")
+            raise ValueError(f"perft: row {row!r} should be of depth {depth}")
         counts.append(count)
     return counts
+
+
+_KIND_WORDS = {str: "a string", int: "a whole number", list: "a list", dict: "a mapping"}
+
+
+def _part(entry: object, path: str, kind: type) -> Any:
+    """The part of a case at ``path`` (keys separated by dots), which must be a
+    ``kind``; else ``ValueError`` naming the part, what it holds and what is allowed."""
+    value = entry
+    for key in path.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            raise ValueError(f"{path}: missing from the case")
+        value = value[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{path}: {value!r} is not allowed; allowed: {_KIND_WORDS[kind]}")
+    return value
+
+
+def _case_parts(
+    entry: Mapping[str, Any],
+) -> tuple[Rules, list[list[str]], list[str], int, list[str]]:
+    """A case's rules, written deal (hands, boneyard, leader) and moves, each part
+    checked to be of its kind (``ValueError`` naming the first that is not)."""
+    hands = _part(entry, "deal.hands", list)
+    if not all(isinstance(hand, str) for hand in hands):
+        raise ValueError(f"deal.hands: {hands!r} is not allowed; allowed: a list of strings")
+    return (
+        Rules.from_dict(_part(entry, "rules", dict)),
+        [hand.split() for hand in hands],
+        _part(entry, "deal.boneyard", str).split(),
+        _part(entry, "deal.leader", int),
+        _part(entry, "moves", str).split(),
+    )
 
 
 def case_position(entry: Mapping[str, Any]) -> HandState:
     """The position of a case of the perft file, as another implementation would build
     it: its rules, its deal as the file writes it out, its moves played. Raises
-    ``ValueError`` (rules, tiles or moves the engine refuses), ``KeyError`` or
-    ``TypeError`` (a case missing a part or holding the wrong kind of value)."""
-    rules = Rules.from_dict(entry["rules"])
-    deal = entry["deal"]
-    hands = [hand.split() for hand in deal["hands"]]
-    state = HandState.from_deal(rules, hands, deal["boneyard"].split(), deal["leader"])
-    for move in entry["moves"].split():
+    ``ValueError`` naming what is wrong: a part missing or of the wrong kind, rules,
+    tiles or moves the engine refuses."""
+    rules, hands, boneyard, leader, moves = _case_parts(entry)
+    state = HandState.from_deal(rules, hands, boneyard, leader)
+    for move in moves:
         state = state.apply(move)
     return state
 
@@ -221,22 +252,23 @@ def _play_on(engine: BatchEngine, moves: Sequence[str]) -> None:
 def batch_case_position(entry: Mapping[str, Any]) -> BatchEngine:
     """:func:`case_position` on the batch engine: dealt from the case's seed, which
     must deal the hands, boneyard and leader the file writes out (``ValueError``
-    naming the seed otherwise), then the case's moves played."""
-    rules = Rules.from_dict(entry["rules"])
-    deal = entry["deal"]
-    engine = batch_position(rules, entry["seed"], [])
+    naming the seed otherwise, or as :func:`case_position` for the other parts), then the
+    case's moves played."""
+    rules, hands, boneyard, leader, moves = _case_parts(entry)
+    seed = _part(entry, "seed", int)
+    engine = batch_position(rules, seed, [])
     written = (
-        tuple(sum(1 << Tile.parse(t).index for t in hand.split()) for hand in deal["hands"]),
-        tuple(map(Tile.parse, deal["boneyard"].split())),
-        deal["leader"],
+        tuple(sum(1 << Tile.parse(t).index for t in hand) for hand in hands),
+        tuple(map(Tile.parse, boneyard)),
+        leader,
     )
     # Before any move the seat to move is the one that leads.
     dealt = (engine.hand_masks(0), engine.boneyard(0), int(engine.to_move[0]))
     if written != dealt:
         raise ValueError(
-            f"the batch engine's deal of seed {entry['seed']} is not the deal the file writes out"
+            f"the batch engine's deal of seed {seed} is not the deal the file writes out"
         )
-    _play_on(engine, entry["moves"].split())
+    _play_on(engine, moves)
     return engine
 
 
@@ -246,7 +278,7 @@ def count_rows(entry: Mapping[str, Any], engine: str = "python") -> list[Perft]:
     :func:`case_position`; ``"batch"``: :func:`matador_env.batch.perft` on
     :func:`batch_case_position`). Raises ``ValueError`` for an unknown engine and as
     the position builders do."""
-    depths = range(1, len(entry["perft"]) + 1)
+    depths = range(1, len(_part(entry, "perft", list)) + 1)
     if engine == "python":
         state = case_position(entry)
         return [perft(state, d) for d in depths]
@@ -301,7 +333,7 @@ def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, 
             state = case_position(entry)
             if args.engine == "batch":
                 batch = batch_case_position(entry)
-        except (ValueError, KeyError, TypeError) as exc:
+        except ValueError as exc:
             raise _Refused(
                 f"--case: {args.case!r} in {args.file} is not a position ({exc})"
             ) from None
@@ -360,7 +392,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         try:
             expected = stored_counts(entry)
             counted = count_rows(entry, args.engine)
-        except (ValueError, KeyError, TypeError) as exc:
+        except ValueError as exc:
             failed += 1
             out.write(f"{name.ljust(width)}  DIFFERS: cannot be counted ({exc})\n")
             out.flush()

@@ -755,9 +755,49 @@ def test_check_reports_a_row_that_is_no_count_row(tmp_path: Path) -> None:
 
     code, out, _ = run_command("--check", "--file", str(small_file(tmp_path, change)))
     assert code == 1
-    end = "pagat_teams/end      DIFFERS: cannot be counted (pagat_teams/end: row [1, 2, 3] is "
+    end = "pagat_teams/end      DIFFERS: cannot be counted (perft: row [1, 2, 3] is "
     assert end in out
     assert "row [7, " in out and "should be of depth 2" in out
+
+
+KINDS = {"rules": dict, "seed": int, "deal": dict, "deal.hands": list,
+         "deal.boneyard": str, "deal.leader": int, "moves": str}  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["python", "batch"])
+@pytest.mark.parametrize("path", list(KINDS))
+def test_a_case_part_of_the_wrong_kind_is_named_not_a_traceback(
+    tmp_path: Path, engine: str, path: str
+) -> None:
+    """Each part of a case replaced by values of other kinds (or removed): --check
+    reports the case as not counted, naming the part, and --case refuses it with status
+    2; no exception escapes (an int in deal.hands gave an AttributeError)."""
+    if engine == "batch":
+        pytest.importorskip("numba")
+    *parents, key = path.split(".")
+    values: list[object] = [None, 1, True, "x", [], {}, [1], "__removed__"]
+    for value in values:
+        if isinstance(value, KINDS[path]) and not isinstance(value, bool):
+            continue
+
+        def change(cases: list[dict[str, Any]], value: object = value) -> None:
+            holder = cases[2]
+            for parent in parents:
+                holder = holder[parent]
+            if value == "__removed__":
+                del holder[key]
+            else:
+                holder[key] = value
+
+        file = str(small_file(tmp_path, change))
+        argv = ["--file", file, "--case", "pagat_teams/end", "--engine", engine]
+        code, out, _ = run_command("--check", *argv)
+        if path == "seed" and engine == "python":
+            assert code == 0, (value, out)  # the Python engine builds the written deal
+            continue
+        assert code == 1 and f"DIFFERS: cannot be counted ({path}" in out, (value, out)
+        code, _, err = run_command(*argv)
+        assert code == 2 and "is not a position (" in err and path in err, (value, err)
 
 
 def test_batch_check_refuses_more_rows_than_it_walks(tmp_path: Path) -> None:
