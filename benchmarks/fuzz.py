@@ -39,6 +39,10 @@ Campaigns (``--campaign``, all by default):
 ``bot``      ``matador_env.bot`` ``move_json`` on mutated views (documented:
              ``ProtocolError``, ``BotError``); an accepted reply must be a legal move,
              and a bot of one configuration must refuse other presets' views
+``perft``    ``matador_env.perft.count_rows`` and ``stored_counts`` on cases of the
+             shipped perft file (cut to their first three depths, so that a mutated
+             position's walk stays small) with parts replaced, edited or removed
+             (documented: ``ValueError``); an intact case must count as stored
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -97,6 +101,7 @@ from matador_env.engine import (
 )
 from matador_env.engine.rules import CHOICES
 from matador_env.flags import positive_int, positive_number, seed_arg
+from matador_env.perft import count_rows, read_perft_file, stored_counts
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.protocol import (
     ProtocolError,
@@ -894,7 +899,60 @@ def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> 
 
 # -- running -------------------------------------------------------------------------------
 
-CAMPAIGNS = ("play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot")
+PERFT_DEPTHS = 3
+"""The depths a perft trial keeps of its case: a mutated position (earlier moves cut,
+other rules) may have a tree far wider than the stored one."""
+
+
+def _json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path (keys and indices) to every part nested in ``value``."""
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        yield (*prefix, key)
+        yield from _json_paths(item, (*prefix, key))
+
+
+def trial_perft(rng: random.Random, tally: Tally, label: str, cases: list[dict[str, Any]]) -> None:
+    case = copy.deepcopy(rng.choice(cases))
+    case["perft"] = case["perft"][:PERFT_DEPTHS]
+    edits = rng.randrange(4)  # none: the case as shipped, which must count as stored
+    for _ in range(edits):
+        paths = list(_json_paths(case))
+        if not paths:
+            break
+        *parents, key = rng.choice(paths)
+        holder: Any = case
+        for parent in parents:
+            holder = holder[parent]
+        k = rng.randrange(5)
+        if k == 0 and isinstance(holder, dict):
+            del holder[key]
+        elif k == 1 and isinstance(holder[key], str):
+            holder[key] = mutate_text(rng, holder[key])
+        else:
+            holder[key] = random_json(rng)
+
+    def count() -> None:
+        counted = count_rows(case)
+        stored = stored_counts(case)
+        for row in stored:
+            if not all(type(n) is int and n >= 0 for n in [*row[:6], *row.side_points]):
+                raise Finding(f"a stored row accepted with other than counts: {row}")
+        if edits == 0 and counted != stored:
+            raise Finding(f"{case['name']}: the shipped case counts otherwise")
+
+    classify(tally, count, (ValueError,), label, valid=edits == 0)
+
+
+CAMPAIGNS = (
+    "play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot", "perft",
+)  # fmt: skip
 HTTP = "http"
 
 
@@ -932,6 +990,8 @@ def run_campaign(
         extra, cleanup = [scratch], scratch.close
     elif name == "bot":
         extra = [[load_bot("trained"), load_bot("random"), load_bot("greedy")]]
+    elif name == "perft":
+        extra = [read_perft_file()]
     # The trials take different extra arguments (``extra`` above).
     steps: dict[str, Callable[..., None]] = {
         "play": trial_play,
@@ -943,6 +1003,7 @@ def run_campaign(
         "protocol": trial_protocol,
         "policy": trial_policy,
         "bot": trial_bot,
+        "perft": trial_perft,
     }
     step = steps[name]
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)

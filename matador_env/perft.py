@@ -170,15 +170,22 @@ def stored_counts(entry: Mapping[str, Any]) -> list[Perft]:
     whose depth is out of order."""
     counts = []
     for depth, row in enumerate(_part(entry, "perft", list), 1):
-        try:
-            d, lines, domino, blocked, void_tie, redeal_tie, no_lead, points = row
-            count = Perft(lines, domino, blocked, void_tie, redeal_tie, no_lead, tuple(points))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"perft: row {row!r} is no count row ({exc})") from None
+        shape = isinstance(row, list) and len(row) == 8 and isinstance(row[-1], list)
+        if not shape or not all(_is_count(n) for n in [*row[:-1], *row[-1]]):
+            counts_named = ", ".join(Perft._fields[:6])
+            raise ValueError(
+                f"perft: row {row!r} is no count row; allowed: [depth, {counts_named}, "
+                "[points of each side]], all whole numbers of 0 or more"
+            )
+        d, lines, domino, blocked, void_tie, redeal_tie, no_lead, points = row
         if d != depth:
             raise ValueError(f"perft: row {row!r} should be of depth {depth}")
-        counts.append(count)
+        counts.append(Perft(lines, domino, blocked, void_tie, redeal_tie, no_lead, tuple(points)))
     return counts
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and value >= 0
 
 
 _KIND_WORDS = {str: "a string", int: "a whole number", list: "a list", dict: "a mapping"}

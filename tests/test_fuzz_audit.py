@@ -22,6 +22,7 @@ import benchmarks.fuzz as fuzz
 import benchmarks.fuzz_http as fuzz_http
 import matador_env.bot
 import matador_env.engine.state
+import matador_env.perft
 import matador_env.protocol
 from matador_env.engine import HandState, Move, MoveParseError, Rules, RulesError
 from matador_env.engine.public import HistoryError
@@ -142,6 +143,34 @@ def test_protocol_finds_a_view_that_misstates_the_hand(monkeypatch: pytest.Monke
     monkeypatch.setattr(matador_env.protocol, "view_to_json", reversed_sizes)
     monkeypatch.setattr(fuzz, "view_to_json", reversed_sizes)
     assert "view_to_json misstates the hand" in _found("protocol", 150)
+
+
+def test_perft_finds_a_case_part_of_the_wrong_kind_let_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the reader's kind check an int among a case's hands reaches ``split``."""
+    monkeypatch.setattr(matador_env.perft, "_part", lambda entry, path, kind: _dig(entry, path))
+    assert "AttributeError" in _found("perft", 200)
+
+
+def _dig(entry: Any, path: str) -> Any:
+    for key in path.split("."):
+        entry = entry[key]
+    return entry
+
+
+def test_perft_finds_a_row_of_other_than_counts_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(matador_env.perft, "_is_count", lambda value: True)
+    assert "a stored row accepted with other than counts" in _found("perft", 200)
+
+
+def test_perft_finds_the_engine_counting_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An intact case must count as stored: a perft that counts no lines is found."""
+    count = matador_env.perft.perft
+    monkeypatch.setattr(
+        matador_env.perft, "perft", lambda state, d: count(state, d)._replace(lines=0)
+    )
+    assert "the shipped case counts otherwise" in _found("perft", 100)
 
 
 def test_bot_finds_a_view_of_other_rules_taken(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -760,6 +760,33 @@ def test_check_reports_a_row_that_is_no_count_row(tmp_path: Path) -> None:
     assert "row [7, " in out and "should be of depth 2" in out
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda row: row.__setitem__(1, "12"),  # a count that is text
+        lambda row: row.__setitem__(2, -1),  # below 0
+        lambda row: row.__setitem__(3, True),  # a flag
+        lambda row: row.__setitem__(4, 1.0),  # a float
+        lambda row: row.__setitem__(7, 5),  # points that are no list
+        lambda row: row[7].append(None),  # a side's points that are nothing
+        lambda row: row.append(0),  # a ninth column
+    ],
+)
+def test_check_reports_a_count_that_is_no_whole_number(
+    tmp_path: Path, change: Callable[[list[Any]], None]
+) -> None:
+    """Each count of a row must be a whole number of 0 or more (a string summed into
+    the lines checked gave a TypeError traceback); the row is reported, not counted."""
+
+    def mutate(cases: list[dict[str, Any]]) -> None:
+        change(cases[0]["perft"][0])
+
+    code, out, _ = run_command("--check", "--file", str(small_file(tmp_path, mutate)))
+    assert code == 1
+    assert "pagat_teams/opening  DIFFERS: cannot be counted (perft: row [1, " in out
+    assert "is no count row; allowed: [depth, lines, domino, blocked, void_tie, " in out
+
+
 KINDS = {"rules": dict, "seed": int, "deal": dict, "deal.hands": list,
          "deal.boneyard": str, "deal.leader": int, "moves": str}  # fmt: skip
 
