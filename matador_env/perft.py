@@ -308,8 +308,9 @@ def _cases(path: Path) -> dict[str, dict[str, Any]]:
         raise _Refused(f"--file: {exc}") from None
 
 
-def _case(path: Path, name: str) -> dict[str, Any]:
-    cases = _cases(path)
+def _case(path: Path, name: str, cases: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The case ``name`` of the file at ``path`` (its ``cases`` when already read)."""
+    cases = _cases(path) if cases is None else cases
     if name not in cases:
         known = ", ".join(list(cases)[:6])
         raise _Refused(
@@ -389,7 +390,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     _not_with(args, "--check, which counts the file's cases to the file's depths", given)
     cases = _cases(args.file)
     if args.case is not None:
-        cases = {args.case: _case(args.file, args.case)}
+        cases = {args.case: _case(args.file, args.case, cases)}
     out.write(f"checking {_cases_word(len(cases))} of {args.file} with the {args.engine} engine\n")
     out.flush()
     width = max(len(name) for name in cases) if cases else 0
@@ -406,9 +407,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             continue
         pairs = zip(expected, counted, strict=True)
         differ = [d for d, (want, got) in enumerate(pairs, 1) if want != got]
+        case_lines = sum(count.lines for count in expected)
         depths += len(expected)
-        lines += sum(count.lines for count in expected)
-        summary = f"{len(expected)} depths, {sum(c.lines for c in expected):,} lines"
+        lines += case_lines
+        summary = f"{len(expected)} depths, {case_lines:,} lines"
         if not differ:
             out.write(f"{name.ljust(width)}  agrees ({summary})\n")
         else:
@@ -451,8 +453,10 @@ def main(
         err.write(f"{PROG}: error: --depth: required without --case (a count of 1 or more)\n")
         return 2
     if batch is not None and depth > BATCH_DEPTH:
-        err.write(f"{PROG}: error: --depth: {depth} is deeper than --engine batch walks "
-                  f"(allowed: 1 to {BATCH_DEPTH})\n")  # fmt: skip
+        err.write(
+            f"{PROG}: error: --depth: {depth} is deeper than --engine batch walks "
+            f"(allowed: 1 to {BATCH_DEPTH})\n"
+        )
         return 2
     rules = state.rules
     moves = " ".join(map(str, state.moves)) or "(none)"
