@@ -135,7 +135,8 @@ RECIPE_FLAGS: dict[str, list[str]] = {
     # standard (900,000, agreement 0.755): over 2,100 field matches 56.7%, 56.1% and 55.1%
     # where the 300,000-decision bot won 55.1%, 54.6% and 55.0% (seeds 601-603); head to
     # head +0.65 and +0.43 (3,000 hands, seeds 574, 575). About 70 minutes from scratch
-    # here (the warm start's collecting and fit 64.6 of them).
+    # here (the warm start's collecting and fit 64.6 of them). 1,200,000 (agreement 0.758)
+    # won no more: 55.5% against 55.6% on average over seeds 601-610, level head to head.
     "standard_3p": ["--bc-soft-temperature", "4", "--bc-decisions", "900000"],
     # Kardinal-hard with 450,000 decisions: agreement 0.568 -> 0.603, bot ~ search -2.44
     # -> -1.26 in the matrix; with 900,000: 0.621 and -0.05. 1,800,000 (0.631) came
