@@ -55,13 +55,20 @@ class Server:
         return self.out.read_text() + "\n--- stderr ---\n" + self.err.read_text()
 
 
-def start_server(tmp: Path, *args: str, env: dict[str, str] | None = None) -> Server:
-    """``python -m matador_env.serve --port 0 ARGS``; ``env`` adds to the environment."""
+def start_server(
+    tmp: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    command: tuple[str, ...] = (sys.executable, "-m", "matador_env.serve"),
+    cwd: Path = ROOT,
+) -> Server:
+    """``python -m matador_env.serve --port 0 ARGS`` in the checkout; ``env`` adds to the
+    environment, ``command`` and ``cwd`` run another copy of the server (a wheel's)."""
     out, err = tmp / "stdout.txt", tmp / "stderr.txt"
     with out.open("wb") as fout, err.open("wb") as ferr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "matador_env.serve", "--port", "0", *args],
-            cwd=ROOT,
+            [*command, "--port", "0", *args],
+            cwd=cwd,
             stdout=fout,
             stderr=ferr,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},

@@ -1,0 +1,269 @@
+"""The distribution as a frontend installs it: a wheel built from the package's
+sources, unpacked into a folder of its own and played from processes in which the
+training stack and the checkout's other packages cannot be imported.
+
+The rest of the suite runs under the editable install, which reads the checkout: it
+would not notice a file the wheel leaves out (a bot, the browser page, a schema) nor
+an import, at play time, of something ``pip install '.[bot]'`` does not bring (torch,
+numba, the ``onnx`` package, or the ``agents`` package that lives only in the
+checkout). The README promises that everything a frontend needs is in the installed
+``matador_env`` and that none of it needs torch or the training code; these tests
+hold it to that, for every shipped bot, in process, through the JSON protocol, the
+``levels`` command and the HTTP server.
+
+The wheel is built with the suite's own setuptools (``--no-build-isolation``, which
+torch's install brings) and ``--no-index``: nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from matador_env.bot import shipped_configurations
+from matador_env.engine import HandState
+from matador_env.protocol import move_from_json, view_to_json
+from tests.test_readme import pyproject
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "matador_env"
+
+NOT_INSTALLED = (
+    # The checkout's other packages: not in the wheel.
+    "agents",
+    "train",
+    "evaluate",
+    "benchmarks",
+    "tests",
+    # The extras a frontend does not install (train, eval, batch, compat, test).
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "onnx",
+    "numba",
+    "llvmlite",
+    "tensorboard",
+    "matplotlib",
+    "tqdm",
+    "ray",
+    "tianshou",
+    "pytest",
+    "hypothesis",
+)
+"""Top-level modules the probes refuse to import, and report when something tries."""
+
+REFUSE_IMPORTS = f'''"""Refuses the imports a frontend's install could not satisfy, and says so."""
+import importlib.abc
+import sys
+
+NOT_INSTALLED = frozenset({NOT_INSTALLED!r})
+
+
+class _NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in NOT_INSTALLED:
+            print(f"refused import: {{name}}", file=sys.stderr, flush=True)
+            raise ModuleNotFoundError(f"{{name}} is not installed here", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled())
+'''
+
+PLAY_EVERY_BOT = """import refuse_imports  # first: nothing below may need what it refuses
+import contextlib
+import io
+import json
+
+import matador_env
+from matador_env.bot import load_bot, main, shipped_configurations
+from matador_env.engine import HandState
+from matador_env.protocol import move_from_json, view_to_json
+
+report = {"package": matador_env.__file__, "hands": {}, "json_moves": {}}
+for config in shipped_configurations():
+    rules = config.rules()
+    for level in ("trained", "casual"):
+        bot = load_bot(level, rules=config.name, seed=0)
+        state = HandState.deal(rules, seed=1)
+        moves = 0
+        while state.outcome is None:
+            state = state.apply(bot.choose(state.view(state.to_move)))  # refuses illegal
+            moves += 1
+        report["hands"][f"{config.name}/{level}"] = moves
+    state = HandState.deal(rules, seed=2)
+    view = state.view(state.to_move)
+    bot = load_bot("trained", rules=config.name, seed=0)
+    answer = bot.move_json(json.dumps(view_to_json(view)))
+    report["json_moves"][config.name] = move_from_json(answer) in view.legal_moves
+levels = io.StringIO()
+with contextlib.redirect_stdout(levels):
+    report["levels_status"] = main(["levels"])
+report["levels"] = levels.getvalue()
+print(json.dumps(report))
+"""
+
+SERVE = (
+    "import refuse_imports, runpy; "
+    "runpy.run_module('matador_env.serve', run_name='__main__', alter_sys=True)"
+)
+
+
+def _package_files(folder: Path) -> set[str]:
+    """The package's files under ``folder`` as the wheel names them: no byte code and
+    no dot-named folder (``python -m train.bots`` stages a bot in one)."""
+    return {
+        p.relative_to(folder).as_posix()
+        for p in (folder / PACKAGE).rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.suffix != ".pyc"
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, set[str]]]:
+    """The wheel built from a copy of the package's sources (the checkout stays
+    untouched: setuptools writes ``build/`` and egg-info next to the sources), and the
+    package files that copy holds."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src, dist = tmp / "src", tmp / "dist"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(
+        ROOT / PACKAGE,
+        src / PACKAGE,
+        ignore=lambda _dir, names: [
+            n for n in names if n == "__pycache__" or n.endswith(".pyc") or n.startswith(".")
+        ],
+    )
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--no-cache-dir",
+            "--quiet",
+            "--wheel-dir",
+            str(dist),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    (wheel,) = dist.glob("*.whl")
+    yield wheel, _package_files(src)
+
+
+@pytest.fixture(scope="module")
+def installed(built: tuple[Path, set[str]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the unpacked wheel (a pure-Python wheel installs by unpacking)
+    and the module that refuses imports, for ``PYTHONPATH``."""
+    site = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(built[0]) as archive:
+        archive.extractall(site)
+    (site / "refuse_imports.py").write_text(REFUSE_IMPORTS)
+    return site
+
+
+def _run_env(site: Path) -> dict[str, str]:
+    """The environment of a probe: the unpacked wheel first on the path, ahead of the
+    editable install's finder, which points into the checkout."""
+    return {**os.environ, "PYTHONPATH": str(site), "PYTHONUNBUFFERED": "1"}
+
+
+def test_the_wheel_holds_the_package_and_nothing_else(built: tuple[Path, set[str]]) -> None:
+    wheel, sources = built
+    version = pyproject()["project"]["version"]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    info = f"{PACKAGE}-{version}.dist-info/"
+    assert {n for n in names if not n.startswith(info)} == sources
+    shipped = {c.name for c in shipped_configurations()}
+    assert len(shipped) == 11
+    for name in shipped:
+        assert {f"{PACKAGE}/bots/{name}/policy.onnx", f"{PACKAGE}/bots/{name}/policy.json"} <= names
+    for data in ("py.typed", "bots/README.md", "conformance/perft.json", "web/index.html"):
+        assert f"{PACKAGE}/{data}" in names
+
+
+def test_the_installed_wheel_plays_every_shipped_bot_without_the_training_stack(
+    installed: Path, tmp_path: Path
+) -> None:
+    probe = tmp_path / "play_every_bot.py"
+    probe.write_text(PLAY_EVERY_BOT)
+    # Run away from the checkout, so that nothing of it is found by its folder.
+    run = subprocess.run(
+        [sys.executable, str(probe)],
+        cwd=tmp_path,
+        env=_run_env(installed),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "refused import" not in run.stderr, run.stderr
+    report = json.loads(run.stdout)
+    assert Path(report["package"]).is_relative_to(installed)
+    shipped = [c.name for c in shipped_configurations()]
+    assert list(report["json_moves"]) == shipped
+    assert all(report["json_moves"].values()), report["json_moves"]
+    assert sorted(report["hands"]) == sorted(
+        f"{n}/{lv}" for n in shipped for lv in ("trained", "casual")
+    )
+    assert all(moves > 0 for moves in report["hands"].values())
+    assert report["levels_status"] == 0
+    assert (
+        f"are shipped for {len(shipped)} of the {len(shipped)} configurations" in report["levels"]
+    )
+
+
+def test_the_installed_wheel_serves_every_shipped_bot_over_http(
+    installed: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    from tests.test_serve import request, start_server, stop_server
+
+    server = start_server(
+        tmp_path,
+        "--seed",
+        "0",
+        env={"PYTHONPATH": str(installed)},
+        command=(sys.executable, "-c", SERVE),
+        cwd=tmp_path,
+    )
+    try:
+        _, _, listed = request(server, "GET", "/bots")
+        shipped = [c.name for c in shipped_configurations()]
+        assert {b["name"]: b for b in listed["bots"]}["trained"]["configurations"] == shipped
+        for config in shipped_configurations():
+            state = HandState.deal(config.rules(), seed=3)
+            view = state.view(state.to_move)
+            status, _, answer = request(
+                server, "POST", "/move", view_to_json(view), Content_Type="application/json"
+            )
+            assert status == 200, answer
+            assert answer["bot"] == f"trained:{config.name}"
+            assert move_from_json(answer) in view.legal_moves
+    finally:
+        code = stop_server(server)
+    logs = server.logs()
+    assert code == 0, logs
+    assert "refused import" not in logs and "Traceback" not in logs, logs
