@@ -9,7 +9,7 @@ numba, the ``onnx`` package, or the ``agents`` package that lives only in the
 checkout). The README promises that everything a frontend needs is in the installed
 ``matador_env`` and that none of it needs torch or the training code; these tests
 hold it to that, for every shipped bot, in process, through the JSON protocol, the
-``levels`` command and the HTTP server.
+``levels`` command and the HTTP server, which serves the browser page from the wheel.
 
 The wheel is built with the suite's own setuptools (``--no-build-isolation``, which
 torch's install brings) and ``--no-index``: nothing is downloaded.
@@ -262,6 +262,22 @@ def test_the_installed_wheel_serves_every_shipped_bot_over_http(
             assert status == 200, answer
             assert answer["bot"] == f"trained:{config.name}"
             assert move_from_json(answer) in view.legal_moves
+        # The browser page, its files read from the wheel.
+        for path, name in (
+            ("/", "index.html"),
+            ("/web/app.js", "app.js"),
+            ("/web/style.css", "style.css"),
+        ):
+            conn = server.connect()
+            try:
+                conn.request("GET", path)
+                reply = conn.getresponse()
+                assert (reply.status, reply.read()) == (
+                    200,
+                    (ROOT / PACKAGE / "web" / name).read_bytes(),
+                )
+            finally:
+                conn.close()
     finally:
         code = stop_server(server)
     logs = server.logs()
