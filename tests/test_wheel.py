@@ -8,8 +8,9 @@ an import, at play time, of something ``pip install '.[bot]'`` does not bring (t
 numba, the ``onnx`` package, or the ``agents`` package that lives only in the
 checkout). The README promises that everything a frontend needs is in the installed
 ``matador_env`` and that none of it needs torch or the training code; these tests
-hold it to that, for every shipped bot, in process, through the JSON protocol, the
-``levels`` command and the HTTP server, which serves the browser page from the wheel.
+hold it to that, for every shipped bot, in process, through the JSON protocol, in
+terminal play, the ``levels`` command and the HTTP server, which serves the browser
+page from the wheel.
 
 The wheel is built with the suite's own setuptools (``--no-build-isolation``, which
 torch's install brings) and ``--no-index``: nothing is downloaded.
@@ -78,7 +79,7 @@ class _NotInstalled(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _NotInstalled())
 '''
 
-PLAY_EVERY_BOT = """import refuse_imports  # first: nothing below may need what it refuses
+PLAY_EVERY_BOT = r"""import refuse_imports  # first: nothing below may need what it refuses
 import contextlib
 import io
 import json
@@ -108,6 +109,14 @@ levels = io.StringIO()
 with contextlib.redirect_stdout(levels):
     report["levels_status"] = main(["levels"])
 report["levels"] = levels.getvalue()
+from matador_env.play import main as play
+
+report["terminal"] = {}
+for config in shipped_configurations():
+    out, err = io.StringIO(), io.StringIO()
+    args = ["--config", config.name, "--level", "trained", "--seed", "6"]
+    code = play(args, stdin=io.StringIO("1\n" * 400), stdout=out, stderr=err)
+    report["terminal"][config.name] = code == 0 and "hand 1 over" in out.getvalue()
 print(json.dumps(report))
 """
 
@@ -228,6 +237,7 @@ def test_the_installed_wheel_plays_every_shipped_bot_without_the_training_stack(
         f"{n}/{lv}" for n in shipped for lv in ("trained", "casual")
     )
     assert all(moves > 0 for moves in report["hands"].values())
+    assert report["terminal"] == dict.fromkeys(shipped, True)
     assert report["levels_status"] == 0
     assert (
         f"are shipped for {len(shipped)} of the {len(shipped)} configurations" in report["levels"]
