@@ -87,6 +87,7 @@ import json
 import matador_env
 from matador_env.bot import load_bot, main, shipped_configurations
 from matador_env.engine import HandState
+from matador_env.play import main as play
 from matador_env.protocol import move_from_json, view_to_json
 
 report = {"package": matador_env.__file__, "hands": {}, "json_moves": {}}
@@ -109,8 +110,6 @@ levels = io.StringIO()
 with contextlib.redirect_stdout(levels):
     report["levels_status"] = main(["levels"])
 report["levels"] = levels.getvalue()
-from matador_env.play import main as play
-
 report["terminal"] = {}
 for config in shipped_configurations():
     out, err = io.StringIO(), io.StringIO()
