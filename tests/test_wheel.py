@@ -1,6 +1,6 @@
-"""The distribution as a frontend installs it: a wheel built from the package's
-sources, unpacked into a folder of its own and played from processes in which the
-training stack and the checkout's other packages cannot be imported.
+"""The distribution as its users install it: a wheel built from the package's
+sources, unpacked into a folder of its own and run from processes in which what
+the install would lack cannot be imported.
 
 The rest of the suite runs under the editable install, which reads the checkout: it
 would not notice a file the wheel leaves out (a bot, the browser page, a schema) nor
@@ -10,7 +10,9 @@ checkout). The README promises that everything a frontend needs is in the instal
 ``matador_env`` and that none of it needs torch or the training code; these tests
 hold it to that, for every shipped bot, in process, through the JSON protocol, in
 terminal play, the ``levels`` command and the HTTP server, which serves the browser
-page from the wheel.
+page from the wheel. The README promises too that the environments need only the
+core dependencies (numpy, Gymnasium, PettingZoo; ``pip install .``), and the engine
+none but Python's own library.
 
 The wheel is built with the suite's own setuptools (``--no-build-isolation``, which
 torch's install brings) and ``--no-index``: nothing is downloaded.
@@ -26,6 +28,7 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +40,7 @@ from tests.test_readme import pyproject
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "matador_env"
 
-NOT_INSTALLED = (
+BOT_EXTRA_LACKS = (
     # The checkout's other packages: not in the wheel.
     "agents",
     "train",
@@ -59,13 +62,23 @@ NOT_INSTALLED = (
     "pytest",
     "hypothesis",
 )
-"""Top-level modules the probes refuse to import, and report when something tries."""
+"""Top-level modules that ``pip install '.[bot]'`` does not bring."""
 
-REFUSE_IMPORTS = f'''"""Refuses the imports a frontend's install could not satisfy, and says so."""
+CORE_LACKS = (*BOT_EXTRA_LACKS, "onnxruntime", "starlette", "uvicorn")
+"""... nor ``pip install .``: the environments need only the core dependencies."""
+
+STDLIB_LACKS = (*CORE_LACKS, "numpy", "gymnasium", "pettingzoo")
+"""... and the engine none of them (``matador_env.engine`` is stdlib only)."""
+
+REFUSED = "MATADOR_TEST_REFUSED_IMPORTS"
+
+REFUSE_IMPORTS = f'''"""Refuses the imports named in ${REFUSED} (comma-separated top-level
+names), as an install without them would, and says so on the error stream."""
 import importlib.abc
+import os
 import sys
 
-NOT_INSTALLED = frozenset({NOT_INSTALLED!r})
+NOT_INSTALLED = frozenset(os.environ.get("{REFUSED}", "").split(","))
 
 
 class _NotInstalled(importlib.abc.MetaPathFinder):
@@ -117,6 +130,57 @@ for config in shipped_configurations():
     code = play(args, stdin=io.StringIO("1\n" * 400), stdout=out, stderr=err)
     report["terminal"][config.name] = code == 0 and "hand 1 over" in out.getvalue()
 print(json.dumps(report))
+"""
+
+RUN_THE_ENVIRONMENTS = r"""import refuse_imports  # first: nothing below may need what it refuses
+import json
+
+import gymnasium
+import numpy as np
+import pettingzoo
+
+import matador_env
+from matador_env import env
+
+rng = np.random.default_rng(0)
+report = {"package": matador_env.__file__, "aec": {}, "single": {}}
+for mode in ("ansi", "rgb_array"):
+    aec = env(preset="leiden", render_mode=mode)
+    aec.reset(seed=1)
+    for agent in aec.agent_iter():
+        obs, reward, terminated, truncated, info = aec.last()
+        legal = obs["action_mask"].nonzero()[0]
+        aec.step(None if terminated or truncated else int(rng.choice(legal)))
+    frame = aec.render()
+    report["aec"][mode] = list(frame.shape) if mode == "rgb_array" else len(frame) > 0
+for opponents in ("random", "greedy"):
+    single = gymnasium.make(
+        "Matador-v0", preset="pagat", players=4, teams=True, opponents=opponents
+    )
+    single.reset(seed=2)
+    done = steps = 0
+    while not done:
+        legal = single.unwrapped.action_masks().nonzero()[0]
+        _, _, terminated, truncated, info = single.step(int(rng.choice(legal)))
+        done, steps = terminated or truncated, steps + 1
+    report["single"][opponents] = steps
+made = pettingzoo.make("aec", "matador_v0", preset="polish", players=3)
+report["registered"] = made.unwrapped.rules.players
+print(json.dumps(report))
+"""
+
+PLAY_A_HAND = r"""import refuse_imports  # first: nothing below may need what it refuses
+import json
+import random
+
+from matador_env.engine import HandState, Rules, hand_record, parse_hand_record
+
+rng = random.Random(0)
+state = HandState.deal(Rules.preset("leiden"), seed=4)
+while state.outcome is None:
+    state = state.apply(rng.choice(state.legal_moves()))
+replayed = parse_hand_record(hand_record(state)).replay()
+print(json.dumps({"over": replayed.outcome == state.outcome}))
 """
 
 SERVE = (
@@ -190,10 +254,36 @@ def installed(built: tuple[Path, set[str]], tmp_path_factory: pytest.TempPathFac
     return site
 
 
-def _run_env(site: Path) -> dict[str, str]:
+def _run_env(site: Path, refused: tuple[str, ...]) -> dict[str, str]:
     """The environment of a probe: the unpacked wheel first on the path, ahead of the
-    editable install's finder, which points into the checkout."""
-    return {**os.environ, "PYTHONPATH": str(site), "PYTHONUNBUFFERED": "1"}
+    editable install's finder, which points into the checkout; ``refused`` for
+    ``refuse_imports``."""
+    return {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "PYTHONUNBUFFERED": "1",
+        REFUSED: ",".join(refused),
+    }
+
+
+def _probe(site: Path, tmp: Path, script: str, refused: tuple[str, ...]) -> dict[str, Any]:
+    """Run ``script`` on the unpacked wheel with ``refused`` imports refused; its report
+    (the JSON it prints). It runs away from the checkout, so that nothing of it is
+    found by its folder, and must end well without trying a refused import."""
+    probe = tmp / "probe.py"
+    probe.write_text(script)
+    run = subprocess.run(
+        [sys.executable, str(probe)],
+        cwd=tmp,
+        env=_run_env(site, refused),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "refused import" not in run.stderr, run.stderr
+    report: dict[str, Any] = json.loads(run.stdout)
+    return report
 
 
 def test_the_wheel_holds_the_package_and_nothing_else(built: tuple[Path, set[str]]) -> None:
@@ -214,20 +304,7 @@ def test_the_wheel_holds_the_package_and_nothing_else(built: tuple[Path, set[str
 def test_the_installed_wheel_plays_every_shipped_bot_without_the_training_stack(
     installed: Path, tmp_path: Path
 ) -> None:
-    probe = tmp_path / "play_every_bot.py"
-    probe.write_text(PLAY_EVERY_BOT)
-    # Run away from the checkout, so that nothing of it is found by its folder.
-    run = subprocess.run(
-        [sys.executable, str(probe)],
-        cwd=tmp_path,
-        env=_run_env(installed),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr
-    assert "refused import" not in run.stderr, run.stderr
-    report = json.loads(run.stdout)
+    report = _probe(installed, tmp_path, PLAY_EVERY_BOT, BOT_EXTRA_LACKS)
     assert Path(report["package"]).is_relative_to(installed)
     shipped = [c.name for c in shipped_configurations()]
     assert list(report["json_moves"]) == shipped
@@ -243,6 +320,22 @@ def test_the_installed_wheel_plays_every_shipped_bot_without_the_training_stack(
     )
 
 
+def test_the_installed_wheel_runs_the_environments_on_the_core_dependencies(
+    installed: Path, tmp_path: Path
+) -> None:
+    report = _probe(installed, tmp_path, RUN_THE_ENVIRONMENTS, CORE_LACKS)
+    assert Path(report["package"]).is_relative_to(installed)
+    assert report["aec"] == {"ansi": True, "rgb_array": [540, 960, 3]}
+    assert all(steps > 0 for steps in report["single"].values()), report
+    assert report["registered"] == 3
+
+
+def test_the_installed_wheels_engine_needs_only_the_standard_library(
+    installed: Path, tmp_path: Path
+) -> None:
+    assert _probe(installed, tmp_path, PLAY_A_HAND, STDLIB_LACKS) == {"over": True}
+
+
 def test_the_installed_wheel_serves_every_shipped_bot_over_http(
     installed: Path, tmp_path: Path
 ) -> None:
@@ -254,7 +347,7 @@ def test_the_installed_wheel_serves_every_shipped_bot_over_http(
         tmp_path,
         "--seed",
         "0",
-        env={"PYTHONPATH": str(installed)},
+        env={"PYTHONPATH": str(installed), REFUSED: ",".join(BOT_EXTRA_LACKS)},
         command=(sys.executable, "-c", SERVE),
         cwd=tmp_path,
     )
