@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -299,6 +300,39 @@ def test_the_wheel_holds_the_package_and_nothing_else(built: tuple[Path, set[str
         assert {f"{PACKAGE}/bots/{name}/policy.onnx", f"{PACKAGE}/bots/{name}/policy.json"} <= names
     for data in ("py.typed", "bots/README.md", "conformance/perft.json", "web/index.html"):
         assert f"{PACKAGE}/{data}" in names
+
+
+def _requirements(metadata: str) -> dict[str, set[str]]:
+    """The distributions the wheel's metadata requires, by extra ("" for the core), as
+    importable names (``stable-baselines3`` -> ``stable_baselines3``)."""
+    out: dict[str, set[str]] = {}
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist: "):
+            continue
+        spec, _, marker = line.removeprefix("Requires-Dist: ").partition(";")
+        name = re.split(r"[\s\[<>=!~]", spec.strip(), maxsplit=1)[0]
+        extra = re.search(r'extra == "([^"]+)"', marker)
+        out.setdefault(extra.group(1) if extra else "", set()).add(name.replace("-", "_"))
+    return out
+
+
+def test_the_probes_refuse_nothing_the_install_they_stand_for_brings(
+    built: tuple[Path, set[str]],
+) -> None:
+    """Each probe below refuses what an install lacks; the wheel's own metadata says
+    what ``pip install .``, ``'.[bot]'`` and ``'.[serve]'`` bring."""
+    version = pyproject()["project"]["version"]
+    with zipfile.ZipFile(built[0]) as archive:
+        metadata = archive.read(f"{PACKAGE}-{version}.dist-info/METADATA").decode()
+    needs = _requirements(metadata)
+    assert needs[""] == {"numpy", "gymnasium", "pettingzoo"}
+    assert needs["bot"] == {"onnxruntime"}
+    assert needs["serve"] == {"onnxruntime", "starlette", "uvicorn"}
+    assert not set(CORE_LACKS) & needs[""]
+    assert not set(BOT_EXTRA_LACKS) & (needs[""] | needs["bot"] | needs["serve"])
+    # What they refuse is what the other extras bring (or the checkout's packages).
+    others = set().union(*(v for k, v in needs.items() if k not in ("", "bot", "serve")))
+    assert {"torch", "numba", "onnx", "stable_baselines3", "ray", "tianshou"} <= others
 
 
 def test_the_installed_wheel_plays_every_shipped_bot_without_the_training_stack(
