@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +203,7 @@ def _package_files(folder: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, set[str]]]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
     """The wheel built from a copy of the package's sources (the checkout stays
     untouched: setuptools writes ``build/`` and egg-info next to the sources), and the
     package files that copy holds."""
@@ -241,7 +240,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, set[
     )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = dist.glob("*.whl")
-    yield wheel, _package_files(src)
+    return wheel, _package_files(src)
 
 
 @pytest.fixture(scope="module")
