@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
+from matador_env.streams import note_when_slow
 
 from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
@@ -130,23 +131,33 @@ def batch_playouts_available() -> bool:
     return True
 
 
+SLOW_LOAD_NOTE = (
+    "search: compiling its playout kernels (numba's first use on this install: about "
+    "30 s; later runs load them from its cache)"
+)
+"""What :func:`load_compiled_playouts` says when the kernels take long to load."""
+
+
 @functools.cache
 def load_compiled_playouts() -> None:
     """Deal worlds and play them out once, small, so that numba loads the kernels of
     both (from its cache on disk: about 0.35 s, once a process, whatever the rules)
     now and not inside the first move, where the arena counted it as that move's
     time: a few percent of the search's time per move in the strength matrix.
-    :class:`SearchAgent` calls it when it is built."""
+    :class:`SearchAgent` calls it when it is built. With numba's cache cold (a fresh
+    install) the kernels compile first, about half a minute, which a line on the error
+    stream says after two seconds."""
     from matador_env.batch import WorldPlayouts
 
-    # Three seats: the worlds of two hidden hands are dealt by a kernel of their own.
-    hand = HandState.deal(Rules(players=3), 0)
-    view = hand.view(hand.to_move)  # the lead: a choice of every tile held
-    knowledge = Knowledge(view)
-    moves = list(view.legal_moves[:2])
-    runner = WorldPlayouts(view, policy_weights())
-    worlds = knowledge.sample_many(random.Random(0), 1)
-    runner.run(worlds, [runner.enc.index[m] for m in moves], 1, 0)
+    with note_when_slow(SLOW_LOAD_NOTE):
+        # Three seats: the worlds of two hidden hands are dealt by a kernel of their own.
+        hand = HandState.deal(Rules(players=3), 0)
+        view = hand.view(hand.to_move)  # the lead: a choice of every tile held
+        knowledge = Knowledge(view)
+        moves = list(view.legal_moves[:2])
+        runner = WorldPlayouts(view, policy_weights())
+        worlds = knowledge.sample_many(random.Random(0), 1)
+        runner.run(worlds, [runner.enc.index[m] for m in moves], 1, 0)
 
 
 @functools.cache

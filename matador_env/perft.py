@@ -31,7 +31,9 @@ the file's, printing a line per case as it goes and every row that differs. It c
 the engine of this installation (``--engine batch``: the compiled batch engine,
 :func:`matador_env.batch.perft`) against the counts the project publishes.
 ``--engine batch`` counts the rows of the other modes with the batch engine too
-(up to ``BATCH_DEPTH`` actions deep; not ``--divide``).
+(up to ``BATCH_DEPTH`` actions deep; not ``--divide``). It needs numba (``pip install
+'.[batch]'``; refused with status 2 without it); its kernels compile on their first
+use, about half a minute, which a line on the error stream says.
 
 Exit codes: 0 when counted (with ``--check``: every count agrees), 1 when a count
 of ``--check`` differs from the file's, 2 for a refused argument (the message names
@@ -62,7 +64,7 @@ from .engine import (
     perft_divide,
 )
 from .flags import positive_int, seed_arg
-from .streams import run_main, standard_streams
+from .streams import note_when_slow, run_main, standard_streams
 
 if TYPE_CHECKING:
     from .batch import BatchEngine
@@ -247,6 +249,30 @@ def batch_position(rules: Rules, seed: int, moves: Sequence[str]) -> BatchEngine
     return engine
 
 
+SLOW_LOAD_NOTE = (
+    f"{PROG}: compiling the batch engine's kernels (numba's first use on this install: "
+    "about 30 s; later runs load them from its cache)"
+)
+"""What the command says when the batch engine's kernels take long to load."""
+
+
+def _load_batch_kernels() -> None:
+    """Deal, step and count one small position on the batch engine, so that numba
+    loads its kernels (from its cache on disk: well under a second) before the command
+    counts, saying why after two seconds when its cache is cold and they compile.
+    Without numba, the refusal says what to install."""
+    try:
+        from .batch import perft as batch_perft
+    except ImportError as exc:
+        raise _Refused(
+            f"--engine batch: the batch engine needs numba ({exc}); install it with "
+            "pip install '.[batch]', or count with --engine python"
+        ) from None
+    with note_when_slow(SLOW_LOAD_NOTE):
+        lead = str(HandState.deal(Rules(), 1).legal_moves()[0])
+        batch_perft(batch_position(Rules(), 1, [lead]), 0, 2)
+
+
 def _play_on(engine: BatchEngine, moves: Sequence[str]) -> None:
     """Steps the engine's one slot through ``moves`` (text forms) by their action ids."""
     from .encoding import encoding_for
@@ -393,6 +419,8 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         cases = {args.case: _case(args.file, args.case, cases)}
     out.write(f"checking {_cases_word(len(cases))} of {args.file} with the {args.engine} engine\n")
     out.flush()
+    if args.engine == "batch":
+        _load_batch_kernels()
     width = max(len(name) for name in cases) if cases else 0
     started = time.perf_counter()
     failed = depths = lines = 0
@@ -444,6 +472,8 @@ def main(
             return _check(args, out)
         if args.divide and args.engine == "batch":
             raise _Refused("--engine batch: not with --divide (the batch engine counts totals)")
+        if args.engine == "batch":
+            _load_batch_kernels()
         state, batch, stored_depth = _position(args)
     except _Refused as exc:
         err.write(f"{PROG}: error: {exc}\n")

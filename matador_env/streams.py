@@ -15,21 +15,26 @@ closed input reads as ended, a closed output keeps nothing.
   :func:`progress_bar` makes every progress bar, which tqdm would otherwise write to
   None and fail on (its issues #1523 and #1593); ``train.rllib`` calls
   :func:`null_closed_outputs` before Ray starts. ``print`` needs none of them: it
-  writes nothing to a None ``sys.stdout``."""
+  writes nothing to a None ``sys.stdout``.
+- :func:`note_when_slow` says on the error stream why a block that is quick once its
+  work is cached is taking long (numba compiling kernels on their first use)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TextIO, cast
 
 __all__ = [
     "INTERRUPTED",
     "READER_GONE",
     "command_name",
+    "note_when_slow",
     "null_closed_outputs",
     "progress_bar",
     "run_main",
@@ -66,6 +71,29 @@ def progress_bar(**options: Any) -> Any:
     from tqdm import tqdm
 
     return tqdm(file=sys.stderr, disable=not sys.stderr, **options)
+
+
+@contextlib.contextmanager
+def note_when_slow(message: str, after_s: float = 2.0) -> Iterator[None]:
+    """Write ``message`` as a line on the error stream if the block is still running
+    ``after_s`` seconds after it began; nothing if it ends sooner. For work that takes
+    a fraction of a second once cached and half a minute the first time (numba
+    compiling kernels into its cache on disk), so that a command that has printed
+    nothing yet does not sit silent. A closed or broken error stream gets nothing."""
+
+    def write() -> None:
+        with contextlib.suppress(OSError, ValueError):  # closed, or its reader gone
+            if sys.stderr:
+                print(message, file=sys.stderr, flush=True)
+
+    timer = threading.Timer(after_s, write)
+    timer.daemon = True  # never keeps the process alive
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()  # no thread left behind (a fork or the next note must not see it)
 
 
 def null_closed_outputs() -> None:

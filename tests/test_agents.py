@@ -5,8 +5,10 @@ and choices where every world is known, the worlds it plays out, the expert's te
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -739,6 +741,28 @@ def test_a_search_loads_its_compiled_kernels_when_built_not_in_its_first_move() 
     built, loaded_by_moves = done.stdout.split(maxsplit=1)
     assert int(built) > 0
     assert loaded_by_moves.strip() == "[]"
+
+
+def test_loading_the_kernels_says_why_it_takes_long_on_a_cold_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With numba's cache cold the load compiles for about 30 s before a command has
+    # printed anything (python -m evaluate --agents search: its header came after).
+    # The note itself (after 2 s, on the error stream) is tested in
+    # tests/test_closed_streams.py; here, that the whole load runs inside it.
+    pytest.importorskip("numba")
+    said: list[object] = []
+
+    @contextlib.contextmanager
+    def recorded(message: str, after_s: float = 2.0) -> Iterator[None]:
+        said.append((message, after_s))
+        yield
+        said.append("loaded")
+
+    monkeypatch.setattr(search_module, "note_when_slow", recorded)
+    search_module.load_compiled_playouts.__wrapped__()  # past its once-a-process cache
+    assert said == [(search_module.SLOW_LOAD_NOTE, 2.0), "loaded"]
+    assert "compiling" in search_module.SLOW_LOAD_NOTE
 
 
 # -- the search's values and choices, where every world is the real deal -----------------------

@@ -15,6 +15,7 @@ goes away during the run (``| head``) ends every command quietly with status 141
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -23,13 +24,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from matador_env.streams import INTERRUPTED, READER_GONE, run_main
+from matador_env.streams import INTERRUPTED, READER_GONE, note_when_slow, run_main
 from tests.test_architecture import imported_modules, module_name, python_files, top_level
 from tests.test_train import TINY
 from tests.train_runs import ROOT
@@ -400,3 +402,46 @@ def test_run_main_raises_a_broken_pipe_that_is_not_its_outputs() -> None:
 
     with pytest.raises(BrokenPipeError, match="a socket's"):
         run_main(broken)
+
+
+# -- a note when a block is slow -----------------------------------------------------------
+
+
+def test_a_slow_block_gets_its_note_on_the_error_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with note_when_slow("compiling, once", after_s=0.01):
+        # Slow by construction: the block lasts until the note is there (or 30 s).
+        deadline = time.monotonic() + 30
+        while not err.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert err.getvalue() == "compiling, once\n"
+
+
+def test_a_quick_block_gets_no_note_and_leaves_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    before = set(threading.enumerate())
+    with note_when_slow("never said", after_s=600):
+        pass
+    assert err.getvalue() == ""
+    assert set(threading.enumerate()) == before
+
+
+def test_a_note_with_no_error_stream_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    failures: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: failures.append(hook.exc_value))
+    fired = threading.Event()
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)  # print(file=None) would write here
+
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            fired.set()
+            raise ValueError("I/O operation on closed file.")
+
+    for stream in (None, Closed()):
+        monkeypatch.setattr(sys, "stderr", stream)
+        with note_when_slow("nowhere to go", after_s=0.01):
+            fired.wait(0.2 if stream is None else 30)  # None: nothing to wait for
+    assert fired.is_set() and failures == [] and out.getvalue() == ""

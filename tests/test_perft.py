@@ -21,10 +21,12 @@ file and every count is computed again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import random
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -582,6 +584,51 @@ def test_command_counts_with_the_batch_engine_after_moves() -> None:
         batch = run_command(*argv, "--depth", "5", "--engine", "batch")
         assert python[0] == batch[0] == 0, (python, batch)
         assert table(python[1]) == table(batch[1]), argv
+
+
+BOTH_MODES = pytest.mark.parametrize(
+    "argv",
+    [["--depth", "2"], ["--check", "--case", "standard/opening"]],
+    ids=["count", "check"],
+)
+"""The command's two modes that count with ``--engine batch``."""
+
+
+@BOTH_MODES
+def test_command_refuses_the_batch_engine_without_numba_naming_the_install(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As where numba is not installed: the batch engine's package cannot be imported.
+    monkeypatch.setitem(sys.modules, "matador_env.batch", None)
+    code, out, err = run_command(*argv, "--engine", "batch")
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("python -m matador_env.perft: error: --engine batch: the batch engine")
+    assert "needs numba" in err and "pip install '.[batch]'" in err and "--engine python" in err
+
+
+@BOTH_MODES
+def test_command_loads_the_batch_kernels_under_a_note_before_counting(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With numba's cache cold the kernels compile for about half a minute; the note
+    # (matador_env.streams.note_when_slow, tested in tests/test_closed_streams.py)
+    # says so after two seconds. Here: the command loads them inside it.
+    pytest.importorskip("numba")
+    import matador_env.perft as command
+
+    said: list[object] = []
+
+    @contextlib.contextmanager
+    def recorded(message: str, after_s: float = 2.0) -> Iterator[None]:
+        said.append(message)
+        yield
+        said.append("loaded")
+
+    monkeypatch.setattr(command, "note_when_slow", recorded)
+    code, _, err = run_command(*argv, "--engine", "batch")
+    assert (code, err) == (0, "")
+    assert said == [command.SLOW_LOAD_NOTE, "loaded"]
+    assert "compiling the batch engine's kernels" in command.SLOW_LOAD_NOTE
 
 
 def test_command_divides_and_plays_moves_on() -> None:
