@@ -366,6 +366,7 @@ def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, 
         try:
             state = case_position(entry)
             if args.engine == "batch":
+                _load_batch_kernels()
                 batch = batch_case_position(entry)
         except ValueError as exc:
             raise _Refused(
@@ -381,6 +382,7 @@ def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, 
         seed = 1 if args.seed is None else args.seed
         state = HandState.deal(rules, seed)
         if args.engine == "batch":
+            _load_batch_kernels()
             batch = batch_position(rules, seed, [])
     for move in args.moves.split():
         try:
@@ -472,8 +474,6 @@ def main(
             return _check(args, out)
         if args.divide and args.engine == "batch":
             raise _Refused("--engine batch: not with --divide (the batch engine counts totals)")
-        if args.engine == "batch":
-            _load_batch_kernels()
         state, batch, stored_depth = _position(args)
     except _Refused as exc:
         err.write(f"{PROG}: error: {exc}\n")
