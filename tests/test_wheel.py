@@ -189,17 +189,15 @@ SERVE = (
 )
 
 
-def _package_files(folder: Path) -> set[str]:
-    """The package's files under ``folder`` as the wheel names them: no byte code and
-    no dot-named folder (``python -m train.bots`` stages a bot in one)."""
-    return {
-        p.relative_to(folder).as_posix()
-        for p in (folder / PACKAGE).rglob("*")
-        if p.is_file()
-        and "__pycache__" not in p.parts
-        and p.suffix != ".pyc"
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    }
+def _not_shipped(_folder: str, names: list[str]) -> list[str]:
+    """What the copy of the sources leaves out: byte code and dot-named folders
+    (``python -m train.bots`` stages a bot in one)."""
+    return [n for n in names if n == "__pycache__" or n.endswith(".pyc") or n.startswith(".")]
+
+
+def _dist_info() -> str:
+    """The wheel's metadata folder, ``matador_env-<version>.dist-info/``."""
+    return f"{PACKAGE}-{pyproject()['project']['version']}.dist-info/"
 
 
 @pytest.fixture(scope="module")
@@ -212,13 +210,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(
-        ROOT / PACKAGE,
-        src / PACKAGE,
-        ignore=lambda _dir, names: [
-            n for n in names if n == "__pycache__" or n.endswith(".pyc") or n.startswith(".")
-        ],
-    )
+    shutil.copytree(ROOT / PACKAGE, src / PACKAGE, ignore=_not_shipped)
+    sources = {p.relative_to(src).as_posix() for p in (src / PACKAGE).rglob("*") if p.is_file()}
     build = subprocess.run(
         [
             sys.executable,
@@ -240,7 +233,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
     )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = dist.glob("*.whl")
-    return wheel, _package_files(src)
+    return wheel, sources
 
 
 @pytest.fixture(scope="module")
@@ -254,16 +247,11 @@ def installed(built: tuple[Path, set[str]], tmp_path_factory: pytest.TempPathFac
     return site
 
 
-def _run_env(site: Path, refused: tuple[str, ...]) -> dict[str, str]:
-    """The environment of a probe: the unpacked wheel first on the path, ahead of the
-    editable install's finder, which points into the checkout; ``refused`` for
-    ``refuse_imports``."""
-    return {
-        **os.environ,
-        "PYTHONPATH": str(site),
-        "PYTHONUNBUFFERED": "1",
-        REFUSED: ",".join(refused),
-    }
+def _on_the_wheel(site: Path, refused: tuple[str, ...]) -> dict[str, str]:
+    """What a process run on the unpacked wheel adds to the environment: the wheel first
+    on the path, ahead of the editable install's finder, which points into the
+    checkout, and the imports ``refuse_imports`` refuses."""
+    return {"PYTHONPATH": str(site), REFUSED: ",".join(refused)}
 
 
 def _probe(site: Path, tmp: Path, script: str, refused: tuple[str, ...]) -> dict[str, Any]:
@@ -275,7 +263,7 @@ def _probe(site: Path, tmp: Path, script: str, refused: tuple[str, ...]) -> dict
     run = subprocess.run(
         [sys.executable, str(probe)],
         cwd=tmp,
-        env=_run_env(site, refused),
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **_on_the_wheel(site, refused)},
         capture_output=True,
         text=True,
         timeout=600,
@@ -288,11 +276,9 @@ def _probe(site: Path, tmp: Path, script: str, refused: tuple[str, ...]) -> dict
 
 def test_the_wheel_holds_the_package_and_nothing_else(built: tuple[Path, set[str]]) -> None:
     wheel, sources = built
-    version = pyproject()["project"]["version"]
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    info = f"{PACKAGE}-{version}.dist-info/"
-    assert {n for n in names if not n.startswith(info)} == sources
+    assert {n for n in names if not n.startswith(_dist_info())} == sources
     shipped = {c.name for c in shipped_configurations()}
     assert len(shipped) == 11
     for name in shipped:
@@ -320,9 +306,8 @@ def test_the_probes_refuse_nothing_the_install_they_stand_for_brings(
 ) -> None:
     """Each probe below refuses what an install lacks; the wheel's own metadata says
     what ``pip install .``, ``'.[bot]'`` and ``'.[serve]'`` bring."""
-    version = pyproject()["project"]["version"]
     with zipfile.ZipFile(built[0]) as archive:
-        metadata = archive.read(f"{PACKAGE}-{version}.dist-info/METADATA").decode()
+        metadata = archive.read(f"{_dist_info()}METADATA").decode()
     needs = _requirements(metadata)
     assert needs[""] == {"numpy", "gymnasium", "pettingzoo"}
     assert needs["bot"] == {"onnxruntime"}
@@ -380,7 +365,7 @@ def test_the_installed_wheel_serves_every_shipped_bot_over_http(
         tmp_path,
         "--seed",
         "0",
-        env={"PYTHONPATH": str(installed), REFUSED: ",".join(BOT_EXTRA_LACKS)},
+        env=_on_the_wheel(installed, BOT_EXTRA_LACKS),
         command=(sys.executable, "-c", SERVE),
         cwd=tmp_path,
     )
