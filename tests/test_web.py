@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -148,8 +148,15 @@ def assert_nothing_hidden(text: str, game: dict[str, Any]) -> None:
     assert "boneyard" not in game and "hands" not in game and "hands" not in view
 
 
+class GameClient(Protocol):
+    """What :func:`play_out` needs of a client: this module's in-process one, or one
+    over a real connection (``tests/test_wheel.py``)."""
+
+    def post(self, path: str, body: Any = None) -> Reply: ...
+
+
 def play_out(
-    client: Client, game: dict[str, Any], rnd: random.Random
+    client: GameClient, game: dict[str, Any], rnd: random.Random
 ) -> Iterator[tuple[dict[str, Any], str]]:
     """Play the game to its end by random legal moves for the person and bot moves,
     yielding each game state and the raw text of the response that carried it."""

@@ -354,7 +354,7 @@ def test_the_installed_wheels_engine_needs_only_the_standard_library(
     assert _probe(installed, tmp_path, PLAY_A_HAND, STDLIB_LACKS) == {"over": True}
 
 
-def test_the_installed_wheel_serves_every_shipped_bot_over_http(
+def test_the_installed_wheel_serves_every_shipped_bot_and_the_browser_games_over_http(
     installed: Path, tmp_path: Path
 ) -> None:
     pytest.importorskip("starlette")
@@ -398,8 +398,84 @@ def test_the_installed_wheel_serves_every_shipped_bot_over_http(
                 )
             finally:
                 conn.close()
+        # The page's games: a partnership hand against the trained bots, and a match
+        # of three seats against the casual ones, played to their ends.
+        _play_games_over_http(server)
     finally:
         code = stop_server(server)
     logs = server.logs()
     assert code == 0, logs
     assert "refused import" not in logs and "Traceback" not in logs, logs
+
+
+class _HttpClient:
+    """The in-process client of ``tests/test_web.py`` (``post`` and ``delete``), over a
+    real connection to ``server``, so that its game loop plays the wheel's server."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        from tests.test_web import Reply
+
+        conn = self.server.connect()
+        try:
+            raw = None if body is None else json.dumps(body).encode()
+            headers = {} if raw is None else {"Content-Type": "application/json"}
+            conn.request(method, path, body=raw, headers=headers)
+            reply = conn.getresponse()
+            return Reply(reply.status, dict(reply.getheaders()), reply.read())
+        finally:
+            conn.close()
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, body)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+
+def _play_to_the_end(client: _HttpClient, settings: dict[str, Any]) -> dict[str, Any]:
+    """Deal a game of ``settings`` and play it out (random legal moves for the person),
+    each answer checked to show no hidden tile; the game as it ends."""
+    import random
+
+    from tests.test_web import assert_nothing_hidden, play_out
+
+    dealt = client.post("/games", settings)
+    assert dealt.status_code == 201, dealt.content
+    game: dict[str, Any] = dealt.json()
+    for game, text in play_out(client, game, random.Random(settings["seed"])):  # noqa: B020
+        assert_nothing_hidden(text, game)
+    assert game["status"] == "finished", game["status"]
+    return game
+
+
+def _play_games_over_http(server: Any) -> None:
+    from matador_env.engine import MatchState, Rules
+
+    client = _HttpClient(server)
+    options = client.get("/games/options")
+    assert options.status_code == 200, options.content
+    pagat = {p["name"]: p for p in options.json()["presets"]}["pagat"]
+    assert "trained" in pagat["levels"]["4t"], pagat
+    # A partnership hand against the trained bots: its moves replay in the engine.
+    game = _play_to_the_end(
+        client, {"preset": "pagat", "players": 4, "teams": True, "level": "trained", "seed": 5}
+    )
+    state = MatchState.new(Rules.preset("pagat", players=4, teams=True), game["settings"]["seed"])
+    for action in game["view"]["history"]:
+        state = state.apply(action["move"])
+    assert state.hand.outcome is not None
+    assert game["outcome"]["counts"] == list(state.hand.outcome.counts)
+    # A match of three seats against the casual bots, hand after hand.
+    settings = {"preset": "standard", "players": 3, "level": "casual", "match": True}
+    game = _play_to_the_end(client, {**settings, "seed": 6})
+    assert game["result"] is not None and game["hand_no"] > 1, game["hand_no"]
+    # A game dealt and ended at once.
+    gid = client.post("/games", {"preset": "leiden", "level": "trained"}).json()["id"]
+    assert client.delete(f"/games/{gid}").json() == {"deleted": gid}
+    assert client.get(f"/games/{gid}").status_code == 404
