@@ -354,24 +354,25 @@ def _not_with(args: argparse.Namespace, mode: str, flags: Sequence[str]) -> None
             raise _Refused(f"--{flag}: not with {mode}")
 
 
+def _not_a_position(args: argparse.Namespace, exc: ValueError) -> _Refused:
+    return _Refused(f"--case: {args.case!r} in {args.file} is not a position ({exc})")
+
+
 def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, int | None]:
     """The position the arguments name (and the batch engine's copy of it with
-    ``--engine batch``), and the depth the file holds for a case."""
+    ``--engine batch``), and the depth the file holds for a case. The Python engine's
+    position, ``--moves`` included, is built and checked first, so that a refusal
+    comes before the batch engine's kernels load (half a minute on a cold cache)."""
     stored_depth = None
-    batch = None
+    entry = None
     if args.case is not None:
         given = ("preset", "players", "teams", "rules", "seed")
         _not_with(args, "--case, whose rules and deal the file gives", given)
         entry = _case(args.file, args.case)
         try:
             state = case_position(entry)
-            if args.engine == "batch":
-                _load_batch_kernels()
-                batch = batch_case_position(entry)
         except ValueError as exc:
-            raise _Refused(
-                f"--case: {args.case!r} in {args.file} is not a position ({exc})"
-            ) from None
+            raise _not_a_position(args, exc) from None
         stored_depth = len(entry["perft"]) or None
     else:
         try:
@@ -381,16 +382,23 @@ def _position(args: argparse.Namespace) -> tuple[HandState, BatchEngine | None, 
             raise _Refused(f"{flag}: {exc}") from None
         seed = 1 if args.seed is None else args.seed
         state = HandState.deal(rules, seed)
-        if args.engine == "batch":
-            _load_batch_kernels()
-            batch = batch_position(rules, seed, [])
-    for move in args.moves.split():
+    moves = args.moves.split()
+    for move in moves:
         try:
             state = state.apply(move)
         except (IllegalMoveError, MoveParseError) as exc:
             raise _Refused(f"--moves: {exc}") from None
-        if batch is not None:
-            _play_on(batch, [move])
+    if args.engine != "batch":
+        return state, None, stored_depth
+    _load_batch_kernels()
+    if entry is None:
+        batch = batch_position(state.rules, seed, moves)
+    else:
+        try:
+            batch = batch_case_position(entry)
+        except ValueError as exc:
+            raise _not_a_position(args, exc) from None
+        _play_on(batch, moves)
     return state, batch, stored_depth
 
 

@@ -631,6 +631,30 @@ def test_command_loads_the_batch_kernels_under_a_note_before_counting(
     assert "compiling the batch engine's kernels" in command.SLOW_LOAD_NOTE
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--depth", "2", "--moves", "draw"],
+        ["--case", "leiden/end", "--depth", "2", "--moves", "9-9"],
+        ["--case", "leiden/end", "--depth", "2", "--moves", "draw 0-0"],
+    ],
+    ids=["dealt", "case", "case-second-move"],
+)
+def test_command_refuses_a_move_before_it_loads_the_batch_kernels(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a cold cache the load compiles for half a minute: a typo in --moves is
+    # refused first, by the Python engine that checks every move anyway.
+    import matador_env.perft as command
+
+    loaded: list[bool] = []
+    monkeypatch.setattr(command, "_load_batch_kernels", lambda: loaded.append(True))
+    code, out, err = run_command(*argv, "--engine", "batch")
+    assert (code, out) == (2, "")
+    assert err.startswith("python -m matador_env.perft: error: --moves: "), err
+    assert loaded == []
+
+
 def test_command_divides_and_plays_moves_on() -> None:
     case = next(c for c, _ in stored_cases() if c.name == "leiden/end")
     code, out, _ = run_command(
@@ -793,6 +817,14 @@ def test_batch_check_refuses_a_seed_that_deals_otherwise(tmp_path: Path) -> None
         f"pagat_teams/opening  DIFFERS: cannot be counted (the batch engine's deal of seed "
         f"{seed + 1} is not the deal the file writes out)" in out
     )
+    # Counting the case alone refuses it as no position for that engine.
+    argv = ["--case", "pagat_teams/opening", "--file", str(path), "--depth", "1"]
+    code, out, err = run_command(*argv, "--engine", "batch")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"python -m matador_env.perft: error: --case: 'pagat_teams/opening' in {path} is not "
+        f"a position (the batch engine's deal of seed {seed + 1} is not the deal"
+    ), err
 
 
 def test_check_reports_a_row_that_is_no_count_row(tmp_path: Path) -> None:
