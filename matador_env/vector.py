@@ -7,7 +7,9 @@ for number, what ``raw_env`` reset with ``seed=s`` shows after the same actions
 (``tests/test_vector.py`` checks it). Everything is batched: ``float32``
 observations of shape ``(num_envs, obs_size)`` and ``int8`` masks of shape
 ``(num_envs, num_actions)``, built by compiled kernels (:mod:`matador_env.batch`,
-which needs ``numba``).
+which needs ``numba``). numba loads them in the process's first :meth:`VectorEnv.reset`
+and :meth:`VectorEnv.step`, from its cache; on a fresh install it compiles them first
+(about 30 s), which a line on the error stream says (:data:`SLOW_FIRST_USE_NOTE`).
 
 Two modes
 =========
@@ -89,7 +91,8 @@ episode is then dealt again) and a slot whose 1000 deals in a row all do raises
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -117,6 +120,7 @@ from .matador_v0 import (
     resolve_rules,
     reward_kind,
 )
+from .streams import note_when_slow
 from .values import SEED_RANGE, finite_real, integer_value, same_value, seat_value
 
 __all__ = [
@@ -144,6 +148,33 @@ truncated, infos)``."""
 
 MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
+
+SLOW_FIRST_USE_NOTE = (
+    "matador_env.vector: compiling the batch engine's kernels (numba's first use on this "
+    "install: about 30 s; later runs load them from its cache)"
+)
+"""What the vector env says on the error stream when the process's first reset or step
+is still running after two seconds: numba loads the kernels there (in well under a
+second from its cache), and compiles them first on a fresh install."""
+
+_UNTIMED = {"reset", "step"}
+"""The calls whose first run in this process has not yet gone through under the note
+(numba loads a kernel once a process)."""
+
+_NO_NOTE = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _noted(call: str) -> Iterator[None]:
+    with note_when_slow(SLOW_FIRST_USE_NOTE):
+        yield
+    _UNTIMED.discard(call)  # only once it went through: a refused call loads nothing
+
+
+def _first_use(call: str) -> contextlib.AbstractContextManager[None]:
+    """:func:`~matador_env.streams.note_when_slow` around the process's first ``call``
+    (``"reset"``, ``"step"``), nothing around the others (the hot path: one set lookup)."""
+    return _noted(call) if call in _UNTIMED else _NO_NOTE
 
 
 @overload
@@ -420,9 +451,10 @@ class VectorEnv:
         B = self.num_envs
         base_seeds = None if seeds is None else slot_seeds(seeds, B, "seeds")
         slots = self._all if mask is None else np.flatnonzero(self._reset_mask(mask, "mask"))
-        return all_or_nothing(
-            self._guarded, self._save, self._restore, self._reset, base_seeds, slots
-        )
+        with _first_use("reset"):
+            return all_or_nothing(
+                self._guarded, self._save, self._restore, self._reset, base_seeds, slots
+            )
 
     def _reset_mask(self, mask: object, name: str) -> np.ndarray:
         """A copy of a reset's ``mask``, checked as ``SyncVectorEnv`` checks its
@@ -511,9 +543,10 @@ class VectorEnv:
             if skip is not None:
                 illegal &= ~skip
             acts[illegal] = -1
-        return all_or_nothing(
-            self._guarded, self._save, self._restore, self._step, acts, seats, illegal
-        )
+        with _first_use("step"):
+            return all_or_nothing(
+                self._guarded, self._save, self._restore, self._step, acts, seats, illegal
+            )
 
     def _step(self, acts: np.ndarray, seats: np.ndarray, illegal: np.ndarray | None) -> StepResult:
         """:meth:`step` once its input is checked (``acts``: -1 where nothing is played)."""
