@@ -5,10 +5,8 @@ and choices where every world is known, the worlds it plays out, the expert's te
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +25,7 @@ from agents.expert import FEATURES, ExpertWeights, fitted_weights
 from agents.knowledge import Constraint, Knowledge, bits, regular_fit, tables
 from matador_env.configs import configuration
 from matador_env.engine import PRESETS, HandState, Move, Outcome, Rules, Tile
+from tests.notes import record_notes
 from tests.scripted import deal
 
 # Every preset, plus the rules options no preset sets and the larger tables.
@@ -748,20 +747,11 @@ def test_loading_the_kernels_says_why_it_takes_long_on_a_cold_cache(
 ) -> None:
     # With numba's cache cold the load compiles for about 30 s before a command has
     # printed anything (python -m evaluate --agents search: its header came after).
-    # The note itself (after 2 s, on the error stream) is tested in
-    # tests/test_closed_streams.py; here, that the whole load runs inside it.
+    # Here, that the whole load runs inside the note (tests/notes.py).
     pytest.importorskip("numba")
-    said: list[object] = []
-
-    @contextlib.contextmanager
-    def recorded(message: str, after_s: float = 2.0) -> Iterator[None]:
-        said.append((message, after_s))
-        yield
-        said.append("loaded")
-
-    monkeypatch.setattr(search_module, "note_when_slow", recorded)
+    said = record_notes(monkeypatch, search_module)
     search_module.load_compiled_playouts.__wrapped__()  # past its once-a-process cache
-    assert said == [(search_module.SLOW_LOAD_NOTE, 2.0), "loaded"]
+    assert said == [(search_module.SLOW_LOAD_NOTE, 2.0), "done"]
     assert "compiling" in search_module.SLOW_LOAD_NOTE
 
 

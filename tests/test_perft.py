@@ -21,7 +21,6 @@ file and every count is computed again.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import random
@@ -53,6 +52,7 @@ from matador_env.perft import (
     count_rows,
     stored_counts,
 )
+from tests.notes import record_notes
 from tests.scripted import midgame_states
 from tests.test_golden import compare_or_regen
 
@@ -616,18 +616,10 @@ def test_command_loads_the_batch_kernels_under_a_note_before_counting(
     pytest.importorskip("numba")
     import matador_env.perft as command
 
-    said: list[object] = []
-
-    @contextlib.contextmanager
-    def recorded(message: str, after_s: float = 2.0) -> Iterator[None]:
-        said.append(message)
-        yield
-        said.append("loaded")
-
-    monkeypatch.setattr(command, "note_when_slow", recorded)
+    said = record_notes(monkeypatch, command)
     code, _, err = run_command(*argv, "--engine", "batch")
     assert (code, err) == (0, "")
-    assert said == [command.SLOW_LOAD_NOTE, "loaded"]
+    assert said == [(command.SLOW_LOAD_NOTE, 2.0), "done"]
     assert "compiling the batch engine's kernels" in command.SLOW_LOAD_NOTE
 
 

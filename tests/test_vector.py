@@ -3,10 +3,8 @@ learner mode, auto-reset, seeds, bad input, and MaskablePPO training on it."""
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,6 +21,7 @@ from matador_env.engine import Rules  # noqa: E402
 from matador_env.matador_v0 import INFO_KEYS, raw_env  # noqa: E402
 from matador_env.vector import VectorEnv, sb3_vec_env  # noqa: E402
 from tests.episodes import learner_trace  # noqa: E402
+from tests.notes import record_notes  # noqa: E402
 from tests.test_gym_vector import assert_same, make_both  # noqa: E402
 
 CASES = [
@@ -732,21 +731,12 @@ def test_the_first_reset_and_step_of_a_process_run_under_the_compile_note(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # With numba's cache cold the first reset compiles for about half a minute (the
-    # first step a little more); matador_env.streams.note_when_slow, tested in
-    # tests/test_closed_streams.py, says so after two seconds. Here: the first reset
-    # and the first step go under it, a refused call does not use it up, and no call
-    # after pays for a timer.
+    # first step a little more), which the note says after two seconds. Here: the
+    # first reset and the first step go under it, a refused call does not use it up,
+    # and no call after pays for a timer.
     import matador_env.vector as vector
 
-    said: list[str] = []
-
-    @contextlib.contextmanager
-    def recorded(message: str, after_s: float = 2.0) -> Iterator[None]:
-        said.append(message)
-        yield
-        said.append("done")
-
-    monkeypatch.setattr(vector, "note_when_slow", recorded)
+    said = record_notes(monkeypatch, vector)
     monkeypatch.setattr(vector, "_UNTIMED", {"reset", "step"})  # as in a fresh process
     venv = VectorEnv(2, preset="leiden", mode="learner", seed=3)
     with pytest.raises(BatchError, match="before reset"):
@@ -755,16 +745,16 @@ def test_the_first_reset_and_step_of_a_process_run_under_the_compile_note(
         venv.reset([1])
     assert said == []
     _, masks, _ = venv.reset()
-    assert said == [vector.SLOW_FIRST_USE_NOTE, "done"]
+    assert said == [(vector.SLOW_FIRST_USE_NOTE, 2.0), "done"]
     first = [int(np.flatnonzero(m)[0]) for m in masks]
     with pytest.raises(BatchError):
         venv.step([-5, -5])  # refused before the engine runs: the note is not spent
     venv.step(first)
-    assert said == [vector.SLOW_FIRST_USE_NOTE, "done"] * 2
+    assert said == [(vector.SLOW_FIRST_USE_NOTE, 2.0), "done"] * 2
     # A second env of the same process loads nothing new.
     other = VectorEnv(2, preset="standard", seed=4)
     _, masks, _ = other.reset()
     other.step([int(np.flatnonzero(m)[0]) for m in masks])
     venv.reset()
-    assert said == [vector.SLOW_FIRST_USE_NOTE, "done"] * 2
+    assert said == [(vector.SLOW_FIRST_USE_NOTE, 2.0), "done"] * 2
     assert "compiling the batch engine's kernels" in vector.SLOW_FIRST_USE_NOTE
