@@ -108,6 +108,7 @@ from matador_env.protocol import (
     max_history,
     move_from_json,
     move_to_json,
+    rules_from_json,
     view_from_json,
     view_to_json,
 )
@@ -864,31 +865,41 @@ def _under_way(rng: random.Random, rules: Rules) -> HandState:
     return state
 
 
+def _named_rules(message: Any) -> Rules | None:
+    """The rules a JSON view names, or None where it names none the protocol reads."""
+    try:
+        return rules_from_json(message["rules"])
+    except (TypeError, KeyError, ProtocolError):
+        return None
+
+
 def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> None:
     bot = rng.choice(bots)
     # A bot of one configuration (the trained one) also gets views of other presets,
     # which it must refuse.
     other = bot.rules is None or rng.random() < 0.2
-    preset = rng.choice(list(PRESETS))
-    rules = Rules.preset(preset) if other else bot.rules
-    mismatch = bot.rules is not None and rules != bot.rules
+    rules = Rules.preset(rng.choice(list(PRESETS))) if other else bot.rules
     state = _under_way(rng, rules)
     message: Any = view_to_json(state.view(state.to_move))
     intact = rng.random() >= 0.85
     if not intact:
         message = mutated_message(rng, message)
+    # Whether the view names other rules than the bot's is read from the view as sent:
+    # a mutation may name the bot's own (a two-seat pagat view renamed "standard" is a
+    # standard view, which the standard bot rightly answers).
+    named = _named_rules(message)
+    mismatch = bot.rules is not None and named is not None and named != bot.rules
+    shown = None if named is None else named.preset_name() or named.to_text()
 
     def reply() -> None:
         try:
             answer = bot.move_json(message, random.Random(0))
         except BotError as exc:
             if mismatch:  # the view of other rules got past the protocol's rules check
-                raise Finding(
-                    f"bot {bot.name} took a view of {preset} for its own: {exc}"
-                ) from None
+                raise Finding(f"bot {bot.name} took a view of {shown} for its own: {exc}") from None
             raise
         if mismatch:
-            raise Finding(f"bot {bot.name} answered a view of {preset}, not its rules")
+            raise Finding(f"bot {bot.name} answered a view of {shown}, not its rules")
         view = view_from_json(message)
         if move_from_json(answer) not in view.legal_moves:
             raise Finding(f"bot {bot.name} answered {answer['move']}, not a legal move")

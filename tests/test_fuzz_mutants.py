@@ -694,6 +694,38 @@ def test_bot_refusing_a_view_of_other_rules_is_no_finding(monkeypatch: pytest.Mo
     assert tally.errors.get("ProtocolError", 0) > 0
 
 
+def test_bot_reads_the_rules_a_view_names_as_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by a 900-s run (seed 120771, bot trial 16510): a mutation renamed a
+    # two-seat pagat view "standard", the same game under the bot's own rules, which
+    # the standard bot rightly answered; the harness had reported it as a view of
+    # pagat answered.
+    dealt: list[Rules] = []
+    named: list[Rules | None] = []
+    under_way, named_rules = fuzz._under_way, fuzz._named_rules
+
+    def deal(rng: random.Random, rules: Rules) -> Any:
+        dealt.append(rules)
+        return under_way(rng, rules)
+
+    def name(message: Any) -> Rules | None:
+        named.append(named_rules(message))
+        return named[-1]
+
+    monkeypatch.setattr(fuzz, "_under_way", deal)
+    monkeypatch.setattr(fuzz, "_named_rules", name)
+    tally = fuzz.run_campaign("bot", seed=120771, trials=[16510])
+    assert (tally.findings, tally.tried, tally.accepted) == (0, 1, 1), tally.examples
+    assert dealt == [Rules.preset("pagat")] and named == [Rules.preset("standard")]
+    # What a view names: a preset or fields; nothing where there is no rules field the
+    # protocol reads (the bot then refuses the view itself).
+    assert fuzz._named_rules({"rules": "leiden"}) == Rules.preset("leiden")
+    assert fuzz._named_rules({"rules": {"preset": "pagat", "players": 3}}) == Rules.preset(
+        "pagat", players=3
+    )
+    for message in ({}, {"rules": "nope"}, {"rules": 7}, ["rules"], "standard", None):
+        assert fuzz._named_rules(message) is None, message
+
+
 def test_bot_asks_the_trained_random_and_greedy_bots(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[str] = []
     load = matador_env.bot.load_bot
