@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
-from matador_env.streams import note_when_slow
+from matador_env.streams import NUMBA_FIRST_USE, note_when_slow
 
 from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
@@ -131,10 +131,7 @@ def batch_playouts_available() -> bool:
     return True
 
 
-SLOW_LOAD_NOTE = (
-    "search: compiling its playout kernels (numba's first use on this install: about "
-    "30 s; later runs load them from its cache)"
-)
+SLOW_LOAD_NOTE = f"search: compiling its playout kernels ({NUMBA_FIRST_USE})"
 """What :func:`load_compiled_playouts` says when the kernels take long to load."""
 
 

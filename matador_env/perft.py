@@ -64,7 +64,7 @@ from .engine import (
     perft_divide,
 )
 from .flags import positive_int, seed_arg
-from .streams import note_when_slow, run_main, standard_streams
+from .streams import NUMBA_FIRST_USE, note_when_slow, run_main, standard_streams
 
 if TYPE_CHECKING:
     from .batch import BatchEngine
@@ -249,10 +249,7 @@ def batch_position(rules: Rules, seed: int, moves: Sequence[str]) -> BatchEngine
     return engine
 
 
-SLOW_LOAD_NOTE = (
-    f"{PROG}: compiling the batch engine's kernels (numba's first use on this install: "
-    "about 30 s; later runs load them from its cache)"
-)
+SLOW_LOAD_NOTE = f"{PROG}: compiling the batch engine's kernels ({NUMBA_FIRST_USE})"
 """What the command says when the batch engine's kernels take long to load."""
 
 

@@ -32,6 +32,7 @@ from typing import Any, NoReturn, TextIO, cast
 
 __all__ = [
     "INTERRUPTED",
+    "NUMBA_FIRST_USE",
     "READER_GONE",
     "command_name",
     "note_when_slow",
@@ -71,6 +72,13 @@ def progress_bar(**options: Any) -> Any:
     from tqdm import tqdm
 
     return tqdm(file=sys.stderr, disable=not sys.stderr, **options)
+
+
+NUMBA_FIRST_USE = (
+    "numba's first use on this install: about 30 s; later runs load them from its cache"
+)
+"""How long numba's first compile of a set of kernels takes: the words the project's
+notes (:func:`note_when_slow`) put in brackets after what is compiling."""
 
 
 @contextlib.contextmanager

@@ -120,7 +120,7 @@ from .matador_v0 import (
     resolve_rules,
     reward_kind,
 )
-from .streams import note_when_slow
+from .streams import NUMBA_FIRST_USE, note_when_slow
 from .values import SEED_RANGE, finite_real, integer_value, same_value, seat_value
 
 __all__ = [
@@ -150,8 +150,7 @@ MODES = ("self_play", "learner")
 _MAX_EMPTY_DEALS = 1000
 
 SLOW_FIRST_USE_NOTE = (
-    "matador_env.vector: compiling the batch engine's kernels (numba's first use on this "
-    "install: about 30 s; later runs load them from its cache)"
+    f"matador_env.vector: compiling the batch engine's kernels ({NUMBA_FIRST_USE})"
 )
 """What the vector env says on the error stream when the process's first reset or step
 is still running after two seconds: numba loads the kernels there (in well under a
