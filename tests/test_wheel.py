@@ -28,7 +28,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -36,6 +36,10 @@ from matador_env.bot import shipped_configurations
 from matador_env.engine import HandState
 from matador_env.protocol import move_from_json, view_to_json
 from tests.test_readme import pyproject
+
+if TYPE_CHECKING:  # imported by the HTTP test alone: those modules skip without Starlette
+    from tests.test_serve import Server
+    from tests.test_web import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "matador_env"
@@ -409,13 +413,14 @@ def test_the_installed_wheel_serves_every_shipped_bot_and_the_browser_games_over
 
 
 class _HttpClient:
-    """The in-process client of ``tests/test_web.py`` (``post`` and ``delete``), over a
-    real connection to ``server``, so that its game loop plays the wheel's server."""
+    """What ``tests/test_web.py``'s in-process client does (``get``, ``post``,
+    ``delete``), over a real connection to ``server``, so that its game loop plays
+    the wheel's server."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Server) -> None:
         self.server = server
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
+    def request(self, method: str, path: str, body: Any = None) -> Reply:
         from tests.test_web import Reply
 
         conn = self.server.connect()
@@ -428,13 +433,13 @@ class _HttpClient:
         finally:
             conn.close()
 
-    def get(self, path: str) -> Any:
+    def get(self, path: str) -> Reply:
         return self.request("GET", path)
 
-    def post(self, path: str, body: Any = None) -> Any:
+    def post(self, path: str, body: Any = None) -> Reply:
         return self.request("POST", path, body)
 
-    def delete(self, path: str) -> Any:
+    def delete(self, path: str) -> Reply:
         return self.request("DELETE", path)
 
 
@@ -454,7 +459,7 @@ def _play_to_the_end(client: _HttpClient, settings: dict[str, Any]) -> dict[str,
     return game
 
 
-def _play_games_over_http(server: Any) -> None:
+def _play_games_over_http(server: Server) -> None:
     from matador_env.engine import MatchState, Rules
 
     client = _HttpClient(server)
