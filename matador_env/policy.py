@@ -318,24 +318,41 @@ class OnnxPolicy:
 
     def _check_signature(self) -> None:
         info = self.info
-        for what, args, name, size in (
-            ("input", self._session.get_inputs(), "obs", info.obs_size),
-            ("output", self._session.get_outputs(), "logits", info.num_actions),
+        for what, name, size in (
+            ("input", "obs", info.obs_size),
+            ("output", "logits", info.num_actions),
         ):
-            if [a.name for a in args] != [name]:
+            names, kind, shape = self._read_signature(what)
+            if names != [name]:
                 raise PolicyError(
-                    f"{self.path}: the network's {what}s are {[a.name for a in args]}; "
-                    f"a policy has one {what}, {name!r}"
+                    f"{self.path}: the network's {what}s are {names}; a policy has one "
+                    f"{what}, {name!r}"
                 )
-            arg = args[0]
-            shape = list(arg.shape)
             # A symbolic or unknown width is left to the probe run; a fixed one must fit.
             fixed_width = len(shape) == 2 and isinstance(shape[1], int)
-            if arg.type != "tensor(float)" or len(shape) != 2 or (fixed_width and shape[1] != size):
+            if kind != "tensor(float)" or len(shape) != 2 or (fixed_width and shape[1] != size):
                 raise PolicyError(
-                    f"{self.path}: {what} {name!r} is {arg.type} of shape {shape}; "
+                    f"{self.path}: {what} {name!r} is {kind} of shape {shape}; "
                     f"expected tensor(float) of shape [batch, {size}]"
                 )
+
+    def _read_signature(self, what: str) -> tuple[list[str], str, list[Any]]:
+        """The names of the network's inputs (``what="input"``) or outputs, and the type
+        and shape of the first (``""`` and ``[]`` where there is none). onnxruntime
+        decodes names and symbolic dimensions as text only when they are read, so a
+        damaged file that loads can fail here (``UnicodeDecodeError``): a
+        :class:`PolicyError` naming the file."""
+        try:
+            args = self._session.get_inputs() if what == "input" else self._session.get_outputs()
+            names = [a.name for a in args]
+            if not args:
+                return names, "", []
+            return names, args[0].type, list(args[0].shape)
+        except Exception as exc:  # onnxruntime's own errors share no base class but Exception
+            raise PolicyError(
+                f"{self.path}: onnxruntime cannot read the network's {what}s "
+                f"({type(exc).__name__}: {_short(str(exc))}); re-export the policy"
+            ) from None
 
     @property
     def rules(self) -> Rules:

@@ -91,6 +91,15 @@ def test_a_network_built_here_loads(bot: Path) -> None:
     assert load_policy(bot).logits(np.ones(OBS)).shape == (ACTIONS,)
 
 
+def _dimension_name_not_text(good: bytes, which: int) -> bytes:
+    """``good`` with the first letter of its input's (``which=0``) or output's (1)
+    symbolic dimension ``batch`` made a byte that is no UTF-8, as one damaged byte
+    would: onnxruntime loads the file and fails only when the name is read."""
+    at = [m.start() for m in re.finditer(b"batch", good)]
+    assert len(at) == 2, at  # the input's and the output's
+    return good[: at[which]] + b"\xb5" + good[at[which] + 1 :]
+
+
 ONNX_CASES: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda good: b"",
     "truncated": lambda good: good[: len(good) // 2],
@@ -109,6 +118,10 @@ ONNX_CASES: dict[str, Callable[[bytes], bytes]] = {
     "output_width_hidden": lambda good: network(out_width="n", weights=np.ones((OBS, ACTIONS + 5))),
     "fails_when_run": lambda good: network(out_width="n", reshape_to=[7, -1, 5]),
     "not_finite": lambda good: network(weights=np.full((OBS, ACTIONS), np.nan)),
+    # Found by the fuzz campaign (seed 131313, policy trial 3434): it raised the
+    # UnicodeDecodeError itself.
+    "input_dimension_not_text": lambda good: _dimension_name_not_text(good, 0),
+    "output_dimension_not_text": lambda good: _dimension_name_not_text(good, 1),
 }
 
 
@@ -131,6 +144,10 @@ SIGNATURE_MESSAGES = {
     f"expected tensor(float) of shape [batch, {OBS}]",
     "output_width": f"output 'logits' is tensor(float) of shape ['batch', {ACTIONS - 1}]; "
     f"expected tensor(float) of shape [batch, {ACTIONS}]",
+    "input_dimension_not_text": "onnxruntime cannot read the network's inputs "
+    "(UnicodeDecodeError: \"'utf-8' codec can't decode byte 0xb5 in position 0",
+    "output_dimension_not_text": "onnxruntime cannot read the network's outputs "
+    "(UnicodeDecodeError: \"'utf-8' codec can't decode byte 0xb5 in position 0",
 }
 
 
