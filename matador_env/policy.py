@@ -318,11 +318,11 @@ class OnnxPolicy:
 
     def _check_signature(self) -> None:
         info = self.info
-        for what, name, size in (
-            ("input", "obs", info.obs_size),
-            ("output", "logits", info.num_actions),
+        for what, read, name, size in (
+            ("input", self._session.get_inputs, "obs", info.obs_size),
+            ("output", self._session.get_outputs, "logits", info.num_actions),
         ):
-            names, kind, shape = self._read_signature(what)
+            names, kind, shape = self._read_signature(what, read)
             if names != [name]:
                 raise PolicyError(
                     f"{self.path}: the network's {what}s are {names}; a policy has one "
@@ -336,14 +336,16 @@ class OnnxPolicy:
                     f"expected tensor(float) of shape [batch, {size}]"
                 )
 
-    def _read_signature(self, what: str) -> tuple[list[str], str, list[Any]]:
-        """The names of the network's inputs (``what="input"``) or outputs, and the type
-        and shape of the first (``""`` and ``[]`` where there is none). onnxruntime
-        decodes names and symbolic dimensions as text only when they are read, so a
-        damaged file that loads can fail here (``UnicodeDecodeError``): a
+    def _read_signature(
+        self, what: str, read: Callable[[], list[Any]]
+    ) -> tuple[list[str], str, list[Any]]:
+        """The names of the network's ``what`` (its inputs or outputs, as ``read`` lists
+        them), and the type and shape of the first (``""`` and ``[]`` where there is
+        none). onnxruntime decodes names and symbolic dimensions as text only when they
+        are read, so a damaged file that loads can fail here (``UnicodeDecodeError``): a
         :class:`PolicyError` naming the file."""
         try:
-            args = self._session.get_inputs() if what == "input" else self._session.get_outputs()
+            args = read()
             names = [a.name for a in args]
             if not args:
                 return names, "", []
