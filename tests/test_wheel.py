@@ -387,24 +387,20 @@ def test_the_installed_wheel_serves_every_shipped_bot_and_the_browser_games_over
             assert answer["bot"] == f"trained:{config.name}"
             assert move_from_json(answer) in view.legal_moves
         # The browser page, its files read from the wheel.
+        client = _HttpClient(server)
         for path, name in (
             ("/", "index.html"),
             ("/web/app.js", "app.js"),
             ("/web/style.css", "style.css"),
         ):
-            conn = server.connect()
-            try:
-                conn.request("GET", path)
-                reply = conn.getresponse()
-                assert (reply.status, reply.read()) == (
-                    200,
-                    (ROOT / PACKAGE / "web" / name).read_bytes(),
-                )
-            finally:
-                conn.close()
+            reply = client.get(path)
+            assert (reply.status_code, reply.content) == (
+                200,
+                (ROOT / PACKAGE / "web" / name).read_bytes(),
+            )
         # The page's games: a partnership hand against the trained bots, and a match
         # of three seats against the casual ones, played to their ends.
-        _play_games_over_http(server)
+        _play_games_over_http(client)
     finally:
         code = stop_server(server)
     logs = server.logs()
@@ -459,10 +455,9 @@ def _play_to_the_end(client: _HttpClient, settings: dict[str, Any]) -> dict[str,
     return game
 
 
-def _play_games_over_http(server: Server) -> None:
+def _play_games_over_http(client: _HttpClient) -> None:
     from matador_env.engine import MatchState, Rules
 
-    client = _HttpClient(server)
     options = client.get("/games/options")
     assert options.status_code == 200, options.content
     pagat = {p["name"]: p for p in options.json()["presets"]}["pagat"]
