@@ -168,15 +168,9 @@ MAX_ITEMS: dict[str, int] = {
 
 
 def max_history(rules: Rules) -> int:
-    """The most actions one hand under ``rules`` can hold before its end.
-
-    Placements are at most the tiles of the set and draws at most the boneyard;
-    between two of them (and before the first and after the last) fewer than
-    ``players`` passes can follow one another, since ``players`` passes in a row
-    (or, before the lead, in all) end the hand.
-    """
-    progress = rules.tile_count + rules.boneyard_size
-    return progress + (progress + 1) * (rules.players - 1)
+    """The most actions one hand under ``rules`` can hold before its end
+    (:attr:`Rules.max_hand_actions`, which says why)."""
+    return rules.max_hand_actions
 
 
 class ProtocolError(ValueError):

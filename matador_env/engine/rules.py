@@ -243,6 +243,18 @@ class Rules:
         return _DRAW_LIMITS[self.draw_rule]
 
     @property
+    def max_hand_actions(self) -> int:
+        """The most actions one hand under these rules can hold before its end.
+
+        Placements are at most the tiles of the set and draws at most the boneyard;
+        between two of them (and before the first and after the last) fewer than
+        ``players`` passes can follow one another, since ``players`` passes in a row
+        (or, before the lead, in all) end the hand.
+        """
+        progress = self.tile_count + self.boneyard_size
+        return progress + (progress + 1) * (self.players - 1)
+
+    @property
     def sides(self) -> int:
         """Scoring units: two teams, or one per seat."""
         return 2 if self.teams else self.players
