@@ -4,6 +4,7 @@ environment, opponents played inside the batch, checkpoints and resume as withou
 from __future__ import annotations
 
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import cast
@@ -11,6 +12,7 @@ from typing import cast
 import numpy as np
 import pytest
 
+from matador_env.batch import _kernels as K
 from matador_env.engine import Rules
 from matador_env.vector import VectorEnv
 from tests.train_runs import (
@@ -66,6 +68,27 @@ def test_a_resumed_vector_run_does_the_updates_and_steps_of_an_uninterrupted_one
     assert (resumed["steps"], resumed["n_updates"]) == (STEPS, UPDATES)
     # The same games and the same updates: the same policy to the bit.
     assert final_weights_differ(run, finished_run) == []
+
+
+def test_a_vector_checkpoint_whose_games_no_play_reaches_is_refused(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    # A state.json edited or damaged: a hand running with as many passes in a row as
+    # there are seats, which end it. The batch kernels index by such counters
+    # unchecked, so resuming from one must stop with the value named.
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    state_path = run / "checkpoint" / "state.json"
+    state = json.loads(state_path.read_text())
+    engine = state["envs"]["states"]["vector"]["engine"]
+    running = [b for b, st in enumerate(engine["st"]) if st[K.OVER] == 0][0]
+    engine["st"][running][K.PASSES] = 2
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the saved environments do not fit" in lines[0]
+    assert f"slot {running}: the hand runs but has 2 passes in a row" in lines[0]
 
 
 @pytest.mark.parametrize(

@@ -362,9 +362,13 @@ class BatchEngine:
         values alone), an array of another shape or type, and values no game
         reaches: numbers out of their range (a seat, a tile, an end, a termination),
         and parts that disagree (hand sizes and the tiles held, the boneyard and the
-        deal's order, the ends and the tiles played, a finished hand's counts). The
-        kernels index arrays by these numbers unchecked, so a tampered state is not
-        just another game: it could read or write outside them."""
+        deal's order, the ends and the tiles played, the open ends and the spinner's
+        flag, a finished hand's counts and points), counters past what ends a hand or
+        was drawn (passes, draws, actions), and a match's totals, flags, winners and
+        leads that no sequence of hands scores. The kernels index arrays by these
+        numbers unchecked, so a tampered state is not just another game: it could
+        read or write outside them (a spinner's flag cleared beside a spinner on the
+        table let a second one write six open ends into four slots)."""
         self._put_state(self._read_state(state))
 
     def _origin(self) -> dict[str, Any]:
@@ -540,6 +544,7 @@ class BatchEngine:
             "the open ends and the tiles played disagree (ends without a tile down, or "
             "tiles down without ends)",
         )
+        self._check_ends_growth(a, dealt, live)
         refuse_where((cannot > 1).any((1, 2)), "a cannot-answer mark is not 0 or 1")
         running = dealt & (over == 0)
         refuse_where(
@@ -552,6 +557,27 @@ class BatchEngine:
                 | (counts != 0).any(1)
             ),
             "the hand runs (over is 0) but has a termination, winner, points or counts",
+        )
+        # Counters a step adds one to: past these a hand would have ended (passes), or
+        # they count what did not happen (draws, actions).
+        refuse_where(
+            running & ((st[:, K.PASSES] >= n) | (st[:, K.LEAD_PASSES] >= n)),
+            f"the hand runs but has {n} passes in a row or at the lead, which end it; "
+            f"allowed: 0 to {n - 1}",
+        )
+        refuse_where(
+            dealt
+            & (
+                (st[:, K.DRAWS] > st[:, K.POS] - dealt_tiles)
+                | (st[:, K.DRAWS] > min(rules.draw_limit, T))
+            ),
+            "the draws this turn are more than the tiles drawn from the boneyard, or "
+            f"than the rules' draw limit ({rules.draw_rule})",
+        )
+        refuse_where(
+            dealt & (st[:, K.NACT] > rules.max_hand_actions),
+            f"the actions so far are more than a hand of these rules holds "
+            f"({rules.max_hand_actions})",
         )
         pips = self.br.tab[:, K.TPIPS][None, :]
         counted = np.bincount(
@@ -567,6 +593,15 @@ class BatchEngine:
         refuse_where(
             ended & (winner >= 0) & (st[:, K.WSIDE] != side_of[np.clip(winner, 0, n - 1)]),
             "the winning side is not the winner's side",
+        )
+        refuse_where(
+            ended
+            & (
+                ((winner < 0) & (st[:, K.POINTS] != 0))
+                | (st[:, K.POINTS] > counts.sum(1, dtype=np.int64))
+            ),
+            "the hand's points are not 0 without a winner, or are more than the pips left "
+            "in the hands",
         )
         refuse_where(
             (totals < 0).any(1) | (leads < 0).any(1) | (mst < 0).any(1),
@@ -590,6 +625,104 @@ class BatchEngine:
             ),
             "the match state disagrees with itself (a match has a deal; an ended match "
             "has an ended hand and winners; a running one none)",
+        )
+        self._check_match_totals(a)
+
+    def _check_ends_growth(self, a: Mapping[str, Any], dealt: np.ndarray, live: np.ndarray) -> None:
+        """The open ends are what the tiles down give: two from the lead, two more once
+        a spinner is down, one more for each matador down as a branch, each of a kind
+        these rules place. The kernels write ends up to the slot count unchecked, and
+        a spinner flag that says "not yet" beside a spinner on the table would let a
+        second spinner write past them."""
+        rules = self.rules
+        st, ends, loc = a["st"], a["ends"], a["loc"]
+        nends, spun = st[:, K.NENDS], st[:, K.SPIN_DONE]
+        place = rules.matador_placement
+        orients = {orient for _, orient in self.enc.slot_table}
+        kinds = [K.PLAIN]
+        if rules.spinner != "none":
+            kinds.append(K.SPINNER)
+        if "upright" in orients:
+            kinds.append(K.BLANK)
+        if "cross" in orients:
+            kinds.append({"crosswise_choice": K.CROSS, "branching": K.BRANCH}.get(place, K.BLANK))
+        kind = ends[:, :, 0].astype(np.int64)
+        names = ", ".join(f"{k} ({_KINDS[k]})" for k in sorted(kinds))
+        refuse_where(
+            dealt & (live & ~np.isin(kind, kinds)).any(1),
+            f"an open end is of a kind these rules never place; allowed: {names}",
+        )
+        refuse_where(
+            dealt & (live & (kind == K.SPINNER)).any(1) & (spun == 0),
+            "an open end is a spinner's, but the spinner is not down (st[SPIN_DONE] is 0)",
+        )
+        refuse_where(
+            dealt & (spun == 1) & ((nends == 0) | (rules.spinner == "none")),
+            "the spinner is down (st[SPIN_DONE] is 1) with no tile down, or under rules "
+            "without a spinner",
+        )
+        fewest = 2 + 2 * spun.astype(np.int64)
+        matadors = self.br.tab[:, K.TMAT].astype(bool)
+        branches = ((loc == K.PLAYED) & matadors[None, :]).sum(1) if place == "branching" else 0
+        refuse_where(
+            dealt & (nends > 0) & ((nends < fewest) | (nends > fewest + branches)),
+            "the open ends are not what the tiles down give (2 from the lead, 2 more once "
+            "the spinner is down, 1 more for each matador down as a branch)",
+        )
+
+    def _check_match_totals(self, a: Mapping[str, Any]) -> None:
+        """A match's totals, leads and winners are what its hands can have scored: below
+        the target while it runs under "first_to_target"; marked as past it ("armed")
+        exactly when a total is above it under "complete_round", and past it by no
+        more than a round of hands scores; the winners the sides on the top total."""
+        rules = self.rules
+        in_match, totals, leads, mst, winners = (
+            a["in_match"],
+            a["totals"].astype(np.int64),
+            a["leads"],
+            a["mst"],
+            a["winners"],
+        )
+        target = rules.target_score
+        # A hand scores at most the pips of the whole set.
+        most = int(self.br.tab[:, K.TPIPS].sum())
+        top = totals.max(1)
+        over = mst[:, K.M_OVER] == 1
+        armed = mst[:, K.M_ARMED] == 1
+        if rules.match_end == "first_to_target":
+            refuse_where(
+                in_match & (armed | (~over & (top >= target)) | (over & (top < target))),
+                f"the match's totals and its end disagree (first_to_target {target}: a "
+                "running match has every total below the target, an ended one a total at "
+                "it or past it; nothing is armed)",
+            )
+            furthest = target - 1 + most
+        else:
+            refuse_where(
+                in_match & ((armed != (top > target)) | (over & ~armed)),
+                f"the match's totals and its end disagree (complete_round {target}: armed "
+                "exactly when a total is above the target, and an ended match is armed)",
+            )
+            furthest = target + rules.players * most
+        refuse_where(
+            in_match & (top > furthest),
+            f"a match total ({furthest} at most under these rules) is further past the "
+            "target than its hands can take it",
+        )
+        refuse_where(
+            in_match & over & (winners != (totals == top[:, None])).any(1),
+            "the match's winners are not the sides on its top total",
+        )
+        # The hand in play is scored (and its lead counted) when it ends.
+        scored = mst[:, K.M_DEALS].astype(np.int64) - (a["st"][:, K.OVER] == 0)
+        refuse_where(
+            in_match
+            & (
+                (leads.sum(1, dtype=np.int64) > scored)
+                | (mst[:, K.M_DEALS] >= np.iinfo(np.int32).max)
+            ),
+            "the match counts more hands led than it has scored, or has dealt as many hands "
+            "as its counter holds",
         )
 
     # -- copies and dealing ----------------------------------------------------------------
