@@ -43,6 +43,14 @@ Campaigns (``--campaign``, all by default):
              shipped perft file (cut to their first three depths, so that a mutated
              position's walk stays small) with parts replaced, edited or removed
              (documented: ``ValueError``); an intact case must count as stored
+``state``    ``BatchEngine.set_state`` and ``VectorEnv.set_state`` (the batch engine's
+             and the vector env's saved states, as a checkpoint holds them) on states
+             of random rules with numbers, tiles and texts edited (documented:
+             ``BatchError``); a state as saved must be taken, a refused one must
+             change nothing, a taken one must read back as given, and every state
+             that legal play reaches from it must be one a new engine takes (the
+             kernels index by these numbers unchecked: a count no game reaches
+             could write past the arrays)
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -908,6 +916,173 @@ def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> 
     classify(tally, reply, (ProtocolError, BotError), label, valid=intact and not mismatch)
 
 
+_STATE_NUMBERS = (-1, 0, 1, 2, 3, 4, 6, 7, 12, 13, 27, 28, 90, 91, 2**15 - 1, 2**31 - 1, -(2**31))
+"""Numbers a saved state's edits try: seats, ends, tiles, the sets' sizes, type bounds."""
+
+STATE_STEPS = 200
+"""The most steps a trial plays on from a state that was taken (a hand of the largest
+sets holds thousands of actions; each step is checked)."""
+
+
+def _edit_state(rng: random.Random, state: dict[str, Any], engine: dict[str, Any]) -> None:
+    """One edit of a saved state: a number off by one, set to a bound or swapped with
+    its neighbour in a list; a tile moved to another place with the hand sizes kept
+    true; a text edited; or any part replaced by any JSON value."""
+    k = rng.randrange(8)
+    loc, hsize = engine.get("loc"), engine.get("hsize")
+    if k == 0 and isinstance(loc, list) and loc and isinstance(hsize, list):
+        b = rng.randrange(len(loc))
+        # Earlier edits may have left anything in these places.
+        if not (isinstance(loc[b], list) and loc[b] and b < len(hsize)):
+            return
+        sizes = hsize[b]
+        if not isinstance(sizes, list):
+            return
+        tile = rng.randrange(len(loc[b]))
+        old, new = loc[b][tile], rng.randrange(-2, max(len(sizes), 1))
+        loc[b][tile] = new
+        for seat, change in ((old, -1), (new, 1)):
+            if isinstance(seat, int) and 0 <= seat < len(sizes) and isinstance(sizes[seat], int):
+                sizes[seat] += change
+        return
+    paths = list(_json_paths(state))
+    if rng.random() < 0.75:  # mostly a number: the arrays are where the kernels look
+        paths = [path for path in paths if _is_number(_at(state, path))]
+    if not paths:
+        return
+    *parents, key = rng.choice(paths)
+    holder = _at(state, parents)
+    value = holder[key]
+    if isinstance(value, str):
+        holder[key] = mutate_text(rng, value)
+    elif not _is_number(value) or k == 1:
+        holder[key] = random_json(rng)
+    elif k == 2:
+        holder[key] = value + rng.choice((-1, 1))
+    elif k == 3:
+        holder[key] = rng.choice(_STATE_NUMBERS)
+    elif k == 4 and isinstance(holder, list) and len(holder) > 1:
+        other = rng.randrange(len(holder))
+        holder[key], holder[other] = holder[other], holder[key]
+    else:
+        holder[key] = rng.randrange(-2, 30)
+
+
+def _at(value: Any, path: Iterable[Any]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _random_actions(rng: random.Random, masks: Any) -> Any:
+    """A uniformly random legal action per row of ``masks`` (-1 where none is legal)."""
+    import numpy as np
+
+    return np.array(
+        [rng.choice(row.nonzero()[0].tolist()) if row.any() else -1 for row in masks], np.int64
+    )
+
+
+def _batch_under_way(rng: random.Random) -> tuple[Any, Callable[[], Any]]:
+    """A batch engine (or, one time in three, a vector env) of random rules with play
+    under way, and a maker of new ones of the same arguments, which its state fits."""
+    from matador_env.batch import BatchEngine, BatchError
+    from matador_env.vector import MODES, VectorEnv
+
+    size = rng.randint(1, 3)
+    if rng.random() < 0.3:
+        mode, episode = rng.choice(MODES), rng.choice(("hand", "match"))
+        max_hands, seed = rng.choice((2, 5, 50)), rng.randrange(1 << 32)
+        while True:
+            try:
+                rules = Rules(**random_rules_fields(rng))
+                env = VectorEnv(
+                    size, rules, mode=mode, episode=episode, max_hands=max_hands, seed=seed
+                )
+                break
+            except (RulesError, BatchError):
+                continue
+        _, masks, _ = env.reset()
+        for _ in range(rng.randrange(30)):
+            masks = env.step(_random_actions(rng, masks))[1]
+        return env, lambda: VectorEnv(
+            size, rules, mode=mode, episode=episode, max_hands=max_hands, seed=seed
+        )
+    while True:
+        try:
+            rules = Rules(**random_rules_fields(rng))
+            eng = BatchEngine(rules, size)
+            break
+        except (RulesError, BatchError):
+            continue
+    if rng.random() < 0.3:
+        eng.new_matches([rng.randrange(1 << 32) for _ in range(size)])
+    else:
+        eng.deal([rng.randrange(1 << 32) for _ in range(size)])
+    for _ in range(rng.randrange(40)):
+        eng.step(_random_actions(rng, eng.legal_masks()))
+        if rng.random() < 0.2:
+            eng.next_hands()
+    return eng, lambda: BatchEngine(rules, size)
+
+
+def trial_state(rng: random.Random, tally: Tally, label: str) -> None:
+    from matador_env.batch import BatchError
+    from matador_env.vector import VectorEnv
+
+    source, make = _batch_under_way(rng)
+    vector = isinstance(source, VectorEnv)
+    state = source.get_state()
+    edits = rng.randrange(4)  # none: a state as saved, which must be taken
+    for _ in range(edits):
+        engine = state.get("engine") if vector else state
+        _edit_state(rng, state, engine if isinstance(engine, dict) else {})
+    target = make()
+    if vector:
+        target.reset()
+    before = target.get_state()
+
+    def taken(made: Any, saved: dict[str, Any], what: str) -> None:
+        """A state the engine itself saved is one a new engine takes."""
+        try:
+            make().set_state(saved)
+        except BatchError as exc:
+            raise Finding(f"{what}, its own state is refused: {exc}") from None
+
+    def take() -> None:
+        try:
+            target.set_state(state)
+        except BatchError:
+            if target.get_state() != before:
+                raise Finding("a refused state changed what it was given to") from None
+            raise
+        again = target.get_state()
+        if any(again[key] != value for key, value in state.items() if key in again):
+            raise Finding("a state was taken, but get_state() gives back another")
+        if vector:
+            masks = target.action_masks()
+            for step in range(rng.randrange(1, 30)):
+                masks = target.step(_random_actions(rng, masks))[1]
+                taken(target, target.get_state(), f"after step {step + 1}")
+            return
+        for step in range(STATE_STEPS):
+            if target.all_over:
+                break
+            masks = target.legal_masks()
+            if (~target.over & (masks.sum(1) == 0)).any():
+                raise Finding(f"after step {step}, a hand runs with no legal action")
+            target.step(_random_actions(rng, masks))
+            taken(target, target.get_state(), f"after step {step + 1}")
+        target.next_hands()
+        taken(target, target.get_state(), "after the next hands were dealt")
+
+    classify(tally, take, (BatchError,), label, valid=edits == 0)
+
+
 # -- running -------------------------------------------------------------------------------
 
 PERFT_DEPTHS = 3
@@ -962,6 +1137,7 @@ def trial_perft(rng: random.Random, tally: Tally, label: str, cases: list[dict[s
 
 CAMPAIGNS = (
     "play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot", "perft",
+    "state",
 )  # fmt: skip
 HTTP = "http"
 
@@ -1014,6 +1190,7 @@ def run_campaign(
         "policy": trial_policy,
         "bot": trial_bot,
         "perft": trial_perft,
+        "state": trial_state,
     }
     step = steps[name]
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)

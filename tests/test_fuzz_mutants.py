@@ -1,6 +1,6 @@
 """What the reliability suite (benchmarks/fuzz.py) promises that no other fast test held
 it to (found by mutation testing): how a trial is counted and reported, that each
-invariant of the play, apply, view, record, public, protocol and bot campaigns is
+invariant of the play, apply, view, record, public, protocol, bot and state campaigns is
 checked (each test breaks one thing with a stand-in and runs the campaign, which must
 report it), what the random inputs cover, how trials are numbered and seeded, what
 the HTTP campaign's counts become, the table, and how ``main`` shares its budget and
@@ -737,6 +737,89 @@ def test_bot_asks_the_trained_random_and_greedy_bots(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(fuzz, "load_bot", recorded)
     fuzz.run_campaign("bot", seed=14, count=1)
     assert sorted(asked) == ["greedy", "random", "trained"]
+
+
+# -- state ---------------------------------------------------------------------------------
+
+
+def _batch_engine(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The batch engine's class, with ``set_state`` marking the engines that took a
+    state (so that a stand-in can break only what the trial plays on from)."""
+    pytest.importorskip("numba")
+    from matador_env.batch import BatchEngine
+
+    set_state = BatchEngine.set_state
+
+    def marking(self: Any, state: Any) -> None:
+        set_state(self, state)
+        self.took_a_state = True
+
+    monkeypatch.setattr(BatchEngine, "set_state", marking)
+    return BatchEngine
+
+
+def test_state_finds_play_that_leaves_a_state_no_engine_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from matador_env.batch import _kernels as K
+
+    engine = _batch_engine(monkeypatch)
+    step = engine.step
+
+    def overcounting(self: Any, actions: Any) -> Any:
+        ended = step(self, actions)
+        if getattr(self, "took_a_state", False):
+            self.st[:, K.NACT] = -1  # what an overflowing counter would leave
+        return ended
+
+    monkeypatch.setattr(engine, "step", overcounting)
+    found = _found("state", 40)
+    assert "after step 1, its own state is refused: state: slot 0: the actions so far" in found
+
+
+def test_state_finds_a_running_hand_with_no_legal_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = _batch_engine(monkeypatch)
+    masks = engine.legal_masks
+
+    def none_legal(self: Any, out: Any = None) -> Any:
+        got = masks(self, out)
+        return got * 0 if getattr(self, "took_a_state", False) else got
+
+    monkeypatch.setattr(engine, "legal_masks", none_legal)
+    assert "after step 0, a hand runs with no legal action" in _found("state", 40)
+
+
+def test_state_finds_a_state_taken_but_not_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = _batch_engine(monkeypatch)
+    monkeypatch.setattr(engine, "_put_state", lambda self, loaded: None)
+    assert "a state was taken, but get_state() gives back another" in _found("state", 40)
+
+
+def test_state_finds_a_refusal_that_changed_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from matador_env.batch import BatchError
+
+    engine = _batch_engine(monkeypatch)
+    read = engine._read_state
+
+    def half_taken(self: Any, state: Any) -> Any:
+        self.hand_seeds = [7] * self.size
+        return read(self, state)
+
+    monkeypatch.setattr(engine, "_read_state", half_taken)
+    assert "a refused state changed what it was given to" in _found("state", 40)
+    monkeypatch.setattr(engine, "_read_state", _refuse(BatchError("state: refused")))
+    assert "a valid input refused: BatchError: state: refused" in _found("state", 40)
+
+
+def test_edits_of_a_state_survive_what_earlier_edits_left() -> None:
+    # Any part may be replaced by any JSON value, and a later edit must still work on
+    # what is left (a list of hand sizes replaced by None, a seat by a string).
+    for seed in range(2000):
+        rng = random.Random(seed)
+        engine: dict[str, Any] = {"loc": [[0, 1, -1], None, "x"], "hsize": [[1, None], 3]}
+        state = {"engine": engine, "rules": "standard", "learner": [0]}
+        for _ in range(6):
+            fuzz._edit_state(rng, state, engine)
 
 
 # -- trials: budget, numbers and seeds -----------------------------------------------------
