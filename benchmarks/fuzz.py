@@ -916,7 +916,10 @@ def trial_bot(rng: random.Random, tally: Tally, label: str, bots: list[Any]) -> 
     classify(tally, reply, (ProtocolError, BotError), label, valid=intact and not mismatch)
 
 
-_STATE_NUMBERS = (-1, 0, 1, 2, 3, 4, 6, 7, 12, 13, 27, 28, 90, 91, 2**15 - 1, 2**31 - 1, -(2**31))
+_STATE_NUMBERS = (
+    -1, 0, 1, 2, 3, 4, 6, 7, 12, 13, 27, 28, 90, 91,
+    2**15 - 1, 2**31 - 1, -(2**31), 2**63 - 1, 2**64 - 1,
+)  # fmt: skip
 """Numbers a saved state's edits try: seats, ends, tiles, the sets' sizes, type bounds."""
 
 STATE_STEPS = 200

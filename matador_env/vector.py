@@ -649,7 +649,8 @@ class VectorEnv:
         environment never holds between two steps: the engine's (see
         :meth:`BatchEngine.set_state`), a learner that is no seat (or not the fixed
         one, or not the seat to move), a random stream's state of 0 (xorshift never
-        leaves it), seeds outside 0 to 2**64 - 1, a negative counter, a hand over, a
+        leaves it), seeds outside 0 to 2**64 - 1, a negative counter (or an episode
+        counter at 2**63 - 1, which the next episode would wrap round), a hand over, a
         match over or a slot out of step with the episode kind."""
         if not isinstance(state, dict):
             raise BatchError(f"state: expected a dict from get_state(), got {type(state).__name__}")
@@ -714,7 +715,10 @@ class VectorEnv:
         last, rng = a["_last_hand"], a["_rng"]
         st = engine["st"]
         match = self.episode == "match"
-        refuse_where(episodes < 0, "its episode counter is negative")
+        top = np.iinfo(np.int64).max  # one more episode would wrap it round
+        refuse_where(
+            (episodes < 0) | (episodes >= top), f"its episode counter is not 0 to {top - 1}"
+        )
         refuse_where(
             (hands < 0) | (hands >= (self.max_hands if match else 1)),
             f"its hand count is not 0 to {self.max_hands - 1 if match else 0} (episode="

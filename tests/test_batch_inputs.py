@@ -171,6 +171,8 @@ def _tamper_vector(case: str, state: dict[str, Any]) -> None:
         state["last_hand"][0] = [99, 99, 99, 99]
     elif case == "episodes":
         state["episodes"][0] = -(10**18)
+    elif case == "episodes_at_the_top":
+        state["episodes"][0] = 2**63 - 1  # the next episode would wrap it round
     elif case == "base_seed":
         state["base_seeds"][0] = -5
     elif case == "base_seed_bool":
@@ -186,7 +188,8 @@ def _tamper_vector(case: str, state: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "case",
     ["learner", "learner_negative", "learner_not_to_move", "rng_zero", "rng_negative", "hands",
-     "last_hand", "episodes", "base_seed", "base_seed_bool", "match_seed", "hand_over"],
+     "last_hand", "episodes", "episodes_at_the_top", "base_seed", "base_seed_bool",
+     "match_seed", "hand_over"],
 )  # fmt: skip
 def test_a_tampered_vector_state_is_refused_and_changes_nothing(case: str) -> None:
     env = VectorEnv(2, preset="standard", mode="learner", episode="match", seed=3)
