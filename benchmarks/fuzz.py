@@ -991,7 +991,7 @@ def _random_actions(rng: random.Random, masks: Any) -> Any:
 
 
 def _batch_under_way(rng: random.Random) -> tuple[Any, Callable[[], Any]]:
-    """A batch engine (or, one time in three, a vector env) of random rules with play
+    """A batch engine (or, three times in ten, a vector env) of random rules with play
     under way, and a maker of new ones of the same arguments, which its state fits."""
     from matador_env.batch import BatchEngine, BatchError
     from matador_env.vector import MODES, VectorEnv
@@ -1049,12 +1049,31 @@ def trial_state(rng: random.Random, tally: Tally, label: str) -> None:
         target.reset()
     before = target.get_state()
 
-    def taken(made: Any, saved: dict[str, Any], what: str) -> None:
-        """A state the engine itself saved is one a new engine takes."""
+    def taken_back(what: str) -> None:
+        """The state ``target`` saves now is one a new engine takes."""
         try:
-            make().set_state(saved)
+            make().set_state(target.get_state())
         except BatchError as exc:
             raise Finding(f"{what}, its own state is refused: {exc}") from None
+
+    def play_on() -> None:
+        """Legal play from a state that was taken, each state it reaches checked."""
+        if vector:
+            masks = target.action_masks()
+            for step in range(rng.randrange(1, 30)):
+                masks = target.step(_random_actions(rng, masks))[1]
+                taken_back(f"after step {step + 1}")
+            return
+        for step in range(STATE_STEPS):
+            if target.all_over:
+                break
+            masks = target.legal_masks()
+            if (~target.over & (masks.sum(1) == 0)).any():
+                raise Finding(f"after step {step}, a hand runs with no legal action")
+            target.step(_random_actions(rng, masks))
+            taken_back(f"after step {step + 1}")
+        target.next_hands()
+        taken_back("after the next hands were dealt")
 
     def take() -> None:
         try:
@@ -1066,22 +1085,10 @@ def trial_state(rng: random.Random, tally: Tally, label: str) -> None:
         again = target.get_state()
         if any(again[key] != value for key, value in state.items() if key in again):
             raise Finding("a state was taken, but get_state() gives back another")
-        if vector:
-            masks = target.action_masks()
-            for step in range(rng.randrange(1, 30)):
-                masks = target.step(_random_actions(rng, masks))[1]
-                taken(target, target.get_state(), f"after step {step + 1}")
-            return
-        for step in range(STATE_STEPS):
-            if target.all_over:
-                break
-            masks = target.legal_masks()
-            if (~target.over & (masks.sum(1) == 0)).any():
-                raise Finding(f"after step {step}, a hand runs with no legal action")
-            target.step(_random_actions(rng, masks))
-            taken(target, target.get_state(), f"after step {step + 1}")
-        target.next_hands()
-        taken(target, target.get_state(), "after the next hands were dealt")
+        try:
+            play_on()
+        except BatchError as exc:  # legal play is never refused: not the state's refusal
+            raise Finding(f"legal play from a state that was taken refused: {exc}") from None
 
     classify(tally, take, (BatchError,), label, valid=edits == 0)
 

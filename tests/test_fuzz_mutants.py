@@ -789,6 +789,25 @@ def test_state_finds_a_running_hand_with_no_legal_action(monkeypatch: pytest.Mon
     assert "after step 0, a hand runs with no legal action" in _found("state", 40)
 
 
+def test_state_finds_legal_play_refused_after_a_state_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A BatchError from play is no refusal of the state: counted as one, it would hide.
+    from matador_env.batch import BatchError
+
+    engine = _batch_engine(monkeypatch)
+    step = engine.step
+
+    def refusing(self: Any, actions: Any) -> Any:
+        if getattr(self, "took_a_state", False):
+            raise BatchError("slot 0: refused")
+        return step(self, actions)
+
+    monkeypatch.setattr(engine, "step", refusing)
+    found = _found("state", 40)
+    assert "legal play from a state that was taken refused: slot 0: refused" in found
+
+
 def test_state_finds_a_state_taken_but_not_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = _batch_engine(monkeypatch)
     monkeypatch.setattr(engine, "_put_state", lambda self, loaded: None)
