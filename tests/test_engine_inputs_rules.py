@@ -426,6 +426,28 @@ def test_from_text_says_that_spaces_around_equals_split_a_pair(text: str) -> Non
     assert exc.value.value == text.removeprefix("tie=redeal ")  # the pair, both its words
 
 
+@pytest.mark.parametrize(
+    "text, field, says",
+    [
+        # Found by the fuzz campaign on saved states (seed 5, trial 2513): an edit had
+        # repeated part of a state's rules text, and the later pair hid the bad one.
+        ("match_end=first_to_target=only_matadors match_end=first_to_target", "match_end",
+         "allowed: 'first_to_target', 'complete_round'"),
+        ("tie=draw tie=void", "tie", "allowed: 'void', 'redeal'"),
+        ("hand_size=xyz hand_size=7", "hand_size", "'by_players', 'all' or an integer >= 1"),
+        ("set_max=99 set_max=6", "set_max", "an integer from 3 to 15"),
+    ],
+)  # fmt: skip
+def test_from_text_refuses_a_bad_pair_that_a_later_pair_would_override(
+    text: str, field: str, says: str
+) -> None:
+    with pytest.raises(RulesError, match=says) as exc:
+        Rules.from_text(text)
+    assert exc.value.field == field
+    # A later pair still wins over an allowed one.
+    assert Rules.from_text("tie=redeal tie=void") == Rules(tie="void")
+
+
 # -- 11. the presets and configurations are read-only -----------------------------------------
 
 

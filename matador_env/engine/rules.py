@@ -320,7 +320,8 @@ class Rules:
     @classmethod
     def from_text(cls, text: str) -> Rules:
         """The rules of :meth:`to_text`'s ``key=value`` pairs (missing fields keep their
-        defaults, a later pair wins).
+        defaults, a later pair wins; each pair's value must be allowed on its own, so
+        ``tie=draw tie=void`` is refused for its first pair).
 
         Pairs are separated by whitespace and hold none themselves: ``players = 3`` is
         refused (with a :class:`RulesError` saying so), as is a value in other digits
@@ -345,7 +346,9 @@ class Rules:
                 raise RulesError("rules text", part, _PAIRS)
             if key not in _FIELD_NAMES:
                 raise RulesError(key, raw, "one of the fields " + ", ".join(_FIELD_NAMES))
-            values[key] = _parse_value(key, raw)
+            # Each pair is checked as it is read: a later pair for the same field wins,
+            # but does not excuse a value that would be refused on its own.
+            values[key] = checked_value(key, _parse_value(key, raw))
         return cls(**values)
 
 
