@@ -830,6 +830,26 @@ def test_state_finds_a_refusal_that_changed_the_engine(monkeypatch: pytest.Monke
     assert "a valid input refused: BatchError: state: refused" in _found("state", 40)
 
 
+def test_state_reads_a_rules_text_given_back_as_the_rules_it_names() -> None:
+    # The engine writes its own text back: a state whose rules were written otherwise
+    # (pairs in another order, teams=0) and taken is given back as it was taken.
+    pytest.importorskip("numba")
+    from matador_env.batch import BatchEngine
+
+    eng = BatchEngine(Rules.preset("standard"), 1)
+    eng.deal([3])
+    state = eng.get_state()
+    text = " ".join(reversed(state["rules"].split())).replace("teams=False", "teams=0")
+    written = dict(state, rules=text)
+    other = BatchEngine(Rules.preset("standard"), 1)
+    other.set_state(written)
+    assert other.get_state()["rules"] != text
+    assert fuzz._gives_back(written, other.get_state())
+    assert not fuzz._gives_back(dict(written, hand_seeds=[4]), other.get_state())
+    nested = {"engine": dict(written, rules="players=3"), "learner": [0]}
+    assert not fuzz._gives_back(nested, {"engine": other.get_state(), "learner": [0]})
+
+
 def test_edits_of_a_state_survive_what_earlier_edits_left() -> None:
     # Any part may be replaced by any JSON value, and a later edit must still work on
     # what is left (a list of hand sizes replaced by None, a seat by a string).
