@@ -742,20 +742,32 @@ def test_bot_asks_the_trained_random_and_greedy_bots(monkeypatch: pytest.MonkeyP
 # -- state ---------------------------------------------------------------------------------
 
 
-def _batch_engine(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The batch engine's class, with ``set_state`` marking the engines that took a
-    state (so that a stand-in can break only what the trial plays on from)."""
+def _batch_engine() -> Any:
     pytest.importorskip("numba")
     from matador_env.batch import BatchEngine
 
-    set_state = BatchEngine.set_state
+    return BatchEngine
+
+
+def _broken_once_taken(
+    monkeypatch: pytest.MonkeyPatch, name: str, broken: Callable[..., Any]
+) -> None:
+    """``BatchEngine.<name>`` as ``broken(original, engine, *args)`` in the engines that
+    took a state (those a trial plays on from), as it was in the others."""
+    engine = _batch_engine()
+    set_state, original = engine.set_state, getattr(engine, name)
 
     def marking(self: Any, state: Any) -> None:
         set_state(self, state)
         self.took_a_state = True
 
-    monkeypatch.setattr(BatchEngine, "set_state", marking)
-    return BatchEngine
+    def method(self: Any, *args: Any) -> Any:
+        if getattr(self, "took_a_state", False):
+            return broken(original, self, *args)
+        return original(self, *args)
+
+    monkeypatch.setattr(engine, "set_state", marking)
+    monkeypatch.setattr(engine, name, method)
 
 
 def test_state_finds_play_that_leaves_a_state_no_engine_takes(
@@ -763,29 +775,18 @@ def test_state_finds_play_that_leaves_a_state_no_engine_takes(
 ) -> None:
     from matador_env.batch import _kernels as K
 
-    engine = _batch_engine(monkeypatch)
-    step = engine.step
-
-    def overcounting(self: Any, actions: Any) -> Any:
-        ended = step(self, actions)
-        if getattr(self, "took_a_state", False):
-            self.st[:, K.NACT] = -1  # what an overflowing counter would leave
+    def overcounting(step: Callable[..., Any], eng: Any, actions: Any) -> Any:
+        ended = step(eng, actions)
+        eng.st[:, K.NACT] = -1  # what an overflowing counter would leave
         return ended
 
-    monkeypatch.setattr(engine, "step", overcounting)
+    _broken_once_taken(monkeypatch, "step", overcounting)
     found = _found("state", 40)
     assert "after step 1, its own state is refused: state: slot 0: the actions so far" in found
 
 
 def test_state_finds_a_running_hand_with_no_legal_action(monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = _batch_engine(monkeypatch)
-    masks = engine.legal_masks
-
-    def none_legal(self: Any, out: Any = None) -> Any:
-        got = masks(self, out)
-        return got * 0 if getattr(self, "took_a_state", False) else got
-
-    monkeypatch.setattr(engine, "legal_masks", none_legal)
+    _broken_once_taken(monkeypatch, "legal_masks", lambda masks, eng: masks(eng) * 0)
     assert "after step 0, a hand runs with no legal action" in _found("state", 40)
 
 
@@ -795,29 +796,20 @@ def test_state_finds_legal_play_refused_after_a_state_was_taken(
     # A BatchError from play is no refusal of the state: counted as one, it would hide.
     from matador_env.batch import BatchError
 
-    engine = _batch_engine(monkeypatch)
-    step = engine.step
-
-    def refusing(self: Any, actions: Any) -> Any:
-        if getattr(self, "took_a_state", False):
-            raise BatchError("slot 0: refused")
-        return step(self, actions)
-
-    monkeypatch.setattr(engine, "step", refusing)
+    _broken_once_taken(monkeypatch, "step", _refuse(BatchError("slot 0: refused")))
     found = _found("state", 40)
     assert "legal play from a state that was taken refused: slot 0: refused" in found
 
 
 def test_state_finds_a_state_taken_but_not_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = _batch_engine(monkeypatch)
-    monkeypatch.setattr(engine, "_put_state", lambda self, loaded: None)
+    monkeypatch.setattr(_batch_engine(), "_put_state", lambda self, loaded: None)
     assert "a state was taken, but get_state() gives back another" in _found("state", 40)
 
 
 def test_state_finds_a_refusal_that_changed_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     from matador_env.batch import BatchError
 
-    engine = _batch_engine(monkeypatch)
+    engine = _batch_engine()
     read = engine._read_state
 
     def half_taken(self: Any, state: Any) -> Any:
