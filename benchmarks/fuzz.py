@@ -108,6 +108,7 @@ from matador_env.engine import (
     set_tiles,
 )
 from matador_env.engine.rules import CHOICES
+from matador_env.engine.tiles import is_json_int
 from matador_env.flags import positive_int, positive_number, seed_arg
 from matador_env.perft import count_rows, read_perft_file, stored_counts
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
@@ -950,7 +951,7 @@ def _edit_state(rng: random.Random, state: dict[str, Any], engine: dict[str, Any
         return
     paths = list(_json_paths(state))
     if rng.random() < 0.75:  # mostly a number: the arrays are where the kernels look
-        paths = [path for path in paths if _is_number(_at(state, path))]
+        paths = [path for path in paths if is_json_int(_at(state, path))]
     if not paths:
         return
     *parents, key = rng.choice(paths)
@@ -958,7 +959,7 @@ def _edit_state(rng: random.Random, state: dict[str, Any], engine: dict[str, Any
     value = holder[key]
     if isinstance(value, str):
         holder[key] = mutate_text(rng, value)
-    elif not _is_number(value) or k == 1:
+    elif not is_json_int(value) or k == 1:
         holder[key] = random_json(rng)
     elif k == 2:
         holder[key] = value + rng.choice((-1, 1))
@@ -972,13 +973,10 @@ def _edit_state(rng: random.Random, state: dict[str, Any], engine: dict[str, Any
 
 
 def _at(value: Any, path: Iterable[Any]) -> Any:
+    """The part of ``value`` at ``path`` (keys and indices, as :func:`_json_paths` gives)."""
     for key in path:
         value = value[key]
     return value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _gives_back(given: dict[str, Any], again: dict[str, Any]) -> bool:
@@ -1015,40 +1013,42 @@ def _batch_under_way(rng: random.Random) -> tuple[Any, Callable[[], Any]]:
     from matador_env.vector import MODES, VectorEnv
 
     size = rng.randint(1, 3)
-    if rng.random() < 0.3:
+    build: Callable[[Rules], Any]
+    vector = rng.random() < 0.3
+    if vector:
         mode, episode = rng.choice(MODES), rng.choice(("hand", "match"))
         max_hands, seed = rng.choice((2, 5, 50)), rng.randrange(1 << 32)
-        while True:
-            try:
-                rules = Rules(**random_rules_fields(rng))
-                env = VectorEnv(
-                    size, rules, mode=mode, episode=episode, max_hands=max_hands, seed=seed
-                )
-                break
-            except (RulesError, BatchError):
-                continue
-        _, masks, _ = env.reset()
-        for _ in range(rng.randrange(30)):
-            masks = env.step(_random_actions(rng, masks))[1]
-        return env, lambda: VectorEnv(
-            size, rules, mode=mode, episode=episode, max_hands=max_hands, seed=seed
-        )
+
+        def build(rules: Rules) -> Any:
+            return VectorEnv(
+                size, rules, mode=mode, episode=episode, max_hands=max_hands, seed=seed
+            )
+    else:
+
+        def build(rules: Rules) -> Any:
+            return BatchEngine(rules, size)
+
     while True:
         try:
             rules = Rules(**random_rules_fields(rng))
-            eng = BatchEngine(rules, size)
+            made = build(rules)
             break
         except (RulesError, BatchError):
             continue
+    if vector:
+        _, masks, _ = made.reset()
+        for _ in range(rng.randrange(30)):
+            masks = made.step(_random_actions(rng, masks))[1]
+        return made, lambda: build(rules)
     if rng.random() < 0.3:
-        eng.new_matches([rng.randrange(1 << 32) for _ in range(size)])
+        made.new_matches([rng.randrange(1 << 32) for _ in range(size)])
     else:
-        eng.deal([rng.randrange(1 << 32) for _ in range(size)])
+        made.deal([rng.randrange(1 << 32) for _ in range(size)])
     for _ in range(rng.randrange(40)):
-        eng.step(_random_actions(rng, eng.legal_masks()))
+        made.step(_random_actions(rng, made.legal_masks()))
         if rng.random() < 0.2:
-            eng.next_hands()
-    return eng, lambda: BatchEngine(rules, size)
+            made.next_hands()
+    return made, lambda: build(rules)
 
 
 def trial_state(rng: random.Random, tally: Tally, label: str) -> None:
@@ -1139,9 +1139,7 @@ def trial_perft(rng: random.Random, tally: Tally, label: str, cases: list[dict[s
         if not paths:
             break
         *parents, key = rng.choice(paths)
-        holder: Any = case
-        for parent in parents:
-            holder = holder[parent]
+        holder = _at(case, parents)
         k = rng.randrange(5)
         if k == 0 and isinstance(holder, dict):
             del holder[key]
