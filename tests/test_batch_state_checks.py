@@ -23,12 +23,9 @@ from matador_env.batch import BatchEngine, BatchError  # noqa: E402
 from matador_env.batch import _kernels as K  # noqa: E402
 from matador_env.encoding import encoding_for  # noqa: E402
 from matador_env.engine import Rules  # noqa: E402
+from tests.test_batch_inputs import _pick  # noqa: E402
 
 FIRST_DOUBLE = Rules.preset("standard", spinner="first_double")
-
-
-def _pick(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
-    return np.array([rng.choice(np.flatnonzero(m)) if m.any() else -1 for m in masks])
 
 
 def _played_until(

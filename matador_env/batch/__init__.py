@@ -567,10 +567,7 @@ class BatchEngine:
         )
         refuse_where(
             dealt
-            & (
-                (st[:, K.DRAWS] > st[:, K.POS] - dealt_tiles)
-                | (st[:, K.DRAWS] > min(rules.draw_limit, T))
-            ),
+            & ((st[:, K.DRAWS] > st[:, K.POS] - dealt_tiles) | (st[:, K.DRAWS] > rules.draw_limit)),
             "the draws this turn are more than the tiles drawn from the boneyard, or "
             f"than the rules' draw limit ({rules.draw_rule})",
         )
