@@ -177,6 +177,14 @@ def test_saved_environments_that_do_not_fit_are_refused_and_can_be_dropped(
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "the saved environments do not fit: environment 0" in lines[0]
     assert "is not legal there" in lines[0] and "delete its 'envs' entry" in lines[0]
+    # An episode saved as over: its first step would raise inside SB3.
+    state = json.loads(good)
+    state["envs"]["states"][0]["over"] = True
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "environment 0: its episode is over" in lines[0]
     # Without them the run resumes on new deals, and says so.
     state = json.loads(good)
     del state["envs"]

@@ -76,6 +76,25 @@ def test_an_env_restored_at_an_episode_end_says_so_to_a_step() -> None:
         fresh.step(0)
 
 
+def test_a_live_state_of_an_ended_game_that_says_it_runs_is_refused() -> None:
+    """'over' false on a game that has ended: refused, whichever seat the ended hand
+    leaves to move (restored, every action is masked, and a step would be charged as
+    the learner's illegal action)."""
+    rules = Rules.preset("standard")
+    rng = random.Random(0)
+    seats = set()
+    for seed in range(12):
+        saved = _env(rules, seed)
+        while not any(saved.step(_legal(saved, rng))[2:4]):
+            pass
+        state = json.loads(json.dumps(saved.live_state()))
+        check_live_state(state, _env(rules, 99))  # as saved: over
+        seats.add(saved.game.to_move == saved.seat)
+        with pytest.raises(ValueError, match="'over' is false, but its game has ended"):
+            check_live_state({**state, "over": False}, _env(rules, 99))
+    assert seats == {True, False}, "ended hands with the learner to move and not"
+
+
 def _damaged(state: dict[str, Any], change: str) -> dict[str, Any]:
     state = json.loads(json.dumps(state))
     if change == "keys":

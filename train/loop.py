@@ -411,6 +411,13 @@ class Trainer:
                 check_live_state(saved, scratch)
             except ValueError as e:
                 raise self._saved_envs_error(f"do not fit: environment {i}: {e}") from None
+            if saved["over"]:
+                # SB3's vector envs reset an episode in the step that ends it, so none
+                # is ever saved ended; resumed, its first step would raise.
+                raise self._saved_envs_error(
+                    f"do not fit: environment {i}: its episode is over, which a checkpoint "
+                    "never holds (an ended episode is reset in the step that ends it)"
+                )
 
     def _restore_envs(self, state: dict[str, Any]) -> None:
         """Put the environments, SB3's last observations and the monitor's counters as

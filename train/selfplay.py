@@ -287,7 +287,13 @@ def check_live_state(state: Any, env: SelfPlayEnv) -> None:
         env.restore_live_state(state)
     except (ValueError, TypeError, KeyError, OverflowError) as e:
         raise ValueError(f"it cannot be restored ({e})") from None
-    if not state["over"] and env.game.to_move != seat:
+    if state["over"]:
+        return  # ended (the game done, or the learner's illegal action): a step says so
+    # A step on a game that is done finds no legal action and would be charged as the
+    # learner's illegal action (and a masked policy has no action to sample).
+    if env.game.done:
+        raise ValueError("'over' is false, but its game has ended")
+    if env.game.to_move != seat:
         raise ValueError(f"its game has seat {env.game.to_move} to move, not the learner's {seat}")
 
 
