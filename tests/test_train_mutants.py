@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -614,6 +615,32 @@ def test_batch_slots_draw_among_the_pools_snapshots_and_keep_them_for_the_episod
     for _ in range(5):  # the same episodes: no slot draws again
         pool(obs, masks, slots, np.zeros(32, np.int64))
     assert pool.current == first
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["snapshot:../elsewhere/step_7", "snapshot:{outside}", "snapshot:step_5/", "snapshot:step_"],
+)
+def test_a_saved_opponent_names_a_snapshot_of_its_pool_never_a_path(
+    tmp_path: Path, exported: Path, name: str
+) -> None:
+    """An opponent named in a checkpoint's file loads only the pool's own step_<N>
+    folders: a policy elsewhere on the disk (of other rules, say) is refused, though
+    it is a complete export."""
+    pool_dir = _pool_dir(tmp_path, exported, 5)
+    shutil.copytree(exported, tmp_path / "elsewhere" / "step_7")
+    name = name.format(outside=tmp_path / "elsewhere" / "step_7")
+    words = "is not a snapshot's name; allowed: snapshot:step_<N>"
+    with pytest.raises(ValueError, match=re.escape(words)):
+        OpponentPool(pool_dir, {"random": 1.0}).play_as(name)
+    batch = BatchOpponentPool(pool_dir)
+    state = json.loads(json.dumps(batch.live_state()))
+    with pytest.raises(ValueError, match=re.escape(words)):
+        batch.restore_live_state({**state, "slots": [[0, 1, name]]})
+    assert batch.live_state() == state
+    # The pool's own snapshot is taken by both.
+    OpponentPool(pool_dir, {"random": 1.0}).play_as("snapshot:step_5")
+    batch.restore_live_state({**state, "slots": [[0, 1, "snapshot:step_5"]]})
 
 
 def test_a_batch_pool_goes_on_from_its_live_state_and_refuses_unknown_opponents() -> None:

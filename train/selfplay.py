@@ -110,6 +110,12 @@ class _Schedule:
         ``ValueError`` when the pool holds no such snapshot."""
         if not name.startswith(_SNAPSHOT):
             return None
+        # The name comes from a checkpoint's file: it must name a folder of this pool,
+        # never a path to some other policy on the disk (of other rules, say).
+        if not _SNAPSHOT_FOLDER.fullmatch(name.removeprefix(_SNAPSHOT)):
+            raise ValueError(
+                f"opponent {name!r} is not a snapshot's name; allowed: snapshot:step_<N> (N digits)"
+            )
         if self.pool_dir is None:
             raise ValueError(f"opponent {name!r}: this pool has no snapshot folder")
         folder = self.pool_dir / name.removeprefix(_SNAPSHOT)
