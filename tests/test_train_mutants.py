@@ -655,6 +655,17 @@ def test_a_batch_pool_goes_on_from_its_live_state_and_refuses_unknown_opponents(
     bad = {**state, "slots": [[0, 1, "expert"]]}
     with pytest.raises(ValueError, match="opponent 'expert'; allowed: random"):
         BatchOpponentPool(None).restore_live_state(bad)
+    # Rows no run writes: taken, they would be read back otherwise (the last row of a
+    # slot kept) or name no slot.
+    kept = other.live_state()
+    for rows, words in (
+        ([[0, 1, "random"], [0, 0, "random"]], "'slots' lists slot 0 twice; allowed: each"),
+        ([[-1, 0, "random"]], r"'slots' has the row \[-1, 0, ...\]; allowed: a slot and its"),
+        ([[0, -3, "random"]], r"'slots' has the row \[0, -3, ...\]; allowed"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            other.restore_live_state({**state, "slots": rows})
+        assert other.live_state() == kept
 
 
 # -- the loop: rewards, seeds and rollouts ---------------------------------------------

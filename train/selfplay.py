@@ -382,6 +382,17 @@ class BatchOpponentPool(_Schedule):
             for row in slots
         ):
             raise ValueError("'slots' is not a list of [slot, episode, opponent] rows")
+        seen: set[int] = set()
+        for slot, episode, _ in slots:
+            # A slot and an episode are indices and counts: never negative, a slot once.
+            if slot < 0 or episode < 0:
+                raise ValueError(
+                    f"'slots' has the row [{slot}, {episode}, ...]; allowed: a slot and its "
+                    "episode, each 0 or more"
+                )
+            if slot in seen:
+                raise ValueError(f"'slots' lists slot {slot} twice; allowed: each slot once")
+            seen.add(slot)
         policies: dict[int, OnnxPolicy | None] = {}
         for slot, _, name in slots:
             policies[slot] = self._named_snapshot(name)
