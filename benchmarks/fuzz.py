@@ -51,6 +51,15 @@ Campaigns (``--campaign``, all by default):
              that legal play reaches from it must be one a new engine takes (the
              kernels index by these numbers unchecked: a count no game reaches
              could write past the arrays)
+``live``     ``train.selfplay.check_live_state`` and ``BatchOpponentPool.restore_live_state``
+             (what a training checkpoint saves of each environment and of a
+             ``--vector-envs`` run's opponents) on live states of the shipped bots'
+             configurations (their bots as the pool's snapshots) and of random rules,
+             some saved at an episode's end, with parts edited, renamed or removed
+             (documented: ``ValueError``); a state as saved must be taken, a refused
+             pool state must change nothing, a taken one must read back as given, and
+             legal play from it must never raise or find a running episode without a
+             legal action
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -949,7 +958,12 @@ def _edit_state(rng: random.Random, state: dict[str, Any], engine: dict[str, Any
             if isinstance(seat, int) and 0 <= seat < len(sizes) and isinstance(sizes[seat], int):
                 sizes[seat] += change
         return
-    paths = list(_json_paths(state))
+    _edit_one_of(rng, state, list(_json_paths(state)), k)
+
+
+def _edit_one_of(rng: random.Random, state: Any, paths: list[tuple[Any, ...]], k: int) -> None:
+    """Edit ``state`` at one of ``paths`` (mostly a number) as edit kind ``k`` of
+    :func:`_edit_state` says: off by one, a bound, swapped, a text edited, any JSON."""
     if rng.random() < 0.75:  # mostly a number: the arrays are where the kernels look
         paths = [path for path in paths if is_json_int(_at(state, path))]
     if not paths:
@@ -1110,6 +1124,219 @@ def trial_state(rng: random.Random, tally: Tally, label: str) -> None:
     classify(tally, take, (BatchError,), label, valid=edits == 0)
 
 
+LIVE_STEPS = 40
+"""The most steps a live trial plays on from a state that was taken."""
+
+
+class _LivePools:
+    """Pool folders for the live campaign: each shipped bot's folder copied in as two
+    snapshots of a training run (``step_100``, ``step_300``), one pool a configuration,
+    made when a trial first asks for it; removed by :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="fuzz-live-"))
+
+    def folder(self, name: str) -> Path:
+        pool = self.root / name
+        if not pool.is_dir():
+            for step in (100, 300):
+                shutil.copytree(BOTS_DIR / name, pool / f"step_{step}")
+        return pool
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _live_rules(rng: random.Random) -> tuple[Rules, str | None]:
+    """A shipped bot's configuration (its rules and name) seven times in ten, else
+    random rules (no name: no snapshot plays them)."""
+    from matador_env.configs import CONFIGURATIONS
+
+    if rng.random() < 0.7:
+        name = rng.choice(sorted(CONFIGURATIONS))
+        return CONFIGURATIONS[name].rules(), name
+    while True:
+        try:
+            rules = Rules(**random_rules_fields(rng))
+        except RulesError:
+            continue
+        if rules.set_max <= 9 and rules.players <= 4:  # a trial replays whole hands
+            return rules, None
+
+
+def _edit_live(rng: random.Random, state: dict[str, Any]) -> None:
+    """One edit of a saved live state: its part chosen first (a random generator's 625
+    words would otherwise take nearly every edit), then a flag flipped, the part removed
+    or renamed, or edited as :func:`_edit_state` edits."""
+    if not state:
+        return
+    k = rng.randrange(8)
+    top = rng.choice(list(state))
+    if isinstance(state[top], bool) and k < 4:  # a flag: the other value
+        state[top] = not state[top]
+        return
+    if k == 0:
+        value = state.pop(top)
+        if rng.random() < 0.5:
+            state[mutate_text(rng, str(top))] = value
+        return
+    _edit_one_of(rng, state, [p for p in _json_paths(state) if p[0] == top], k)
+
+
+def _as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def _played_on(rng: random.Random, play: Callable[[], None]) -> None:
+    """Legal play from a state that was taken: any exception is a finding (a
+    ``ValueError`` from play is no refusal of the state)."""
+    try:
+        play()
+    except Finding:
+        raise
+    except Exception as exc:
+        raise Finding(
+            f"play from a state that was taken raised {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _trial_selfplay(rng: random.Random, tally: Tally, label: str, pools: _LivePools) -> None:
+    """A self-play env's live state (what a run's checkpoint saves of each of its
+    environments), edited, then :func:`train.selfplay.check_live_state` on a new env."""
+    import numpy as np
+
+    from train.selfplay import OpponentPool, SelfPlayEnv, check_live_state
+
+    rules, name = _live_rules(rng)
+    pool_dir = pools.folder(name) if name is not None and rng.random() < 0.7 else None
+    weights = rng.choice(
+        (
+            {"random": 1.0},
+            {"random": 1.0, "greedy": 1.0},
+            {"expert": 0.8, "greedy": 0.1, "random": 0.1},
+        )
+    )
+    episode, max_hands = rng.choice(("hand", "match")), rng.choice((2, 5, 50))
+
+    def build(seed: int) -> SelfPlayEnv:
+        pool = OpponentPool(pool_dir, weights, snapshot_share=rng.choice((0.0, 0.5, 1.0)))
+        env = SelfPlayEnv(pool=pool, rules=rules, episode=episode, max_hands=max_hands)
+        env.reset(seed=seed)  # as the run's scratch env is made
+        return env
+
+    source = build(rng.randrange(1 << 32))
+    ended = False
+    # One in four is saved between an episode's end and the next reset.
+    at_an_end = rng.random() < 0.25
+    for _ in range(400 if at_an_end else rng.randrange(40)):
+        if ended:
+            if at_an_end:
+                break
+            source.reset()
+            ended = False
+            continue
+        action = rng.choice(np.flatnonzero(source.action_masks()).tolist())
+        if rng.random() < 0.03:  # the learner's illegal action ends the episode
+            action = rng.randrange(-1, source.encoding.num_actions + 1)
+        ended = any(source.step(action)[2:4])
+    state = _as_json(source.live_state())
+    edits = rng.randrange(4)  # none: a state as saved, which must be taken
+    for _ in range(edits):
+        _edit_live(rng, state)
+    target = build(rng.randrange(1 << 32))
+
+    def play() -> None:
+        over = state["over"]
+        for step in range(rng.randrange(1, LIVE_STEPS)):
+            if over:
+                target.reset()
+                over = False
+                continue
+            legal = np.flatnonzero(target.action_masks()).tolist()
+            if not legal:
+                raise Finding(f"after step {step}, an episode runs with no legal action")
+            over = any(target.step(rng.choice(legal))[2:4])
+
+    def take() -> None:
+        check_live_state(state, target)
+        if _as_json(target.live_state()) != state:
+            raise Finding("a live state was taken, but live_state() gives back another")
+        _played_on(rng, play)
+
+    classify(tally, take, (ValueError,), label, valid=edits == 0)
+
+
+def _trial_batch_pool(rng: random.Random, tally: Tally, label: str, pools: _LivePools) -> None:
+    """A batch opponent pool's live state (what a ``--vector-envs`` run's checkpoint
+    saves beside the vector env's), edited, then ``restore_live_state`` on a new pool
+    of a new vector env, which then takes the vector env's state as saved."""
+    from matador_env.batch import BatchError
+    from matador_env.vector import VectorEnv
+    from train.selfplay import BatchOpponentPool
+
+    size, episode = rng.randint(1, 4), rng.choice(("hand", "match"))
+
+    def build_with(rules: Rules, pool_dir: Path | None, seed: int) -> VectorEnv:
+        pool = BatchOpponentPool(pool_dir, snapshot_share=rng.choice((0.0, 0.5, 1.0)), seed=seed)
+        return VectorEnv(
+            size, rules, mode="learner", episode=episode, opponents=pool,
+            opponent_slots=True, seed=seed,
+        )  # fmt: skip
+
+    while True:
+        rules, name = _live_rules(rng)
+        pool_dir = pools.folder(name) if name is not None and rng.random() < 0.7 else None
+        try:
+            source = build_with(rules, pool_dir, rng.randrange(1 << 32))
+            break
+        except BatchError:  # rules the batch engine does not play
+            continue
+
+    def build(seed: int) -> VectorEnv:
+        return build_with(rules, pool_dir, seed)
+
+    _, masks, _ = source.reset()
+    for _ in range(rng.randrange(30)):
+        masks = source.step(_random_actions(rng, masks))[1]
+    saved_pool = source.opponents
+    assert isinstance(saved_pool, BatchOpponentPool)
+    saved, state = source.get_state(), _as_json(saved_pool.live_state())
+    edits = rng.randrange(4)
+    for _ in range(edits):
+        _edit_live(rng, state)
+    target = build(rng.randrange(1 << 32))
+    target.reset()
+    pool = target.opponents
+    assert isinstance(pool, BatchOpponentPool)
+    before = _as_json(pool.live_state())
+
+    def play() -> None:
+        target.set_state(saved)
+        masks = target.action_masks()
+        for _ in range(rng.randrange(1, LIVE_STEPS)):
+            masks = target.step(_random_actions(rng, masks))[1]
+
+    def take() -> None:
+        try:
+            pool.restore_live_state(state)
+        except ValueError:
+            if _as_json(pool.live_state()) != before:
+                raise Finding("a refused pool state changed the pool") from None
+            raise
+        if _as_json(pool.live_state()) != state:
+            raise Finding("a pool state was taken, but live_state() gives back another")
+        _played_on(rng, play)
+
+    classify(tally, take, (ValueError,), label, valid=edits == 0)
+
+
+def trial_live(rng: random.Random, tally: Tally, label: str, pools: _LivePools) -> None:
+    if rng.random() < 0.7:
+        _trial_selfplay(rng, tally, label, pools)
+    else:
+        _trial_batch_pool(rng, tally, label, pools)
+
+
 # -- running -------------------------------------------------------------------------------
 
 PERFT_DEPTHS = 3
@@ -1162,7 +1389,7 @@ def trial_perft(rng: random.Random, tally: Tally, label: str, cases: list[dict[s
 
 CAMPAIGNS = (
     "play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot", "perft",
-    "state",
+    "state", "live",
 )  # fmt: skip
 HTTP = "http"
 
@@ -1203,6 +1430,9 @@ def run_campaign(
         extra = [[load_bot("trained"), load_bot("random"), load_bot("greedy")]]
     elif name == "perft":
         extra = [read_perft_file()]
+    elif name == "live":
+        pools = _LivePools()
+        extra, cleanup = [pools], pools.close
     # The trials take different extra arguments (``extra`` above).
     steps: dict[str, Callable[..., None]] = {
         "play": trial_play,
@@ -1216,6 +1446,7 @@ def run_campaign(
         "bot": trial_bot,
         "perft": trial_perft,
         "state": trial_state,
+        "live": trial_live,
     }
     step = steps[name]
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)

@@ -1,6 +1,6 @@
 """What the reliability suite (benchmarks/fuzz.py) promises that no other fast test held
 it to (found by mutation testing): how a trial is counted and reported, that each
-invariant of the play, apply, view, record, public, protocol, bot and state campaigns is
+invariant of the play, apply, view, record, public, protocol, bot, state and live campaigns is
 checked (each test breaks one thing with a stand-in and runs the campaign, which must
 report it), what the random inputs cover, how trials are numbered and seeded, what
 the HTTP campaign's counts become, the table, and how ``main`` shares its budget and
@@ -851,6 +851,142 @@ def test_edits_of_a_state_survive_what_earlier_edits_left() -> None:
         state = {"engine": engine, "rules": "standard", "learner": [0]}
         for _ in range(6):
             fuzz._edit_state(rng, state, engine)
+
+
+# -- live ----------------------------------------------------------------------------------
+
+
+def _after_a_state(
+    monkeypatch: pytest.MonkeyPatch, owner: Any, restore: str, name: str, broken: Any
+) -> None:
+    """``owner.<name>`` replaced by ``broken`` in the objects that took a live state
+    through ``owner.<restore>`` (those a trial plays on from), as it was in the others."""
+    took, original = getattr(owner, restore), getattr(owner, name)
+
+    def marking(self: Any, state: Any) -> Any:
+        out = took(self, state)
+        self.took_a_state = True
+        return out
+
+    def method(self: Any, *args: Any) -> Any:
+        if getattr(self, "took_a_state", False):
+            return broken(original, self, *args)
+        return original(self, *args)
+
+    monkeypatch.setattr(owner, restore, marking)
+    monkeypatch.setattr(owner, name, method)
+
+
+def test_live_finds_a_state_taken_but_not_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.selfplay import BatchOpponentPool, SelfPlayEnv
+
+    restore = SelfPlayEnv.restore_live_state
+
+    def stream_moved(self: Any, state: Any) -> Any:
+        obs = restore(self, state)
+        self._rng.random()  # the learner's stream moved on: a resumed run plays otherwise
+        return obs
+
+    monkeypatch.setattr(SelfPlayEnv, "restore_live_state", stream_moved)
+    assert "a live state was taken, but live_state() gives back another" in _found("live", 30)
+    monkeypatch.undo()
+    pool_restore = BatchOpponentPool.restore_live_state
+
+    def row_lost(self: Any, state: Any) -> None:
+        pool_restore(self, state)
+        self._episode.pop(next(iter(self._episode), None), None)
+
+    monkeypatch.setattr(BatchOpponentPool, "restore_live_state", row_lost)
+    assert "a pool state was taken, but live_state() gives back another" in _found("live", 30)
+
+
+def test_live_finds_an_episode_with_no_legal_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.selfplay import SelfPlayEnv
+
+    _after_a_state(
+        monkeypatch, SelfPlayEnv, "restore_live_state", "action_masks", lambda m, env: m(env) * 0
+    )
+    assert "after step 0, an episode runs with no legal action" in _found("live", 30)
+
+
+def test_live_finds_play_that_raises_after_a_state_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A ValueError from play is no refusal of the state: counted as one, it would hide.
+    from matador_env.vector import VectorEnv
+    from train.selfplay import BatchOpponentPool, SelfPlayEnv
+
+    refuse = _refuse(ValueError("no"))
+    _after_a_state(monkeypatch, SelfPlayEnv, "restore_live_state", "step", refuse)
+    assert "play from a state that was taken raised ValueError: no" in _found("live", 30)
+    monkeypatch.undo()
+    # The vector env plays on after its pool took a state.
+    monkeypatch.setattr(VectorEnv, "set_state", refuse)
+    assert "play from a state that was taken raised ValueError: no" in _found("live", 30)
+    monkeypatch.undo()
+    assert _found("live", 30) == ""
+    _after_a_state(monkeypatch, BatchOpponentPool, "restore_live_state", "__call__", refuse)
+    assert "raised ValueError: no" in _found("live", 60)
+
+
+def test_live_finds_a_refusal_that_changed_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.selfplay import BatchOpponentPool
+
+    restore = BatchOpponentPool.restore_live_state
+
+    def half_taken(self: Any, state: Any) -> None:
+        self._episode[99] = 0
+        self.current[99] = "random"
+        restore(self, state)
+
+    monkeypatch.setattr(BatchOpponentPool, "restore_live_state", half_taken)
+    assert "a refused pool state changed the pool" in _found("live", 60)
+
+
+def test_live_finds_a_state_as_saved_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.selfplay
+
+    monkeypatch.setattr(train.selfplay, "check_live_state", _refuse(ValueError("refused")))
+    assert "a valid input refused: ValueError: refused" in _found("live", 30)
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        train.selfplay.BatchOpponentPool, "restore_live_state", _refuse(ValueError("refused"))
+    )
+    assert "a valid input refused: ValueError: refused" in _found("live", 80)
+
+
+def test_live_saves_states_at_an_episodes_end_and_with_snapshots_in_play(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import train.selfplay
+
+    seen: list[tuple[bool, str]] = []
+    check = train.selfplay.check_live_state
+
+    def seeing(state: Any, env: Any) -> None:
+        check(state, env)
+        seen.append((state["over"], state["opponent"]))
+
+    monkeypatch.setattr(train.selfplay, "check_live_state", seeing)
+    assert _found("live", 60) == ""
+    assert any(over for over, _ in seen) and not all(over for over, _ in seen)
+    assert {"random", "expert", "greedy", "snapshot:step_100", "snapshot:step_300"} <= {
+        name for _, name in seen
+    }
+
+
+def test_live_leaves_no_scratch_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(fuzz.tempfile, "tempdir", str(tmp_path))
+    fuzz.run_campaign("live", seed=14, count=20)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_edits_of_a_live_state_survive_what_earlier_edits_left() -> None:
+    for seed in range(2000):
+        rng = random.Random(seed)
+        state: dict[str, Any] = {"game": {"seed": 1, "actions": [3, None]}, "over": False, "x": "y"}
+        for _ in range(6):
+            fuzz._edit_live(rng, state)
 
 
 # -- trials: budget, numbers and seeds -----------------------------------------------------
