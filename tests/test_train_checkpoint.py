@@ -163,6 +163,22 @@ def test_a_checkpoint_with_a_bad_clock_is_refused(tmp_path: Path, finished_run: 
     assert "'seconds' is 'ten'" in done.stderr and "set it to 0" in done.stderr
 
 
+def test_a_checkpoint_with_a_damaged_best_score_is_refused_before_training(
+    tmp_path: Path, finished_run: Path
+) -> None:
+    # Read unchecked, it ended the resumed run in a traceback at its first evaluation.
+    run = _copy(finished_run, tmp_path / "run")
+    state_path = run / "checkpoint" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["best"] = "x"
+    state_path.write_text(json.dumps(state))
+    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'best' is 'x', where the evaluations' best score" in lines[0]
+    assert json.loads(state_path.read_text())["steps"] == STEPS  # nothing trained
+
+
 def test_saved_environments_that_do_not_fit_are_refused_and_can_be_dropped(
     tmp_path: Path, finished_run: Path
 ) -> None:

@@ -901,6 +901,72 @@ def test_a_resumed_pool_keeps_the_checkpoints_own_snapshot_and_checks_only_the_n
         loop.Trainer._check_pool(fake, {"steps": 512, "pool": ["step_512", "step_600"]})
 
 
+def test_a_saved_pool_names_snapshot_folders_never_paths(tmp_path: Path, exported: Path) -> None:
+    # A path named as a snapshot that does not load would be named as a folder to delete.
+    pool = _pool_dir(tmp_path, exported, 512)
+    fake: Any = SimpleNamespace(
+        pool_dir=pool, ckpt_dir=tmp_path / "checkpoint", rules=RULES,
+        args=SimpleNamespace(pool_size=10),
+    )  # fmt: skip
+    for names in (["../pool/step_512"], [str(pool / "step_512")], ["step_512", 5], "step_512"):
+        with pytest.raises(CheckpointError, match=r"'pool' is not a list of snapshot folder names"):
+            loop.Trainer._check_pool(fake, {"steps": 512, "pool": names})
+    loop.Trainer._check_pool(fake, {"steps": 512, "pool": ["step_512"]})
+
+
+def _evaluation(steps: int, points: float, without: str = "") -> dict[str, Any]:
+    """An evaluation record as a run writes it (figures against each opponent), less
+    the figure ``without``."""
+    record: dict[str, Any] = {"steps": steps, "elapsed": 1.5}
+    for opp in loop.EVAL_OPPONENTS:
+        figures = {"deals": 4, "win_rate": 0.5, "win_rate_lo": 0.1, "win_rate_hi": 0.9}
+        figures |= {"points": points, "points_lo": -math.inf, "points_hi": math.inf}
+        record |= {f"{opp}/{key}": value for key, value in figures.items()}
+    record.pop(without, None)
+    return record
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"best": "x"}, "'best' is 'x', where the evaluations' best score against expert is 3.5"),
+        ({"best": math.nan}, "'best' is nan, where"),
+        ({"best": 2.0}, "'best' is 2.0, where the evaluations' best score against expert is 3.5"),
+        ({"best": None}, "'best' is None, where"),
+        ({"best": True, "evaluations": []}, "'best' is True, where the evaluations' best "
+         "score against expert is None"),
+        ({"evaluations": "x"}, "'evaluations' is not a list"),
+        ({"evaluations": [1]}, "evaluation 0 is not an object of numbers with 'steps'"),
+        ({"evaluations": [{**_evaluation(0, 3.5), "random/deals": None}]},
+         "evaluation 0 is not an object of numbers"),
+        ({"evaluations": [_evaluation(600, 3.5)]}, "evaluation 0 is at step 600; allowed: a "
+         "whole number from 0 (the evaluation before) to 512 (the checkpoint's steps)"),
+        ({"evaluations": [_evaluation(256, 1.0), _evaluation(0, 3.5)]},
+         "evaluation 1 is at step 0; allowed: a whole number from 256"),
+        ({"evaluations": [{**_evaluation(0, 3.5), "steps": 0.0}]}, "evaluation 0 is at step 0.0"),
+        ({"evaluations": [{**_evaluation(0, 3.5), "random/points": math.inf}]},
+         "evaluation 0's 'random/points' is not a figure with its interval"),
+        ({"evaluations": [_evaluation(0, 3.5, without="expert/win_rate_hi")]},
+         "evaluation 0's 'expert/win_rate' is not a figure with its interval"),
+        ({"pretrain": 5}, "'pretrain' is neither null nor the warm start's record"),
+    ],
+)  # fmt: skip
+def test_a_checkpoints_evaluations_and_best_score_are_what_a_run_writes(
+    tmp_path: Path, change: dict[str, Any], words: str
+) -> None:
+    fake: Any = SimpleNamespace(ckpt_dir=tmp_path / "checkpoint")
+    state = {
+        "steps": 512,
+        "evaluations": [_evaluation(0, 1.0), _evaluation(256, 3.5), _evaluation(512, -2.0)],
+        "best": 3.5,
+        "pretrain": {"held_out_agreement": 0.5},
+    }
+    loop.Trainer._check_progress(fake, state)
+    loop.Trainer._check_progress(fake, {"steps": 0})  # a run that has not evaluated yet
+    with pytest.raises(CheckpointError, match=re.escape(words)):
+        loop.Trainer._check_progress(fake, {**state, **change})
+
+
 def test_saved_counters_are_lists_of_exactly_n_of_the_kind() -> None:
     assert loop._list_of([1.0, 2], float, 2)
     assert not loop._list_of([True], int, 1)

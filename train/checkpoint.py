@@ -119,24 +119,24 @@ def read_state(folder: Path, rules: Rules) -> dict[str, Any]:
     try:
         state = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{path} cannot be read ({e}); {_what_to_do(folder)}") from None
+        raise CheckpointError(f"{path} cannot be read ({e}); {what_to_do(folder)}") from None
     if not isinstance(state, dict):
-        raise CheckpointError(f"{path} is not a JSON object; {_what_to_do(folder)}")
+        raise CheckpointError(f"{path} is not a JSON object; {what_to_do(folder)}")
     if state.get("format") != FORMAT:
         if (folder / "model.zip").is_file():
             raise CheckpointError(_old_format(folder))
         raise CheckpointError(
             f"{path}: checkpoint format {state.get('format')!r} is not the format {FORMAT} "
-            f"this version reads; {_what_to_do(folder)}"
+            f"this version reads; {what_to_do(folder)}"
         )
     for key, kind in (("steps", int), ("n_updates", int), ("weights", str)):
         value = state.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise CheckpointError(
-                f"{path}: {key!r} is {value!r}, not a {kind.__name__}; {_what_to_do(folder)}"
+                f"{path}: {key!r} is {value!r}, not a {kind.__name__}; {what_to_do(folder)}"
             )
     if state["steps"] < 0 or state["n_updates"] < 0:
-        raise CheckpointError(f"{path}: negative step or update count; {_what_to_do(folder)}")
+        raise CheckpointError(f"{path}: negative step or update count; {what_to_do(folder)}")
     spent = state.get("seconds", 0.0)
     if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent >= 0:
         raise CheckpointError(
@@ -147,16 +147,16 @@ def read_state(folder: Path, rules: Rules) -> dict[str, Any]:
     if Path(weights).name != weights or not weights.endswith(".pt"):
         raise CheckpointError(
             f"{path}: 'weights' must name a .pt file inside {folder}, got {weights!r}; "
-            f"{_what_to_do(folder)}"
+            f"{what_to_do(folder)}"
         )
     rules_data = state.get("rules")
     if not isinstance(rules_data, dict):
-        raise CheckpointError(f"{path}: 'rules' is not a JSON object; {_what_to_do(folder)}")
+        raise CheckpointError(f"{path}: 'rules' is not a JSON object; {what_to_do(folder)}")
     try:
         saved_rules = Rules.from_dict(rules_data)
     except (RulesError, TypeError) as e:
         raise CheckpointError(
-            f"{path}: its 'rules' are not valid ({e}); {_what_to_do(folder)}"
+            f"{path}: its 'rules' are not valid ({e}); {what_to_do(folder)}"
         ) from None
     if saved_rules != rules:
         raise CheckpointError(
@@ -177,16 +177,16 @@ def restore(model: Any, folder: Path, state: dict[str, Any]) -> None:
         tensors = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise CheckpointError(
-            f"{path}, named by {folder / STATE}, is missing; {_what_to_do(folder)}"
+            f"{path}, named by {folder / STATE}, is missing; {what_to_do(folder)}"
         ) from None
     except Exception as e:  # torch reports a refused or damaged file in several types
         raise CheckpointError(
             f"{path} is not a file of tensors ({type(e).__name__}: {_first_line(e)}); it was "
-            f"not loaded. {_what_to_do(folder)}"
+            f"not loaded. {what_to_do(folder)}"
         ) from None
     if not isinstance(tensors, dict) or set(tensors) != {"policy", "optimizer"}:
         raise CheckpointError(
-            f"{path} does not hold the policy and optimizer state; {_what_to_do(folder)}"
+            f"{path} does not hold the policy and optimizer state; {what_to_do(folder)}"
         )
     try:
         model.policy.load_state_dict(tensors["policy"])
@@ -201,7 +201,8 @@ def restore(model: Any, folder: Path, state: dict[str, Any]) -> None:
     _set_rng_state(state["rng"])
 
 
-def _what_to_do(folder: Path) -> str:
+def what_to_do(folder: Path) -> str:
+    """What to do about a damaged checkpoint in ``folder`` (the end of its errors)."""
     return (
         f"restore {folder} from a copy, or delete that folder to restart the run "
         "from its warm start"
@@ -313,7 +314,7 @@ def _check_rng(rng: Any, path: Path, folder: Path) -> None:
     import torch
 
     def bad(part: str) -> CheckpointError:
-        return CheckpointError(f"{path}: the {part} random state is damaged; {_what_to_do(folder)}")
+        return CheckpointError(f"{path}: the {part} random state is damaged; {what_to_do(folder)}")
 
     if not isinstance(rng, dict):
         raise bad("saved")
@@ -364,5 +365,6 @@ __all__ = [
     "read_state",
     "restore",
     "set_random_state",
+    "what_to_do",
     "write",
 ]

@@ -45,6 +45,7 @@ from .selfplay import (
     OpponentPool,
     SelfPlayEnv,
     check_live_state,
+    is_snapshot_folder,
     snapshot_dirs,
 )
 
@@ -231,6 +232,7 @@ class Trainer:
             # Every file is checked before the environments start.
             state = checkpoint.read_state(self.ckpt_dir, rules)
             self._check_pool(state)
+            self._check_progress(state)
             self._check_saved_envs(state)
         self.venv = VecMonitor(make_venv(args, rules, self.pool_dir))
         self.model = MaskablePPO(
@@ -303,8 +305,15 @@ class Trainer:
         the same steps, from its own weights)."""
         names = state.get("pool", [])
         where = self.ckpt_dir / checkpoint.STATE
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise CheckpointError(f"{where}: 'pool' is not a list of snapshot folder names")
+        # Names, never paths: a folder elsewhere that did not load would be named as one
+        # to delete.
+        if not isinstance(names, list) or not all(
+            isinstance(n, str) and is_snapshot_folder(n) for n in names
+        ):
+            raise CheckpointError(
+                f"{where}: 'pool' is not a list of snapshot folder names (step_<N>); "
+                f"{checkpoint.what_to_do(self.ckpt_dir)}"
+            )
         for folder in snapshot_dirs(self.pool_dir):
             if int(folder.name.removeprefix("step_")) > state["steps"]:
                 shutil.rmtree(folder)
@@ -322,6 +331,53 @@ class Trainer:
                     f"{folder}: {e}; delete that snapshot folder and remove {name!r} from "
                     f"the 'pool' list of {where} (the run goes on without it), or restore it"
                 ) from None
+
+    def _check_progress(self, state: dict[str, Any]) -> None:
+        """The checkpoint's evaluations and best score are what a run writes. Read
+        unchecked, a damaged one ended the resumed run in a traceback after its
+        training, at its first evaluation, or (a best score of NaN, which no score
+        beats) kept the best policy from ever being replaced."""
+        where = self.ckpt_dir / checkpoint.STATE
+
+        def bad(what: str) -> CheckpointError:
+            return CheckpointError(f"{where}: {what}; {checkpoint.what_to_do(self.ckpt_dir)}")
+
+        evaluations = state.get("evaluations", [])
+        if not isinstance(evaluations, list):
+            raise bad("'evaluations' is not a list")
+        last = 0
+        for i, record in enumerate(evaluations):
+            if not (
+                isinstance(record, dict)
+                and {"steps", "elapsed", "expert/points"} <= set(record)
+                and all(_is_number(v) for v in record.values())
+            ):
+                raise bad(
+                    f"evaluation {i} is not an object of numbers with 'steps', 'elapsed' and "
+                    "'expert/points'"
+                )
+            steps = record["steps"]
+            if not (isinstance(steps, int) and last <= steps <= state["steps"]):
+                raise bad(
+                    f"evaluation {i} is at step {steps!r}; allowed: a whole number from {last} "
+                    f"(the evaluation before) to {state['steps']} (the checkpoint's steps)"
+                )
+            last = steps
+            for opp in EVAL_OPPONENTS:
+                for figure in ("points", "win_rate"):
+                    key = f"{opp}/{figure}"
+                    if key in record and not (
+                        math.isfinite(record[key]) and {f"{key}_lo", f"{key}_hi"} <= set(record)
+                    ):
+                        raise bad(f"evaluation {i}'s {key!r} is not a figure with its interval")
+        if not (state.get("pretrain") is None or isinstance(state["pretrain"], dict)):
+            raise bad("'pretrain' is neither null nor the warm start's record (an object)")
+        best = state.get("best")
+        kept = max((r["expert/points"] for r in evaluations), default=None)
+        if not (best == kept and (best is None or _is_number(best))):
+            raise bad(
+                f"'best' is {best!r}, where the evaluations' best score against expert is {kept!r}"
+            )
 
     # -- the environments in a checkpoint ------------------------------------------------
 
@@ -869,6 +925,11 @@ def policy_step(folder: Path) -> int:
     sidecar's provenance; 0: the warm start)."""
     sidecar = json.loads((folder / SIDECAR_FILE).read_text(encoding="utf-8"))
     return int(sidecar["provenance"]["steps"])
+
+
+def _is_number(value: Any) -> bool:
+    """An int or a float (not a bool), as a figure of a run's files is."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def summary_markdown(summary: dict[str, Any]) -> str:

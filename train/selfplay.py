@@ -45,7 +45,12 @@ DEFAULT_BASELINES = {"expert": 0.8, "greedy": 0.1, "random": 0.1}
 
 
 _SNAPSHOT_FOLDER = re.compile(r"step_[0-9]+")
-"""The name of a snapshot's folder: ``step_`` and the learner's steps when it was taken."""
+
+
+def is_snapshot_folder(name: str) -> bool:
+    """Whether ``name`` is that of a snapshot's folder in a pool: ``step_`` and the
+    learner's steps when it was taken (never a path)."""
+    return _SNAPSHOT_FOLDER.fullmatch(name) is not None
 
 
 def snapshot_dirs(pool_dir: Path) -> list[Path]:
@@ -57,7 +62,7 @@ def snapshot_dirs(pool_dir: Path) -> list[Path]:
     found = [
         d
         for d in pool_dir.iterdir()
-        if d.is_dir() and _SNAPSHOT_FOLDER.fullmatch(d.name) and (d / SIDECAR_FILE).is_file()
+        if d.is_dir() and is_snapshot_folder(d.name) and (d / SIDECAR_FILE).is_file()
     ]
     return sorted(found, key=lambda d: int(d.name.removeprefix("step_")))
 
@@ -112,7 +117,7 @@ class _Schedule:
             return None
         # The name comes from a checkpoint's file: it must name a folder of this pool,
         # never a path to some other policy on the disk (of other rules, say).
-        if not _SNAPSHOT_FOLDER.fullmatch(name.removeprefix(_SNAPSHOT)):
+        if not is_snapshot_folder(name.removeprefix(_SNAPSHOT)):
             raise ValueError(
                 f"opponent {name!r} is not a snapshot's name; allowed: snapshot:step_<N> (N digits)"
             )
