@@ -974,6 +974,37 @@ def test_saved_counters_are_lists_of_exactly_n_of_the_kind() -> None:
     assert loop._list_of([True], bool, 1)
 
 
+@pytest.mark.parametrize(
+    "where, value",
+    [
+        ("info r", "x"), ("info r", math.nan), ("info l", 0), ("info l", 2.0), ("info t", -1.0),
+        ("info t", math.inf), ("returns", math.nan), ("lengths", -1), ("count", -1),
+    ],
+)  # fmt: skip
+def test_saved_episode_counters_are_what_the_monitor_counts(
+    tmp_path: Path, where: str, value: Any
+) -> None:
+    # SB3 logs their means after the first rollout: a text there ended a resumed run in
+    # a traceback, a NaN logged NaN for the rest of it.
+    fake: Any = SimpleNamespace(args=SimpleNamespace(n_envs=1, vector_envs=2), ckpt_dir=tmp_path)
+    fake._saved_envs_error = lambda what: loop.Trainer._saved_envs_error(fake, what)
+    envs: dict[str, Any] = {
+        "states": {"vector": {}, "opponents": {}},
+        "episode_starts": [True, False],
+        "monitor": {"returns": [0.0, 1.5], "lengths": [0, 3], "count": 4},
+        "episode_infos": [{"r": -2.5, "l": 7, "t": 0.25}],
+    }
+    loop.Trainer._check_saved_envs(fake, {"envs": envs})
+    if where.startswith("info"):
+        envs["episode_infos"][0][where[-1]] = value
+    elif where == "count":
+        envs["monitor"]["count"] = value
+    else:
+        envs["monitor"][where][1] = value
+    with pytest.raises(CheckpointError, match="do not hold the episode counters of 2"):
+        loop.Trainer._check_saved_envs(fake, {"envs": envs})
+
+
 def test_a_vector_runs_saved_environments_are_counted_by_its_slots(tmp_path: Path) -> None:
     fake: Any = SimpleNamespace(args=SimpleNamespace(n_envs=1, vector_envs=3), ckpt_dir=tmp_path)
     fake._saved_envs_error = lambda what: loop.Trainer._saved_envs_error(fake, what)

@@ -439,15 +439,28 @@ class Trainer:
         }:
             raise self._saved_envs_error("are not a JSON object of the keys this version writes")
         monitor = envs["monitor"]
+        # SB3 logs these means after the first rollout: a text or a NaN there ended the
+        # resumed run in a traceback, or logged NaN for the rest of it.
         if not (
             _list_of(envs["episode_starts"], bool, n)
             and isinstance(monitor, dict)
             and _list_of(monitor.get("returns"), float, n)
+            and all(math.isfinite(r) for r in monitor["returns"])
             and _list_of(monitor.get("lengths"), int, n)
+            and min(monitor["lengths"], default=0) >= 0
             and _list_of([monitor.get("count")], int, 1)
+            and monitor["count"] >= 0
             and isinstance(envs["episode_infos"], list)
             and all(
-                isinstance(i, dict) and set(i) == {"r", "l", "t"} for i in envs["episode_infos"]
+                isinstance(i, dict)
+                and set(i) == {"r", "l", "t"}
+                and _list_of([i["r"], i["t"]], float, 2)
+                and math.isfinite(i["r"])
+                and math.isfinite(i["t"])
+                and i["t"] >= 0
+                and _list_of([i["l"]], int, 1)
+                and i["l"] >= 1
+                for i in envs["episode_infos"]
             )
         ):
             raise self._saved_envs_error(f"do not hold the episode counters of {n} environments")
