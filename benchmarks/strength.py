@@ -638,8 +638,14 @@ def read_matrix(path: Path) -> SavedMatrix:
     bots: dict[str, str | None] = {}
     searches: dict[str, str] = {}
     try:
-        seed = int(data["seed"])
-        fraction = float(data.get("fraction", 1.0))
+        # Read as written, not converted: a seed of 1.5 or "7", a short of "false"
+        # (truthy) or a figure of "NaN" would count silently in the table.
+        seed = data["seed"]
+        if not _is_whole(seed):
+            raise ValueError(f"'seed' is {seed!r}, not a whole number")
+        fraction = data.get("fraction", 1.0)
+        if not (_is_figure(fraction) and fraction > 0):
+            raise ValueError(f"'fraction' is {fraction!r}, not a number above 0")
         for c in data["configurations"]:
             name = c["configuration"]
             if name not in CONFIGURATIONS:
@@ -655,12 +661,24 @@ def read_matrix(path: Path) -> SavedMatrix:
                             f"{path}: {name} has a bar this code does not know, "
                             f"{v['column']!r}; known: {', '.join(_BARS)}"
                         )
-                    value = None if v["value"] is None else float(v["value"])
-                    cells[bar.column] = Verdict(bar, value, bool(v["short"]))
+                    value, short = v["value"], v["short"]
+                    if not (value is None or _is_figure(value)) or not isinstance(short, bool):
+                        raise ValueError(
+                            f"{name}'s {v['column']!r}: value {value!r} and short {short!r}, "
+                            "not a finite number (or null) and true or false"
+                        )
+                    cells[bar.column] = Verdict(bar, value, short)
             verdicts[name] = cells
-            searches[name] = str(c["search"])
-            if c["bot"] is not None:
-                bots[name] = c.get("bot_sha256")
+            search, bot, digest = c["search"], c["bot"], c.get("bot_sha256")
+            if not (
+                isinstance(search, str)
+                and (bot is None or isinstance(bot, str))
+                and (digest is None or isinstance(digest, str))
+            ):
+                raise ValueError(f"{name}: its search, bot or bot's digest is not a text")
+            searches[name] = search
+            if bot is not None:
+                bots[name] = digest
     except MatrixFileError:
         raise
     except (KeyError, TypeError, ValueError) as e:
@@ -669,6 +687,15 @@ def read_matrix(path: Path) -> SavedMatrix:
             f"({type(e).__name__}: {e})"
         ) from e
     return SavedMatrix(path, seed, verdicts, bots, fraction, searches)
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_figure(value: Any) -> bool:
+    """A finite int or float (not a bool), as a matrix file's figures are."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[str]]:

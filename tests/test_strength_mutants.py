@@ -320,6 +320,13 @@ def _config(
     }
 
 
+def _one_verdict(value: Any, short: Any) -> dict[str, Any]:
+    """A matrix of standard's search > expert alone, its value and short as given."""
+    config = _config("standard", {})
+    verdict = {"column": "search>expert", "value": value, "short": short}
+    return {"seed": 1, "configurations": [{**config, "pairings": [{"verdicts": [verdict]}]}]}
+
+
 def _matrix(path: Path, seed: int, *configs: dict[str, Any], **extra: Any) -> Path:
     path.write_text(json.dumps({"seed": seed, "configurations": list(configs), **extra}))
     return path
@@ -404,6 +411,29 @@ def test_combine_notes_nothing_for_configurations_without_a_bot_or_older_files(
         (
             {"seed": 1, "fraction": "half", "configurations": []},
             "not a strength.json written by",
+        ),
+        # Converted, these counted silently: a seed of 1.5 as 1, "7" as 7, a short of
+        # "false" as true, a figure "2.5" as 2.5 and NaN as a figure.
+        ({"seed": 1.5, "configurations": []}, "'seed' is 1.5, not a whole number"),
+        ({"seed": "7", "configurations": []}, "'seed' is '7', not a whole number"),
+        ({"seed": True, "configurations": []}, "'seed' is True, not a whole number"),
+        ({"seed": 1, "fraction": 0, "configurations": []}, "'fraction' is 0, not a number"),
+        (
+            {"seed": 1, "configurations": [_config("standard", {"search>expert": math.nan})]},
+            "standard's 'search>expert': value nan and short False, not a finite number",
+        ),
+        (_one_verdict("2.5", False), "standard's 'search>expert': value '2.5' and short False"),
+        (_one_verdict(2.5, "false"), "value 2.5 and short 'false'"),
+        (
+            {"seed": 1, "configurations": [{**_config("standard", {}), "search": 64}]},
+            "standard: its search, bot or bot's digest is not a text",
+        ),
+        (
+            {
+                "seed": 1,
+                "configurations": [{**_config("standard", {}, bot="policy:x"), "bot_sha256": 5}],
+            },
+            "standard: its search, bot or bot's digest is not a text",
         ),
     ],
 )
