@@ -174,7 +174,7 @@ def finished(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
     """Whether ``run_dir`` holds that cloning run finished (one to reuse): a summary, an
     ``args.json`` with every value that :func:`clone_argv` gives, and the
     :func:`code_fingerprint` of this code."""
-    if not (run_dir / "summary.json").is_file():
+    if _summary(run_dir) is None:
         return False
     try:
         made_by = json.loads((run_dir / CODE_FILE).read_text()).get("code")
@@ -195,12 +195,43 @@ def finished(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> bool:
     return all(stored.get(k) == getattr(args, k) for k in given)
 
 
+_SHOWN = ("points", "win_rate")
+"""The final evaluation's figures the curve shows, each with its interval's ends."""
+
+
+def _summary(run_dir: Path) -> dict[str, Any] | None:
+    """The run's summary.json when it holds every figure the curve shows; None for a
+    missing, unreadable or damaged one (its point is trained again, not shown wrong or
+    ended in a traceback)."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    final = summary.get("final_evaluation") if isinstance(summary, dict) else None
+
+    def number(value: Any, or_none: bool = False) -> bool:
+        if value is None:
+            return or_none  # an unbounded end (one deal) is written as null
+        return isinstance(value, int | float) and not isinstance(value, bool)
+
+    if not isinstance(final, dict) or not all(
+        isinstance(final.get(opp), dict)
+        and number(final[opp].get(key))
+        and number(final[opp].get(f"{key}_lo"), or_none=True)
+        and number(final[opp].get(f"{key}_hi"), or_none=True)
+        for opp in ("expert", "random")
+        for key in _SHOWN
+    ):
+        return None
+    return summary
+
+
 def clone_run(run_dir: Path, decisions: int, eval_hands: int, seed: int) -> dict[str, Any]:
     """The summary of a behaviour-cloning run of ``decisions`` decisions of ``expert``,
     trained now unless ``run_dir`` already holds it finished with the same arguments."""
     summary = run_dir / "summary.json"
     if finished(run_dir, decisions, eval_hands, seed):
-        return dict(json.loads(summary.read_text()), reused=True)
+        return dict(json.loads(summary.read_text()), reused=True)  # checked by finished()
     if run_dir.exists():  # unfinished, or made with other arguments: this demo's own cache
         shutil.rmtree(run_dir)
     from train.run import main as train_main

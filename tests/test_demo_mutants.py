@@ -337,7 +337,10 @@ def test_an_out_holding_a_finished_demos_files_is_not_refused(tmp_path: Path) ->
 def finished_run(run: Path, decisions: int = 300, eval_hands: int = 20, seed: int = 5) -> None:
     """``run`` made as a finished cloning run of this code with those arguments."""
     run.mkdir(parents=True)
-    (run / "summary.json").write_text(json.dumps({"final_evaluation": {}}))
+    figures = {"points": 1.5, "points_lo": None, "points_hi": 3.0, "win_rate": 0.5}
+    figures |= {"win_rate_lo": 0.25, "win_rate_hi": 0.75}
+    final = {"expert": figures, "random": figures}
+    (run / "summary.json").write_text(json.dumps({"final_evaluation": final}))
     (run / demo.CODE_FILE).write_text(json.dumps({"code": demo.code_fingerprint()}))
     argv = demo.clone_argv(run, decisions, eval_hands, seed)
     (run / "args.json").write_text(json.dumps(dataclasses.asdict(parse(TrainArgs, argv))))
@@ -359,10 +362,31 @@ def _write(name: str, text: str) -> Callable[[Path], object]:
     return lambda run: (run / name).write_text(text)
 
 
+def _edit_final(opp: str, key: str, value: Any) -> Callable[[Path], object]:
+    """An edit of the summary's final figure ``key`` against ``opp``."""
+
+    def edit(run: Path) -> None:
+        summary = json.loads((run / "summary.json").read_text())
+        summary["final_evaluation"][opp] = dict(summary["final_evaluation"][opp], **{key: value})
+        (run / "summary.json").write_text(json.dumps(summary))
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("why", "edit"),
     [
         ("no summary: unfinished", lambda run: (run / "summary.json").unlink()),
+        # a damaged summary: trained again, not shown wrong or ended in a traceback
+        ("a summary that is not JSON", _write("summary.json", "{")),
+        ("a summary of a text", _write("summary.json", json.dumps("x"))),
+        (
+            "a summary missing a figure",
+            _write("summary.json", json.dumps({"final_evaluation": {"expert": {}}})),
+        ),
+        ("a figure that is text", _edit_final("expert", "points", "1.5")),
+        ("an interval's end that is text", _edit_final("random", "win_rate_hi", "x")),
+        ("a figure that is null", _edit_final("random", "points", None)),
         # made by other code: its figures are that code's
         ("another code", _write(demo.CODE_FILE, json.dumps({"code": "other code"}))),
         ("a code record that is not an object", _write(demo.CODE_FILE, "[1]")),
