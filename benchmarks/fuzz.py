@@ -72,8 +72,10 @@ the entry point must accept (a check that refused everything would otherwise pas
 or an input that took over ``SLOW_INPUT_SECONDS`` (one still running after
 ``HUNG_INPUT_SECONDS`` is stopped there, on the main thread on Unix).
 The table gives the counts and the first findings of each campaign with the trial
-that reproduces them (``--seed S --campaign C --trial N``). The exit status is 1
-when anything was found.
+that reproduces them (``--seed S --campaign C --trial N``). Each campaign but
+``http`` runs in a process of its own, so a trial that kills it (a crash in
+compiled code) is that trial's finding and the other campaigns still run. The exit
+status is 1 when anything was found.
 
 The budget is ``--seconds`` (the total, shared evenly by the campaigns; 60 by
 default) or ``--count`` trials per campaign instead (then ``http`` runs 5 s), not
@@ -1413,9 +1415,11 @@ def run_campaign(
     count: int | None = None,
     progress: bool = False,
     trials: list[int] | None = None,
+    before_trial: Callable[[int, Tally], None] | None = None,
 ) -> Tally:
     """One campaign for ``seconds`` or ``count`` trials, at least one (``trials``:
-    exactly those).
+    exactly those). ``before_trial(i, tally)`` is told of each trial before it runs,
+    with the counts so far.
 
     Trial ``i`` draws everything from ``random.Random(f"{seed}/{name}/{i}")``, so
     a finding is reproduced by its seed, campaign and trial number alone.
@@ -1455,6 +1459,8 @@ def run_campaign(
         bar = progress_bar(total=count, desc=f"{name:8}", unit=" inputs", leave=False)
     try:
         for i in indices:
+            if before_trial is not None:
+                before_trial(i, tally)
             rng = random.Random(f"{seed}/{name}/{i}")
             step(rng, tally, f"trial {i}", *extra)
             if bar is not None:
@@ -1465,6 +1471,99 @@ def run_campaign(
         if bar is not None:
             bar.close()
     return tally
+
+
+_WHERE = ("trial", "tried", "accepted", "refused", "findings")
+"""What a campaign's process shares with the run as it goes (:func:`run_guarded`)."""
+
+
+def _campaign_process(
+    send: Any,
+    where: Any,
+    name: str,
+    seed: int,
+    seconds: float | None,
+    count: int | None,
+    progress: bool,
+    trials: list[int] | None,
+) -> None:
+    """The body of a campaign's own process: :func:`run_campaign`, which keeps
+    ``where`` up to date before each trial, then its tally sent to the run."""
+
+    def before_trial(i: int, tally: Tally) -> None:
+        where[:] = [i, tally.tried, tally.accepted, tally.refused, tally.findings]
+
+    try:
+        tally = run_campaign(name, seed, seconds, count, progress, trials, before_trial)
+    except KeyboardInterrupt:  # Ctrl-C reached the whole group: the run reports it
+        raise SystemExit(130) from None
+    send.send(tally)
+
+
+def run_guarded(
+    name: str,
+    seed: int,
+    seconds: float | None = None,
+    count: int | None = None,
+    progress: bool = False,
+    trials: list[int] | None = None,
+    process: Callable[..., None] | None = None,
+) -> Tally:
+    """:func:`run_campaign` in a process of its own, so that a trial that kills it (a
+    compiled kernel writing past its arrays, which glibc aborts on; a crash in a
+    native library) is reported as that trial's finding, with the counts of the trials
+    before it, and the run goes on with the other campaigns: in the run's own process
+    it ended the whole run with nothing printed. (Spawned, not forked: the run's
+    process may hold threads, and the trials run numba's parallel kernels.)
+    ``process``: what that process runs, :func:`_campaign_process` unless a test's
+    stand-in (a module-level function, which the new process imports)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    where = ctx.RawArray("q", [-1, 0, 0, 0, 0])
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(
+        target=process or _campaign_process,
+        args=(send, where, name, seed, seconds, count, progress, trials),
+        daemon=True,
+    )
+    child.start()
+    send.close()
+    try:
+        try:
+            tally: Tally | None = receive.recv()
+        except EOFError:  # it died before sending
+            tally = None
+        child.join()
+    except BaseException:
+        child.terminate()
+        child.join()
+        raise
+    code = child.exitcode or 0
+    if tally is not None and code == 0:
+        return tally
+    how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+    if tally is not None:
+        # Heap corruption is often caught only when the process frees it, at its exit.
+        tally.findings += 1
+        tally.examples.append(
+            f"after its last trial, the campaign's process died ({how}): one of its "
+            "trials may have corrupted memory; rerun its trials in smaller sets to find it"
+        )
+        return tally
+    trial, tried, accepted, refused, findings = where[:]
+    if trial < 0:  # its setup (a campaign's files, say) failed: its traceback is above
+        return Tally(findings=1, examples=[f"before trial 0: the campaign's process died ({how})"])
+    return Tally(
+        tried=tried + 1,
+        accepted=accepted,
+        refused=refused,
+        findings=findings + 1,
+        examples=[
+            f"trial {trial}: the campaign's process died ({how}); the counts are those of "
+            "the trials before it, less the errors they met and their findings' texts"
+        ],
+    )
 
 
 def run_http(seconds: float, seed: int) -> Tally | str:
@@ -1556,7 +1655,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == HTTP:
             results[name] = run_http(share if share is not None else 5.0, args.seed)
         else:
-            results[name] = run_campaign(
+            results[name] = run_guarded(
                 name, args.seed, share, args.count, not args.no_progress, args.trial
             )
         took[name] = time.monotonic() - start

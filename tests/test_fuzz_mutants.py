@@ -1083,13 +1083,76 @@ def test_the_table_gives_each_campaign_its_counts_refusals_and_findings() -> Non
     ]
 
 
+# -- a campaign in a process of its own ----------------------------------------------------
+
+
+def _dying_at_trial_3(*args: Any) -> None:
+    """A campaign's process whose trial 3 kills it, as a kernel writing past its arrays
+    would (run in the new process: a test's monkeypatch does not reach it)."""
+    import os
+
+    import benchmarks.fuzz
+
+    rules = benchmarks.fuzz.trial_rules
+
+    def trial(rng: random.Random, tally: fuzz.Tally, label: str) -> None:
+        if label == "trial 3":
+            os.abort()
+        rules(rng, tally, label)
+
+    benchmarks.fuzz.trial_rules = trial
+    benchmarks.fuzz._campaign_process(*args)
+
+
+def _dying_at_its_exit(*args: Any) -> None:
+    """A campaign's process that dies after it sent its tally, as a process whose heap
+    a trial corrupted does when it frees it."""
+    import os
+
+    import benchmarks.fuzz
+
+    benchmarks.fuzz._campaign_process(*args)
+    os.abort()
+
+
+def _raising_outside_a_trial(*args: Any) -> None:
+    raise RuntimeError("a campaign's own setup failed")
+
+
+def test_a_campaign_in_its_own_process_counts_as_in_the_runs() -> None:
+    assert fuzz.run_guarded("rules", 14, count=30) == fuzz.run_campaign("rules", 14, count=30)
+    assert fuzz.run_guarded("apply", 14, trials=[5, 2]) == fuzz.run_campaign(
+        "apply", 14, trials=[5, 2]
+    )
+
+
+def test_a_trial_that_kills_its_campaigns_process_is_its_finding() -> None:
+    before = fuzz.run_campaign("rules", 14, count=3)
+    tally = fuzz.run_guarded("rules", 14, count=10, process=_dying_at_trial_3)
+    assert (tally.tried, tally.accepted, tally.refused) == (4, before.accepted, before.refused)
+    assert tally.findings == 1 and tally.examples == [
+        "trial 3: the campaign's process died (signal SIGABRT); the counts are those of the "
+        "trials before it, less the errors they met and their findings' texts"
+    ]
+    tally = fuzz.run_guarded("rules", 14, count=10, process=_dying_at_its_exit)
+    whole = fuzz.run_campaign("rules", 14, count=10)
+    assert (tally.tried, tally.errors, tally.findings) == (10, whole.errors, 1)
+    assert tally.examples == [
+        "after its last trial, the campaign's process died (signal SIGABRT): one of its "
+        "trials may have corrupted memory; rerun its trials in smaller sets to find it"
+    ]
+    tally = fuzz.run_guarded("rules", 14, count=10, process=_raising_outside_a_trial)
+    assert (tally.tried, tally.findings) == (0, 1)
+    assert tally.examples == ["before trial 0: the campaign's process died (exit status 1)"]
+
+
 class _Campaigns:
     """Stands in for every campaign: records how each was run, finds ``findings``."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, findings: int = 0) -> None:
         self.runs: list[tuple[Any, ...]] = []
         self.findings = findings
-        monkeypatch.setattr(fuzz, "run_campaign", self.campaign)
+        monkeypatch.setattr(fuzz, "run_guarded", self.campaign)
         monkeypatch.setattr(fuzz, "run_http", self.http)
 
     def campaign(self, *args: Any) -> fuzz.Tally:
