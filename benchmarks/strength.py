@@ -85,6 +85,7 @@ from evaluate.report import PairingSummary, summarize
 from evaluate.stats import finite_or_none, interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, configuration
 from matador_env.engine import Rules
+from matador_env.engine.tiles import is_json_int, is_json_number
 from matador_env.files import (
     atomic_write_all,
     atomic_write_text,
@@ -641,7 +642,7 @@ def read_matrix(path: Path) -> SavedMatrix:
         # Read as written, not converted: a seed of 1.5 or "7", a short of "false"
         # (truthy) or a figure of "NaN" would count silently in the table.
         seed = data["seed"]
-        if not _is_whole(seed):
+        if not is_json_int(seed):
             raise ValueError(f"'seed' is {seed!r}, not a whole number")
         fraction = data.get("fraction", 1.0)
         if not (_is_figure(fraction) and fraction > 0):
@@ -689,13 +690,9 @@ def read_matrix(path: Path) -> SavedMatrix:
     return SavedMatrix(path, seed, verdicts, bots, fraction, searches)
 
 
-def _is_whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_figure(value: Any) -> bool:
-    """A finite int or float (not a bool), as a matrix file's figures are."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number as a matrix file's figures are."""
+    return is_json_number(value) and math.isfinite(value)
 
 
 def across_seeds(saved: Sequence[SavedMatrix]) -> tuple[list[list[str]], list[str]]:

@@ -37,7 +37,7 @@ from typing import Any
 
 from agents import make_agent
 from matador_env.engine import HandState, Rules
-from matador_env.engine.tiles import parse_digits
+from matador_env.engine.tiles import is_json_number, parse_digits
 from matador_env.files import atomic_write, atomic_write_text, folder_arg, folder_problem
 from matador_env.flags import positive_int, training_seed_arg
 from matador_env.play import draw_layout, narrate
@@ -212,7 +212,7 @@ def _summary(run_dir: Path) -> dict[str, Any] | None:
     def number(value: Any, or_none: bool = False) -> bool:
         if value is None:
             return or_none  # an unbounded end (one deal) is written as null
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return is_json_number(value)
 
     if not isinstance(final, dict) or not all(
         isinstance(final.get(opp), dict)

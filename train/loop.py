@@ -31,6 +31,7 @@ from stable_baselines3.common.vec_env import (
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
 from evaluate.stats import interval_text, json_ready
 from matador_env.engine import Rules
+from matador_env.engine.tiles import is_json_number
 from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
 from matador_env.streams import progress_bar
@@ -350,7 +351,7 @@ class Trainer:
             if not (
                 isinstance(record, dict)
                 and {"steps", "elapsed", "expert/points"} <= set(record)
-                and all(_is_number(v) for v in record.values())
+                and all(is_json_number(v) for v in record.values())
             ):
                 raise bad(
                     f"evaluation {i} is not an object of numbers with 'steps', 'elapsed' and "
@@ -374,7 +375,7 @@ class Trainer:
             raise bad("'pretrain' is neither null nor the warm start's record (an object)")
         best = state.get("best")
         kept = max((r["expert/points"] for r in evaluations), default=None)
-        if not (best == kept and (best is None or _is_number(best))):
+        if not (best == kept and (best is None or is_json_number(best))):
             raise bad(
                 f"'best' is {best!r}, where the evaluations' best score against expert is {kept!r}"
             )
@@ -938,11 +939,6 @@ def policy_step(folder: Path) -> int:
     sidecar's provenance; 0: the warm start)."""
     sidecar = json.loads((folder / SIDECAR_FILE).read_text(encoding="utf-8"))
     return int(sidecar["provenance"]["steps"])
-
-
-def _is_number(value: Any) -> bool:
-    """An int or a float (not a bool), as a figure of a run's files is."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def summary_markdown(summary: dict[str, Any]) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "parse_digits",
     "whole_number",
     "is_json_int",
+    "is_json_number",
     "INTEGER_KINDS",
     "INTEGER_TYPES",
     "same_value",
@@ -104,6 +105,12 @@ def is_json_int(value: object) -> bool:
     """Whether ``value`` is an integer as loaded JSON holds one: an ``int``, never a bool
     (``true`` loads as ``True``, which Python counts as an int)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_json_number(value: object) -> bool:
+    """Whether ``value`` is a number as loaded JSON holds one: an ``int`` or a ``float``
+    (nan and the infinities included, which Python's JSON reads), never a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def whole_number(value: object) -> int | None:
