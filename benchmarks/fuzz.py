@@ -1488,16 +1488,23 @@ def _campaign_process(
     trials: list[int] | None,
 ) -> None:
     """The body of a campaign's own process: :func:`run_campaign`, which keeps
-    ``where`` up to date before each trial, then its tally sent to the run."""
+    ``where`` up to date before each trial and sends each finding's text as it is
+    found (``("found", text)``: the trial that kills the process may come after the
+    one that corrupted its memory), then its tally (``("done", tally)``)."""
+    sent = 0
 
     def before_trial(i: int, tally: Tally) -> None:
+        nonlocal sent
         where[:] = [i, tally.tried, tally.accepted, tally.refused, tally.findings]
+        for example in tally.examples[sent:]:
+            send.send(("found", example))
+        sent = len(tally.examples)
 
     try:
         tally = run_campaign(name, seed, seconds, count, progress, trials, before_trial)
     except KeyboardInterrupt:  # Ctrl-C reached the whole group: the run reports it
         raise SystemExit(130) from None
-    send.send(tally)
+    send.send(("done", tally))
 
 
 def run_guarded(
@@ -1511,10 +1518,10 @@ def run_guarded(
 ) -> Tally:
     """:func:`run_campaign` in a process of its own, so that a trial that kills it (a
     compiled kernel writing past its arrays, which glibc aborts on; a crash in a
-    native library) is reported as that trial's finding, with the counts of the trials
-    before it, and the run goes on with the other campaigns: in the run's own process
-    it ended the whole run with nothing printed. (Spawned, not forked: the run's
-    process may hold threads, and the trials run numba's parallel kernels.)
+    native library) is reported as a finding with the counts and findings of the
+    trials before it, and the run goes on with the other campaigns: in the run's own
+    process it ended the whole run with nothing printed. (Spawned, not forked: the
+    run's process may hold threads, and the trials run numba's parallel kernels.)
     ``process``: what that process runs, :func:`_campaign_process` unless a test's
     stand-in (a module-level function, which the new process imports)."""
     import multiprocessing
@@ -1529,11 +1536,18 @@ def run_guarded(
     )
     child.start()
     send.close()
+    found: list[str] = []
+    tally: Tally | None = None
     try:
-        try:
-            tally: Tally | None = receive.recv()
-        except EOFError:  # it died before sending
-            tally = None
+        while tally is None:
+            try:
+                kind, value = receive.recv()
+            except EOFError:  # it died before its tally
+                break
+            if kind == "found":
+                found.append(value)
+            else:
+                tally = value
         child.join()
     except BaseException:
         child.terminate()
@@ -1548,7 +1562,7 @@ def run_guarded(
         tally.findings += 1
         tally.examples.append(
             f"after its last trial, the campaign's process died ({how}): one of its "
-            "trials may have corrupted memory; rerun its trials in smaller sets to find it"
+            "trials corrupted memory; rerun them in smaller sets to find which"
         )
         return tally
     trial, tried, accepted, refused, findings = where[:]
@@ -1560,8 +1574,10 @@ def run_guarded(
         refused=refused,
         findings=findings + 1,
         examples=[
-            f"trial {trial}: the campaign's process died ({how}); the counts are those of "
-            "the trials before it, less the errors they met and their findings' texts"
+            *found,
+            f"trial {trial}: the campaign's process died ({how}); if that trial alone "
+            "does not kill it, one before it corrupted memory (rerun them in smaller sets); "
+            "the counts are those of the trials before it, less the errors they met",
         ],
     )
 

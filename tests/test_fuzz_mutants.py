@@ -1096,6 +1096,9 @@ def _dying_at_trial_3(*args: Any) -> None:
     rules = benchmarks.fuzz.trial_rules
 
     def trial(rng: random.Random, tally: fuzz.Tally, label: str) -> None:
+        if label == "trial 1":  # a finding before: its text comes back
+            tally.findings += 1
+            tally.examples.append("trial 1: invariant: broken")
         if label == "trial 3":
             os.abort()
         rules(rng, tally, label)
@@ -1130,16 +1133,18 @@ def test_a_trial_that_kills_its_campaigns_process_is_its_finding() -> None:
     before = fuzz.run_campaign("rules", 14, count=3)
     tally = fuzz.run_guarded("rules", 14, count=10, process=_dying_at_trial_3)
     assert (tally.tried, tally.accepted, tally.refused) == (4, before.accepted, before.refused)
-    assert tally.findings == 1 and tally.examples == [
-        "trial 3: the campaign's process died (signal SIGABRT); the counts are those of the "
-        "trials before it, less the errors they met and their findings' texts"
+    assert tally.findings == 2 and tally.examples == [
+        "trial 1: invariant: broken",
+        "trial 3: the campaign's process died (signal SIGABRT); if that trial alone does not "
+        "kill it, one before it corrupted memory (rerun them in smaller sets); the counts are "
+        "those of the trials before it, less the errors they met",
     ]
     tally = fuzz.run_guarded("rules", 14, count=10, process=_dying_at_its_exit)
     whole = fuzz.run_campaign("rules", 14, count=10)
     assert (tally.tried, tally.errors, tally.findings) == (10, whole.errors, 1)
     assert tally.examples == [
         "after its last trial, the campaign's process died (signal SIGABRT): one of its "
-        "trials may have corrupted memory; rerun its trials in smaller sets to find it"
+        "trials corrupted memory; rerun them in smaller sets to find which"
     ]
     tally = fuzz.run_guarded("rules", 14, count=10, process=_raising_outside_a_trial)
     assert (tally.tried, tally.findings) == (0, 1)
