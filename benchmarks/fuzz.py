@@ -72,10 +72,10 @@ the entry point must accept (a check that refused everything would otherwise pas
 or an input that took over ``SLOW_INPUT_SECONDS`` (one still running after
 ``HUNG_INPUT_SECONDS`` is stopped there, on the main thread on Unix).
 The table gives the counts and the first findings of each campaign with the trial
-that reproduces them (``--seed S --campaign C --trial N``). Each campaign but
-``http`` runs in a process of its own, so a trial that kills it (a crash in
-compiled code) is that trial's finding and the other campaigns still run. The exit
-status is 1 when anything was found.
+that reproduces them (``--seed S --campaign C --trial N``). Every campaign (but the
+HTTP one, whose server has a process of its own) runs in a process of its own, so
+a trial that kills it (a crash in compiled code) is a finding and the other
+campaigns still run. The exit status is 1 when anything was found.
 
 The budget is ``--seconds`` (the total, shared evenly by the campaigns; 60 by
 default) or ``--count`` trials per campaign instead (then ``http`` runs 5 s), not
