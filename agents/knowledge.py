@@ -40,6 +40,7 @@ from matador_env.engine import (
     Tile,
     set_tiles,
 )
+from matador_env.streams import interrupted
 
 __all__ = ["Tables", "tables", "Knowledge", "Constraint", "regular_fit", "bits"]
 
@@ -50,6 +51,8 @@ def _compiled_dealer() -> Callable[..., list[Any]] | None:
     try:
         from matador_env.batch import deal_hidden_hands
     except ImportError:
+        if interrupted():  # Ctrl-C during the import, not numba missing (cached!)
+            raise KeyboardInterrupt from None
         return None
     return deal_hidden_hands
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matador_env.engine import End, HandState, Move, Outcome, Rules, SeatView, blocked_points
-from matador_env.streams import NUMBA_FIRST_USE, note_when_slow
+from matador_env.streams import NUMBA_FIRST_USE, interrupted, note_when_slow
 
 from .base import Agent, AgentSpecError, checked_count, checked_turn, register, spec_count
 from .expert import ExpertAgent, ExpertWeights
@@ -127,6 +127,8 @@ def batch_playouts_available() -> bool:
     try:
         import matador_env.batch  # noqa: F401
     except ImportError:
+        if interrupted():  # Ctrl-C during the import, not numba missing (cached!)
+            raise KeyboardInterrupt from None
         return False
     return True
 

@@ -25,6 +25,7 @@ import contextlib
 import io
 import os
 import select
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ __all__ = [
     "NUMBA_FIRST_USE",
     "READER_GONE",
     "command_name",
+    "interrupted",
     "note_when_slow",
     "null_closed_outputs",
     "progress_bar",
@@ -130,6 +132,24 @@ READER_GONE = 141
 shell gives a program that a closed pipe stopped (``seq 1000000 | head -1``)."""
 
 
+_ctrl_c: list[int] = []
+"""Non-empty once :func:`run_main`'s handler has seen Ctrl-C (see :func:`interrupted`)."""
+
+
+def _note_ctrl_c(signum: int, frame: object) -> None:
+    _ctrl_c.append(signum)
+    raise KeyboardInterrupt
+
+
+def interrupted() -> bool:
+    """Whether this command was stopped by Ctrl-C (under :func:`run_main`). A Ctrl-C
+    that lands while a native library is imported can surface as an ``ImportError``
+    with no trace of the interrupt (onnxruntime's ``import numpy failed``), which a
+    lazy import would report as the library missing, or take as a reason to fall back
+    to a slower path and go on: such code asks this first."""
+    return bool(_ctrl_c)
+
+
 def run_main(main: Callable[[], object]) -> NoReturn:
     """Run a command's ``main`` as its process: exit with the status it returns (an int;
     anything else is 0), never with a traceback for these two ends:
@@ -149,17 +169,42 @@ def run_main(main: Callable[[], object]) -> NoReturn:
     it None, and what goes there would land elsewhere (``print(file=None)`` and
     argparse's usage write to the output instead) or fail."""
     null_closed_outputs()
+    # Ctrl-C noted as well as raised, so that an interrupt that surfaced as another
+    # error (see interrupted()) still ends the command as one; a process that ignores
+    # SIGINT (started in the background) keeps ignoring it.
+    previous = signal.getsignal(signal.SIGINT)
+    noting = (
+        previous is signal.default_int_handler
+        and threading.current_thread() is threading.main_thread()
+    )
+    _ctrl_c.clear()
+    if noting:
+        signal.signal(signal.SIGINT, _note_ctrl_c)
     try:
-        code = main()
-    except KeyboardInterrupt:
-        if sys.stderr:  # print(file=None) would write to the output instead
-            print(f"\n{command_name()}: interrupted", file=sys.stderr)
-        raise SystemExit(INTERRUPTED) from None
-    except BrokenPipeError:
-        if not _null_broken_outputs():
-            raise
-        raise SystemExit(READER_GONE) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+        try:
+            code = main()
+        except KeyboardInterrupt:
+            _say_interrupted()
+        except BrokenPipeError:
+            if not _null_broken_outputs():
+                raise
+            raise SystemExit(READER_GONE) from None
+        except Exception:
+            if not interrupted():
+                raise
+            _say_interrupted()
+        if interrupted() and code not in (0, None, INTERRUPTED):  # a refusal it caused
+            _say_interrupted()
+        raise SystemExit(code if isinstance(code, int) else 0)
+    finally:
+        if noting:  # for a caller in the same process (a test)
+            signal.signal(signal.SIGINT, previous)
+
+
+def _say_interrupted() -> NoReturn:
+    if sys.stderr:  # print(file=None) would write to the output instead
+        print(f"\n{command_name()}: interrupted", file=sys.stderr)
+    raise SystemExit(INTERRUPTED) from None
 
 
 def command_name() -> str:

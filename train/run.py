@@ -581,6 +581,8 @@ def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
     trainer = Trainer(args, run_dir, rules)
     # Ctrl-C and SIGTERM (a scheduler stopping the job) both save, then stop.
     _INTERRUPTED.clear()
+    # Put back after training as they were (run_main's, which notes Ctrl-C, say).
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -607,8 +609,9 @@ def _train_locked(args: TrainArgs, rules: Rules, run_dir: Path) -> Path:
         trainer.close(interrupted=True)
         raise SystemExit(130) from None
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # getsignal gives None for a handler not set from Python: the default then.
+        signal.signal(signal.SIGINT, previous[0] or signal.default_int_handler)
+        signal.signal(signal.SIGTERM, previous[1] or signal.SIG_DFL)
     trainer.close()
     return run_dir
 
