@@ -42,7 +42,7 @@ from matador_env.files import atomic_write, atomic_write_text, folder_arg, folde
 from matador_env.flags import positive_int, training_seed_arg
 from matador_env.play import draw_layout, narrate
 from matador_env.policy import BOTS_DIR, SIDECAR_FILE, read_policy_info
-from matador_env.streams import run_main
+from matador_env.streams import INTERRUPTED, run_main
 
 from .__main__ import main as arena_main
 from .report import run_files_problem
@@ -411,13 +411,17 @@ def main(argv: list[str] | None = None) -> int:
         "each on duplicate deals",
         max(5.0, args.hands / 40),
     )
-    arena_main(
+    code = arena_main(
         [
             "--vs", SHIPPED_BOT, "--agents", "expert", "greedy", "random",
             "--hands", str(args.hands), "--seed", str(args.seed),
             "--out", str(args.out / "arena"), "--no-progress",
         ]
     )  # fmt: skip
+    if code == INTERRUPTED:  # Ctrl-C, which the arena has told of: the demo stops too
+        raise SystemExit(INTERRUPTED)
+    if code:
+        return code
 
     clones = args.out / "clone"
     fresh = [

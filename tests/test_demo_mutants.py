@@ -112,6 +112,23 @@ def stand_ins(monkeypatch: pytest.MonkeyPatch) -> Parts:
     return parts
 
 
+@pytest.mark.parametrize("status", [130, 2])
+def test_the_demo_stops_where_its_arena_stopped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, status: int
+) -> None:
+    # Ctrl-C in the arena: it said how far it got and returned 130, and the demo went
+    # on to train its curve, ending with status 0. A refusal (2) stops it as well.
+    parts = stand_ins(monkeypatch)
+    monkeypatch.setattr(demo, "arena_main", lambda argv: status)
+    if status == 130:
+        with pytest.raises(SystemExit) as exited:
+            demo.main(["--quick", "--out", str(tmp_path)])
+        assert exited.value.code == 130
+    else:
+        assert demo.main(["--quick", "--out", str(tmp_path)]) == status
+    assert parts.trainings == []
+
+
 def trained(argv: list[str]) -> dict[str, Any]:
     """The training arguments that matter to a curve point."""
     args = parse(TrainArgs, argv, prog=PROG)
