@@ -1186,10 +1186,11 @@ def _edit_live(rng: random.Random, state: dict[str, Any]) -> None:
 
 
 def _as_json(value: Any) -> Any:
+    """``value`` as a checkpoint's file gives it back (tuples as lists, say)."""
     return json.loads(json.dumps(value))
 
 
-def _played_on(rng: random.Random, play: Callable[[], None]) -> None:
+def _played_on(play: Callable[[], None]) -> None:
     """Legal play from a state that was taken: any exception is a finding (a
     ``ValueError`` from play is no refusal of the state)."""
     try:
@@ -1263,7 +1264,7 @@ def _trial_selfplay(rng: random.Random, tally: Tally, label: str, pools: _LivePo
         check_live_state(state, target)
         if _as_json(target.live_state()) != state:
             raise Finding("a live state was taken, but live_state() gives back another")
-        _played_on(rng, play)
+        _played_on(play)
 
     classify(tally, take, (ValueError,), label, valid=edits == 0)
 
@@ -1327,7 +1328,7 @@ def _trial_batch_pool(rng: random.Random, tally: Tally, label: str, pools: _Live
             raise
         if _as_json(pool.live_state()) != state:
             raise Finding("a pool state was taken, but live_state() gives back another")
-        _played_on(rng, play)
+        _played_on(play)
 
     classify(tally, take, (ValueError,), label, valid=edits == 0)
 
@@ -1473,10 +1474,6 @@ def run_campaign(
     return tally
 
 
-_WHERE = ("trial", "tried", "accepted", "refused", "findings")
-"""What a campaign's process shares with the run as it goes (:func:`run_guarded`)."""
-
-
 def _campaign_process(
     send: Any,
     where: Any,
@@ -1488,7 +1485,8 @@ def _campaign_process(
     trials: list[int] | None,
 ) -> None:
     """The body of a campaign's own process: :func:`run_campaign`, which keeps
-    ``where`` up to date before each trial and sends each finding's text as it is
+    ``where`` (shared memory: the trial about to run, then the tried, accepted,
+    refused and findings counts before it) up to date, and sends each finding's text as it is
     found (``("found", text)``: the trial that kills the process may come after the
     one that corrupted its memory), then its tally (``("done", tally)``)."""
     sent = 0
