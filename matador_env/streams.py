@@ -155,7 +155,9 @@ def run_main(main: Callable[[], object]) -> NoReturn:
     anything else is 0), never with a traceback for these two ends:
 
     - Ctrl-C that ``main`` leaves to it ends the command with one line on the error
-      stream, ``python -m NAME: interrupted``, and :data:`INTERRUPTED`. (Commands that
+      stream, ``python -m NAME: interrupted``, and :data:`INTERRUPTED`; so does an
+      error, or a status other than 0 and 130, that follows a Ctrl-C (a library can
+      turn the interrupt into another error: :func:`interrupted`). (Commands that
       keep their work on Ctrl-C, as training does, say so and return 130 themselves.)
     - When the reader of its output goes away (``| head``), the write that finds the
       pipe closed raises ``BrokenPipeError``; the command stops there and exits quietly
