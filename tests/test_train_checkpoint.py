@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,19 +164,33 @@ def test_a_checkpoint_with_a_bad_clock_is_refused(tmp_path: Path, finished_run: 
     assert "'seconds' is 'ten'" in done.stderr and "set it to 0" in done.stderr
 
 
+def _resume_edited(
+    run: Path, good: str, edit: Callable[[dict[str, Any]], object]
+) -> subprocess.CompletedProcess[str]:
+    """``--resume`` of ``run`` to a larger ``--timesteps``, its state.json the text
+    ``good`` with ``edit`` made to it."""
+    state = json.loads(good)
+    edit(state)
+    (run / "checkpoint" / "state.json").write_text(json.dumps(state))
+    return run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+
+
+def _refused_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line of a resume refused with status 2."""
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    return lines[0]
+
+
 def test_a_checkpoint_with_a_damaged_best_score_is_refused_before_training(
     tmp_path: Path, finished_run: Path
 ) -> None:
     # Read unchecked, it ended the resumed run in a traceback at its first evaluation.
     run = _copy(finished_run, tmp_path / "run")
     state_path = run / "checkpoint" / "state.json"
-    state = json.loads(state_path.read_text())
-    state["best"] = "x"
-    state_path.write_text(json.dumps(state))
-    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "'best' is 'x', where the evaluations' best score" in lines[0]
+    done = _resume_edited(run, state_path.read_text(), lambda state: state.update(best="x"))
+    assert "'best' is 'x', where the evaluations' best score" in _refused_line(done)
     assert json.loads(state_path.read_text())["steps"] == STEPS  # nothing trained
 
 
@@ -183,29 +198,22 @@ def test_saved_environments_that_do_not_fit_are_refused_and_can_be_dropped(
     tmp_path: Path, finished_run: Path
 ) -> None:
     run = _copy(finished_run, tmp_path / "run")
-    state_path = run / "checkpoint" / "state.json"
-    state = json.loads(state_path.read_text())
-    good = json.dumps(state)
-    state["envs"]["states"][0]["game"]["actions"].append(10**6)
-    state_path.write_text(json.dumps(state))
-    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "the saved environments do not fit: environment 0" in lines[0]
-    assert "is not legal there" in lines[0] and "delete its 'envs' entry" in lines[0]
+    good = (run / "checkpoint" / "state.json").read_text()
+
+    def illegal(state: dict[str, Any]) -> None:
+        state["envs"]["states"][0]["game"]["actions"].append(10**6)
+
+    line = _refused_line(_resume_edited(run, good, illegal))
+    assert "the saved environments do not fit: environment 0" in line
+    assert "is not legal there" in line and "delete its 'envs' entry" in line
+
     # An episode saved as over: its first step would raise inside SB3.
-    state = json.loads(good)
-    state["envs"]["states"][0]["over"] = True
-    state_path.write_text(json.dumps(state))
-    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "environment 0: its episode is over" in lines[0]
+    def over(state: dict[str, Any]) -> None:
+        state["envs"]["states"][0]["over"] = True
+
+    assert "environment 0: its episode is over" in _refused_line(_resume_edited(run, good, over))
     # Without them the run resumes on new deals, and says so.
-    state = json.loads(good)
-    del state["envs"]
-    state_path.write_text(json.dumps(state))
-    done = run_train("--resume", str(run), "--no-progress", "--timesteps", str(STEPS + 256))
+    done = _resume_edited(run, good, lambda state: state.pop("envs"))
     assert done.returncode == 0, done.stderr
     assert "no saved environments; resuming on new deals" in done.stdout
     assert json.loads((run / "summary.json").read_text())["steps"] == STEPS + 256

@@ -31,7 +31,7 @@ from stable_baselines3.common.vec_env import (
 from evaluate.arena import GameResult, Pairing, RunPlan, duplicate_figures, duplicate_lead, run
 from evaluate.stats import interval_text, json_ready
 from matador_env.engine import Rules
-from matador_env.engine.tiles import is_json_number
+from matador_env.engine.tiles import is_json_int, is_json_number
 from matador_env.files import atomic_write, atomic_write_json, atomic_write_text
 from matador_env.policy import SIDECAR_FILE, PolicyError, load_policy
 from matador_env.streams import progress_bar
@@ -358,7 +358,7 @@ class Trainer:
                     "'expert/points'"
                 )
             steps = record["steps"]
-            if not (isinstance(steps, int) and last <= steps <= state["steps"]):
+            if not (is_json_int(steps) and last <= steps <= state["steps"]):
                 raise bad(
                     f"evaluation {i} is at step {steps!r}; allowed: a whole number from {last} "
                     f"(the evaluation before) to {state['steps']} (the checkpoint's steps)"
@@ -455,11 +455,9 @@ class Trainer:
             and all(
                 isinstance(i, dict)
                 and set(i) == {"r", "l", "t"}
-                and _list_of([i["r"], i["t"]], float, 2)
-                and math.isfinite(i["r"])
-                and math.isfinite(i["t"])
+                and all(is_json_number(i[k]) and math.isfinite(i[k]) for k in ("r", "t"))
                 and i["t"] >= 0
-                and _list_of([i["l"]], int, 1)
+                and is_json_int(i["l"])
                 and i["l"] >= 1
                 for i in envs["episode_infos"]
             )

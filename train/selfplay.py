@@ -117,13 +117,14 @@ class _Schedule:
             return None
         # The name comes from a checkpoint's file: it must name a folder of this pool,
         # never a path to some other policy on the disk (of other rules, say).
-        if not is_snapshot_folder(name.removeprefix(_SNAPSHOT)):
+        folder_name = name.removeprefix(_SNAPSHOT)
+        if not is_snapshot_folder(folder_name):
             raise ValueError(
                 f"opponent {name!r} is not a snapshot's name; allowed: snapshot:step_<N> (N digits)"
             )
         if self.pool_dir is None:
             raise ValueError(f"opponent {name!r}: this pool has no snapshot folder")
-        folder = self.pool_dir / name.removeprefix(_SNAPSHOT)
+        folder = self.pool_dir / folder_name
         if not (folder / SIDECAR_FILE).is_file():
             raise ValueError(f"opponent {name!r}: {folder} holds no exported policy")
         return self._snapshot_policy(folder)
