@@ -749,25 +749,38 @@ def _batch_engine() -> Any:
     return BatchEngine
 
 
-def _broken_once_taken(
-    monkeypatch: pytest.MonkeyPatch, name: str, broken: Callable[..., Any]
+def _after_a_state(
+    monkeypatch: pytest.MonkeyPatch,
+    owner: Any,
+    restore: str,
+    name: str,
+    broken: Callable[..., Any],
 ) -> None:
-    """``BatchEngine.<name>`` as ``broken(original, engine, *args)`` in the engines that
-    took a state (those a trial plays on from), as it was in the others."""
-    engine = _batch_engine()
-    set_state, original = engine.set_state, getattr(engine, name)
+    """``owner.<name>`` as ``broken(original, obj, *args)`` in the objects that took a
+    saved state through ``owner.<restore>`` (those a trial plays on from), as it was
+    in the others."""
+    took, original = getattr(owner, restore), getattr(owner, name)
 
-    def marking(self: Any, state: Any) -> None:
-        set_state(self, state)
+    def marking(self: Any, state: Any) -> Any:
+        out = took(self, state)
         self.took_a_state = True
+        return out
 
     def method(self: Any, *args: Any) -> Any:
         if getattr(self, "took_a_state", False):
             return broken(original, self, *args)
         return original(self, *args)
 
-    monkeypatch.setattr(engine, "set_state", marking)
-    monkeypatch.setattr(engine, name, method)
+    monkeypatch.setattr(owner, restore, marking)
+    monkeypatch.setattr(owner, name, method)
+
+
+def _broken_once_taken(
+    monkeypatch: pytest.MonkeyPatch, name: str, broken: Callable[..., Any]
+) -> None:
+    """``BatchEngine.<name>`` as ``broken(original, engine, *args)`` in the engines that
+    took a state (those a trial plays on from), as it was in the others."""
+    _after_a_state(monkeypatch, _batch_engine(), "set_state", name, broken)
 
 
 def test_state_finds_play_that_leaves_a_state_no_engine_takes(
@@ -854,27 +867,6 @@ def test_edits_of_a_state_survive_what_earlier_edits_left() -> None:
 
 
 # -- live ----------------------------------------------------------------------------------
-
-
-def _after_a_state(
-    monkeypatch: pytest.MonkeyPatch, owner: Any, restore: str, name: str, broken: Any
-) -> None:
-    """``owner.<name>`` replaced by ``broken`` in the objects that took a live state
-    through ``owner.<restore>`` (those a trial plays on from), as it was in the others."""
-    took, original = getattr(owner, restore), getattr(owner, name)
-
-    def marking(self: Any, state: Any) -> Any:
-        out = took(self, state)
-        self.took_a_state = True
-        return out
-
-    def method(self: Any, *args: Any) -> Any:
-        if getattr(self, "took_a_state", False):
-            return broken(original, self, *args)
-        return original(self, *args)
-
-    monkeypatch.setattr(owner, restore, marking)
-    monkeypatch.setattr(owner, name, method)
 
 
 def test_live_finds_a_state_taken_but_not_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
