@@ -22,7 +22,7 @@ from typing import Any
 
 from .engine import Rules, RulesError
 from .engine.rules import a_type, checked_value
-from .engine.tiles import shown_value
+from .engine.tiles import is_text, shown_value
 
 __all__ = [
     "CONFIGURATIONS",
@@ -116,7 +116,7 @@ def seated_rules(
         overrides["players"] = checked_value("players", players)
     if teams is not None:
         overrides["teams"] = checked_value("teams", teams)
-    if isinstance(changes, (str, bytes)) or not isinstance(changes, Iterable):
+    if is_text(changes) or not isinstance(changes, Iterable):
         raise RulesError(
             "changes",
             changes,

@@ -126,7 +126,7 @@ from .engine import (
 )
 from .engine.rules import a_type, rules_differences
 from .engine.state import _checked_scores, _move_problem, _plainly_typed, _seat_error, seat_number
-from .engine.tiles import shown_value
+from .engine.tiles import is_text, shown_value
 from .values import as_integer, same_value
 
 __all__ = [
@@ -369,7 +369,7 @@ class Encoding:
         as the engine's own moves are on every bot move; :meth:`encode_action` checks
         its form as well (a bool for an end equals 1 here)."""
         if type(moves) is not tuple and (
-            isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable)
+            is_text(moves) or not isinstance(moves, Iterable)
         ):  # (the engine gives tuples: one test on the path of every bot move)
             raise TypeError(
                 f"moves={shown_value(moves)} ({type(moves).__name__}) is not allowed; allowed: "

@@ -94,7 +94,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
 from .engine import Move, Rules
-from .engine.tiles import shown_value
+from .engine.tiles import is_text, shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     ENV_ARGUMENTS,
@@ -431,7 +431,7 @@ def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
 def _opponent_list(opponents: Any, count: int, rules: Rules) -> list[Any]:
     if isinstance(opponents, np.ndarray):
         opponents = opponents.tolist()  # its items as Python values; 0-d: one spec
-    if isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes)):
+    if isinstance(opponents, Sequence) and not is_text(opponents):
         if len(opponents) != count:
             raise ValueError(
                 f"opponents: expected one spec or a list of {count} (one per other seat), "

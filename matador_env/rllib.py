@@ -44,6 +44,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env as _ray_register_env
 
 from . import ENV_ID
+from .engine.tiles import is_text
 from .matador_v0 import env
 
 __all__ = [
@@ -76,7 +77,7 @@ def hidden_sizes(hidden: Any, where: str) -> list[int]:
     empty one, a size below 1) naming ``where`` and what is allowed, as
     ``python -m train.rllib --hidden`` does. A string, ``64.7`` or ``True`` is no size."""
     sizes: list[int] = []
-    wrong_type = isinstance(hidden, (str, bytes)) or not isinstance(hidden, (Sequence, np.ndarray))
+    wrong_type = is_text(hidden) or not isinstance(hidden, (Sequence, np.ndarray))
     if not wrong_type:
         try:
             for size in hidden:

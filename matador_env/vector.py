@@ -110,7 +110,7 @@ from .batch import _kernels as K
 from .encoding import ENCODING_VERSION
 from .engine import Rules, set_tiles
 from .engine.state import SEED_LIMIT, seed_number
-from .engine.tiles import shown_value
+from .engine.tiles import is_text, shown_value
 from .matador_v0 import (
     DEFAULT_MAX_HANDS,
     EPISODE_KINDS,
@@ -217,7 +217,7 @@ def slot_seeds(
         return [first + i for i in range(num_envs)]
     if (
         not sequences
-        or isinstance(seeds, (str, bytes))
+        or is_text(seeds)
         or not isinstance(seeds, (Sequence, np.ndarray))
         or (isinstance(seeds, np.ndarray) and seeds.ndim != 1)
     ):

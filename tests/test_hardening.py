@@ -27,6 +27,7 @@ from matador_env.engine import (
     parse_hand_record,
     public_view,
 )
+from matador_env.engine.tiles import is_text
 
 STANDARD = Rules.preset("standard")
 STATE = HandState.deal(STANDARD, 1)
@@ -367,3 +368,14 @@ def test_a_stream_of_distinct_rules_does_not_grow_the_table_cache() -> None:
         HandState.deal(Rules(target_score=target), target)
     assert len(state_module._TABLES) <= state_module._TABLES_KEPT
     assert HandState.deal(Rules(target_score=1), 1) == HandState.deal(Rules(target_score=1), 1)
+
+
+@pytest.mark.parametrize("value", ["6-6", b"66", bytearray(b"66"), memoryview(b"66")])
+def test_text_and_bytes_are_text(value: Any) -> None:
+    # The bytes kinds iterate as integers: read as a list, bytearray(b"66") is [54, 54].
+    assert is_text(value)
+
+
+@pytest.mark.parametrize("value", [[54, 54], (54,), range(2), np.array([54]), 54, None])
+def test_lists_of_items_are_no_text(value: Any) -> None:
+    assert not is_text(value)

@@ -189,6 +189,8 @@ def _widths(module: MaskedActorCritic) -> list[int]:
         ((64, -3), ValueError),
         ((), ValueError),
         (b"@@", TypeError),  # bytes: a sequence of the ints 64, 64
+        (bytearray(b"@@"), TypeError),  # the same, and taken as [64, 64] until is_text
+        (memoryview(b"@@"), TypeError),
     ],
 )
 def test_hidden_sizes_must_be_positive_integers(hidden: Any, error: type[Exception]) -> None:

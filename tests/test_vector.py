@@ -499,6 +499,17 @@ def test_seeds_are_ints_or_none() -> None:
     assert env._base_seeds == [5, 6]
 
 
+@pytest.mark.parametrize("seeds", ["12", b"12", bytearray(b"12"), memoryview(b"12")])
+def test_text_and_bytes_are_no_seeds_of_the_slots(seeds: Any) -> None:
+    # A bytearray or memoryview iterates as integers: it was taken as the seeds 49, 50.
+    env = VectorEnv(2, preset="standard", seed=3)
+    env.reset()
+    saved = env.get_state()
+    with pytest.raises(BatchError, match="seeds=.* is not allowed; allowed: None, an integer"):
+        env.reset(seeds)
+    assert env.get_state() == saved
+
+
 def test_rewards_must_be_finite_numbers() -> None:
     for name in ("illegal_reward", "match_bonus"):
         for value in (float("nan"), float("inf"), -np.inf, "1", True):

@@ -68,7 +68,7 @@ from ..engine import (
 from ..engine.match import derive_seed
 from ..engine.rules import CHOICES, rules_differences
 from ..engine.state import SEED_LIMIT, seat_number, seed_number
-from ..engine.tiles import INTEGER_KINDS, shown_value, whole_number
+from ..engine.tiles import INTEGER_KINDS, is_text, shown_value, whole_number
 from ..values import SEED_RANGE, checked_seed, integer_check
 from . import _kernels as K
 from . import _playouts as PL
@@ -1288,7 +1288,7 @@ def _int_list(name: str, values: object, low: int, high: int) -> list[int]:
                 break
         else:
             return values
-    if not isinstance(values, (Sequence, np.ndarray)) or isinstance(values, (str, bytes)):
+    if not isinstance(values, (Sequence, np.ndarray)) or is_text(values):
         raise BatchError(
             f"{name}={shown_value(values)} is not allowed; allowed: a sequence of integers"
         )
@@ -1299,7 +1299,7 @@ def _caps(caps: object, hands: int) -> list[tuple[int, int, int]]:
     """The caps of :func:`deal_hidden_hands` checked: each ``(hand, mask, most)``."""
     if type(caps) is list and not caps:
         return caps  # the search's usual case, at once
-    if not isinstance(caps, (Sequence, np.ndarray)) or isinstance(caps, (str, bytes)):
+    if not isinstance(caps, (Sequence, np.ndarray)) or is_text(caps):
         raise BatchError(f"caps={shown_value(caps)} is not allowed; allowed: a sequence of caps")
     out = []
     for j, cap in enumerate(caps):

@@ -42,7 +42,7 @@ from .state import (
     _tile_problem,
     seat_number,
 )
-from .tiles import DRAW, INTEGER_KINDS, PASS, Move, MoveParseError, Tile, shown_value
+from .tiles import DRAW, INTEGER_KINDS, PASS, Move, MoveParseError, Tile, is_text, shown_value
 
 __all__ = ["HistoryError", "public_view"]
 
@@ -80,7 +80,7 @@ def _checked_tile_index(rules: Rules, tile: object, field: str, index: int | Non
 
 
 def _sequence(value: object, field: str) -> Sequence[object]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if is_text(value) or not isinstance(value, Iterable):
         raise HistoryError(field, f"expected a list, got {shown_value(value)}")
     return value if isinstance(value, Sequence) else list(value)
 

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from .rules import Rules, a_type
 from .state import SEED_LIMIT, Event, HandState, IllegalMoveError
-from .tiles import Move, MoveParseError, Tile, parse_digits, shown_value
+from .tiles import Move, MoveParseError, Tile, is_text, parse_digits, shown_value
 
 __all__ = [
     "HandRecord",
@@ -317,7 +317,7 @@ def replay(rules: Rules, seed: int, leader: int | None, moves: Sequence[Move | s
 
 
 def _apply_moves(state: HandState, moves: Iterable[Move | str]) -> HandState:
-    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
+    if is_text(moves) or not isinstance(moves, Iterable):
         raise MoveParseError(
             "moves: expected a list of moves (Move or text like '2-5@1>5'), got "
             f"{a_type(moves)}: {shown_value(moves)}"

@@ -30,6 +30,7 @@ from .tiles import (
     Move,
     MoveParseError,
     Tile,
+    is_text,
     set_tiles,
     shown_value,
     whole_number,
@@ -1156,7 +1157,7 @@ def _tile_indices(
     ``seen`` (which records it under ``where``); ``ValueError`` naming ``where`` and
     the tile (``placed``: what a second listing is called, "dealt" twice) or
     :class:`MoveParseError` for text that is not a tile."""
-    if isinstance(tiles, (str, bytes)) or not isinstance(tiles, Iterable):
+    if is_text(tiles) or not isinstance(tiles, Iterable):
         raise ValueError(f"{where}: expected a list of tiles, got {shown_value(tiles)}")
     set_max = t.S - 1
     out: list[int] = []
@@ -1376,7 +1377,7 @@ def _view_ends(t: _Tables, ends: object) -> tuple[End, ...]:
     """A view's open ends as the engine reads them: each an :class:`End` whose kind is
     the module's own constant (move generation compares kinds by identity) and whose
     values are numbers of the rules' set; else ``ValueError`` naming the end."""
-    if isinstance(ends, (str, bytes)) or not isinstance(ends, Iterable):
+    if is_text(ends) or not isinstance(ends, Iterable):
         raise ValueError(f"from_view: view.ends must be a tuple of End, got {shown_value(ends)}")
     set_max = t.S - 1
     out = []

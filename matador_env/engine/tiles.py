@@ -113,6 +113,13 @@ def is_json_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def is_text(value: object) -> bool:
+    """Whether ``value`` is text or bytes (``str``, ``bytes``, ``bytearray``,
+    ``memoryview``): a sequence of characters or byte values, never a list of items,
+    though the bytes ones iterate as integers (``bytearray(b"6-6")`` as 54, 45, 54)."""
+    return isinstance(value, (str, bytes, bytearray, memoryview))
+
+
 def whole_number(value: object) -> int | None:
     """``value`` as a plain ``int`` if it is an integer (see :data:`INTEGER_KINDS`:
     anything ``operator.index`` takes, which is how numpy's integers and 0-d integer
