@@ -80,7 +80,8 @@ raises a ``ValueError`` naming the slot and what was allowed; then nothing chang
 Integer arguments take Python or numpy integers (not bools), ``num_envs`` from 1 to
 :data:`~matador_env.batch.MAX_SIZE` (2**24); ``match_bonus`` and ``illegal_reward``
 finite numbers. A callable ``opponents`` (or ``episode_starts``)
-that raises, or returns a wrong shape or an illegal action, in the middle of
+that raises, or returns a wrong shape, no integers or an illegal action (-1 and a
+``uint64`` past 2**63 included; a :class:`BatchError`), in the middle of
 :meth:`VectorEnv.step` or :meth:`VectorEnv.reset` leaves every slot as it was before
 that call too: with such callables each call first saves what it changes (the built-in
 opponents never raise, and pay nothing for it). So does learner mode under rules that
@@ -102,6 +103,7 @@ from .batch import (
     BatchEngine,
     BatchError,
     array_from_state,
+    as_array,
     checked_int,
     refuse_where,
     seeds_from_state,
@@ -523,7 +525,7 @@ class VectorEnv:
         lenient = self.illegal_reward is not None
         acts = eng.action_array(actions, self.num_actions if lenient else None)
         if skip is not None:
-            skip = np.asarray(skip)
+            skip = as_array(skip, "skip", f"{B} bools (one per slot)")
             if skip.shape != (B,) or skip.dtype != np.bool_:
                 raise BatchError(f"skip must be {B} bools (one per slot), got {skip!r}")
         if not lenient and acts.min() < 0:
@@ -978,14 +980,26 @@ class VectorEnv:
                     chosen = self.opponents(obs, rows, uniforms)
                 elif self.opponent_slots:
                     episodes = self._episodes[waiting].copy()
-                    chosen = np.asarray(self.opponents(obs, rows, waiting.copy(), episodes))  # type: ignore[operator]
+                    chosen = self.opponents(obs, rows, waiting.copy(), episodes)  # type: ignore[operator]
                 else:
-                    chosen = np.asarray(self.opponents(obs, rows))  # type: ignore[operator]
-                if chosen.shape != (waiting.size,):
+                    chosen = self.opponents(obs, rows)  # type: ignore[operator]
+                allowed = (
+                    f"({waiting.size},) integers, one action per slot whose opponent is to move"
+                )
+                chosen = as_array(chosen, "opponents' actions", allowed)
+                if chosen.shape != (waiting.size,) or chosen.dtype.kind not in "iu":
                     raise BatchError(
-                        f"opponents returned shape {chosen.shape}; allowed: ({waiting.size},), "
-                        "one action per slot whose opponent is to move"
+                        f"opponents returned shape {chosen.shape} of {chosen.dtype}; allowed: "
+                        f"{allowed}"
                     )
+                outside = (chosen < 0) | (chosen >= self.num_actions)
+                if outside.any():
+                    # Refused here: the engine reads -1 as "leave the slot", so the loop
+                    # would ask the same opponent for ever (and a uint64 past 2**63
+                    # would wrap round to a negative int64 on the way in).
+                    row = int(np.flatnonzero(outside)[0])
+                    why = eng._why(int(waiting[row]), int(chosen[row]))
+                    raise BatchError(f"an opponent chose an illegal action: {why}")
                 acts[waiting] = chosen
                 try:
                     ended = eng.step(acts)

@@ -385,16 +385,32 @@ def test_a_state_this_environment_would_not_hold_is_refused_naming_why(
 
 class _FailingOpponents:
     """Plays the lowest legal action, or fails as told: ``"raise"``, ``"shape"`` (one
-    action too many), ``"column"`` (one action per row, as a column) or ``"illegal"``
-    (an illegal action in the first row)."""
+    action too many), ``"column"`` (one action per row, as a column), ``"illegal"``
+    (an illegal action in the first row), ``"leave"`` (-1, the batch engine's "leave
+    the slot", there), ``"huge"`` (a ``uint64`` 2**64 - 1 there), ``"floats"`` (the
+    legal actions as floats) or ``"ragged"`` (lists of unequal lengths). Asked more
+    than 50 times for one of the last four, it raises ``AssertionError``: the env went
+    on asking."""
 
     def __init__(self) -> None:
         self.fail: str | None = None
+        self.asked = 0
 
-    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> Any:
+        if self.fail in ("leave", "huge", "floats", "ragged"):
+            self.asked += 1
+            assert self.asked <= 50, f"asked {self.asked} times for one step"
         if self.fail == "raise":
             raise RuntimeError("the opponents' network failed")
         actions = masks.argmax(axis=1)
+        if self.fail == "leave":
+            actions[0] = -1
+        if self.fail == "huge":
+            return np.where(np.arange(len(actions)) == 0, 2**64 - 1, actions).astype(np.uint64)
+        if self.fail == "floats":
+            return actions.astype(np.float64)
+        if self.fail == "ragged":
+            return [[1]] * max(1, len(actions) - 1) + [[1, 2]]
         if self.fail == "shape":
             return np.append(actions, 0)
         if self.fail == "column":
@@ -443,6 +459,41 @@ def test_opponents_that_fail_mid_step_leave_every_slot_as_it_was(learner: int | 
             np.testing.assert_array_equal(got, want)
         obs, masks, seats = a[:3]
     assert failed > 100
+
+
+@pytest.mark.parametrize(
+    ("fail", "why"),
+    [
+        ("leave", "an opponent chose an illegal action: slot 0: action -1 is out of range"),
+        ("huge", "an opponent chose an illegal action: slot 0: action 18446744073709551615"),
+        ("floats", r"opponents returned shape \(3,\) of float64; allowed: \(3,\) integers"),
+        ("ragged", r"opponents' actions=\[\[1\], \[1\], \[1, 2\]\] is not allowed"),
+    ],
+)
+def test_opponents_answers_that_are_no_actions_are_refused(fail: str, why: str) -> None:
+    # -1 was taken as the engine's "leave the slot", so the env asked the same opponent
+    # again and again, for ever; a uint64 past 2**63 wrapped round to it; floats were
+    # cut to integers; a ragged answer raised numpy's ValueError, naming nothing.
+    opponents = _FailingOpponents()
+    env = VectorEnv(3, preset="standard", mode="learner", learner=0, seed=5, opponents=opponents)
+    _, masks, _ = env.reset()
+    saved = env.get_state()
+    opponents.fail = fail
+    with pytest.raises(BatchError, match=why):
+        env.step(masks.argmax(axis=1))
+    assert env.get_state() == saved and opponents.asked == 1
+
+
+def test_ragged_actions_are_refused_naming_the_argument() -> None:
+    env = VectorEnv(2, preset="standard", seed=3)
+    env.reset()
+    saved = env.get_state()
+    ragged: Any = [[1], [1, 2]]
+    with pytest.raises(BatchError, match=r"actions=\[\[1\], \[1, 2\]\] is not allowed"):
+        env.step(ragged)
+    with pytest.raises(BatchError, match=r"actions=.* allowed: one integer per slot, shape \(2,\)"):
+        env.eng.step(ragged)
+    assert env.get_state() == saved
 
 
 def test_opponents_that_fail_in_reset_leave_the_env_as_it_was() -> None:

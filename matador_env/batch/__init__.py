@@ -281,6 +281,19 @@ def seeds_from_state(state: Mapping[str, Any], name: str, size: int) -> list[int
     return list(seeds)
 
 
+def as_array(value: object, name: str, allowed: str) -> np.ndarray:
+    """``np.asarray(value)``, or :class:`BatchError` naming ``name`` and ``allowed``
+    where numpy makes no array of it: a ragged list such as ``[[1], [2, 3]]``, whose
+    own ``ValueError`` names no argument."""
+    try:
+        return np.asarray(value)
+    except ValueError:
+        raise BatchError(
+            f"{name}={shown_value(value)} is not allowed (its items differ in shape); "
+            f"allowed: {allowed}"
+        ) from None
+
+
 def refuse_where(bad: np.ndarray, what: str) -> None:
     """:class:`BatchError` naming the first slot where ``bad`` (a bool per slot) holds:
     "state: slot b: ``what``"."""
@@ -748,7 +761,7 @@ class BatchEngine:
         unless ``distinct`` is False; else :class:`BatchError` naming what is wrong."""
         if slots is None:
             return np.arange(self.size, dtype=np.int64)
-        arr = np.asarray(slots)
+        arr = as_array(slots, "slots", "a 1-d sequence of slot numbers")
         if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
             raise BatchError(f"slots must be a 1-d sequence of slot numbers, got {slots!r}")
         arr = arr.astype(np.int64)
@@ -931,7 +944,7 @@ class BatchEngine:
         ``seats``: one seat per slot, integers from 0 to ``players - 1``. Bad
         arguments raise :class:`BatchError` before anything moves."""
         n = self.rules.players
-        arr = np.asarray(seats)
+        arr = as_array(seats, "seats", f"one seat per slot, integers of shape ({self.size},)")
         if arr.shape != (self.size,) or arr.dtype.kind not in "iu":
             raise BatchError(
                 f"seats has shape {arr.shape} and dtype {arr.dtype}; allowed: one seat per "
@@ -996,7 +1009,7 @@ class BatchEngine:
         action that leaves a slot as it is), or with ``beyond`` given it becomes
         ``beyond`` (the vector environment's illegal-action rule, where any action out
         of range is an illegal one)."""
-        arr = np.asarray(actions)
+        arr = as_array(actions, "actions", f"one integer per slot, shape ({self.size},)")
         if arr.shape != (self.size,):
             raise BatchError(
                 f"actions must have shape ({self.size},) (one per slot), got shape {arr.shape}"
@@ -1495,12 +1508,10 @@ class WorldPlayouts:
 
     def _candidates(self, actions: Sequence[int] | np.ndarray) -> np.ndarray:
         """``actions`` as an ``int64`` array, each a legal action of the view."""
-        acts = np.asarray(actions)
+        allowed = f"one or more of the view's legal actions {sorted(self._legal)}"
+        acts = as_array(actions, "actions", allowed)
         if acts.ndim != 1 or acts.size == 0 or acts.dtype.kind not in "iu":
-            raise BatchError(
-                f"actions={shown_value(actions)} is not allowed; allowed: one or more of the "
-                f"view's legal actions {sorted(self._legal)}"
-            )
+            raise BatchError(f"actions={shown_value(actions)} is not allowed; allowed: {allowed}")
         legal = self._legal
         for c, a in enumerate(acts.tolist()):
             if a not in legal:
