@@ -800,7 +800,7 @@ class VectorEnv:
         episode seeded ``(seeds[i] + e * num_envs) % 2**64`` and a random learner seat
         mixed from that seed."""
         if self._custom_starts is not None:
-            return self._custom_starts(slots)
+            return self._checked_starts(self._custom_starts(slots), slots.size)
         B = self.num_envs
         # Modulo the engine's seed range: a base seed near its top still deals on.
         seeds = [
@@ -813,6 +813,37 @@ class VectorEnv:
         n = self.rules.players
         # Fibonacci hashing of the episode's seed: replayable.
         return seeds, [((s * 0x9E3779B97F4A7C15) % 2**64 >> 40) % n for s in seeds]
+
+    def _checked_starts(self, starts: object, count: int) -> tuple[list[int], list[int] | None]:
+        """``episode_starts``'s answer for ``count`` slots: ``(seeds, learner seats)``,
+        ``count`` of each, the seats (read in learner mode only, as the other modes have
+        no learner) integers from 0 to ``players - 1``; else :class:`BatchError` naming
+        what it returned. The engine checks each seed as it deals."""
+        n = self.rules.players
+
+        def listed(value: object) -> list[Any] | None:
+            if is_text(value) or not isinstance(value, (Sequence, np.ndarray)):
+                return None
+            items = list(np.asarray(value).tolist() if isinstance(value, np.ndarray) else value)
+            return items if len(items) == count else None
+
+        pair = starts if isinstance(starts, (tuple, list)) and len(starts) == 2 else None
+        seeds = None if pair is None else listed(pair[0])
+        if pair is None or seeds is None:
+            raise BatchError(
+                f"episode_starts returned {shown_value(starts)}; allowed: a pair (seeds, "
+                f"learner seats) of {count} each, one per slot starting an episode"
+            )
+        if self.mode != "learner":
+            return seeds, None
+        seats = listed(pair[1])
+        read = None if seats is None else [seat_value(seat, n) for seat in seats]
+        if read is None or None in read:
+            raise BatchError(
+                f"episode_starts returned the learner seats {shown_value(pair[1])}; allowed: "
+                f"{count} integers from 0 to {n - 1}, one per slot starting an episode"
+            )
+        return seeds, read  # type: ignore[return-value]
 
     def _start(self, slots: np.ndarray) -> None:
         seeds, learners = self._episode_starts(slots)

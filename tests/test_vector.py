@@ -690,6 +690,35 @@ def test_a_random_learner_seat_takes_every_seat_and_replays() -> None:
     assert set(seats(3)) == {0, 1, 2}
 
 
+@pytest.mark.parametrize(
+    ("starts", "why"),
+    [
+        (
+            ([11, 12], [5, 5]),
+            r"the learner seats \[5, 5\]; allowed: 2 integers from 0 to 1",
+        ),  # an IndexError in the batch
+        (([11, 12], [0.7, 1.2]), r"the learner seats \[0.7, 1.2\]"),  # seats 0 and 1
+        (([11, 12], [0]), r"the learner seats \[0\]"),  # both slots' seat
+        (([11, 12], ["1", "0"]), r"the learner seats \['1', '0'\]"),  # seats 1 and 0
+        (([11, 12], [-1, 0]), r"the learner seats \[-1, 0\]"),
+        (([11, 12], None), "the learner seats None"),
+        (([11], [0, 1]), r"\(\[11\], \[0, 1\]\); allowed: a pair \(seeds, learner seats\)"),
+        ([11, 12], r"\[11, 12\]; allowed: a pair"),
+    ],
+)
+def test_episode_starts_are_checked_before_they_deal(starts: Any, why: str) -> None:
+    answer: list[Any] = [([21, 22], [1, 0])]
+    env = VectorEnv(2, preset="standard", mode="learner", episode_starts=lambda slots: answer[0])
+    env.reset()
+    saved = env.get_state()
+    answer[0] = starts
+    with pytest.raises(BatchError, match=f"^episode_starts returned {why}"):
+        env.reset()
+    assert env.get_state() == saved
+    answer[0] = (np.array([31, 32]), np.array([0, 1]))  # arrays are one per slot too
+    assert env.reset()[2].tolist() == [0, 1]
+
+
 def test_episode_starts_that_fail_mid_step_leave_every_slot_as_it_was() -> None:
     # A slot's episode ends in the step and the next one's start raises: the step is
     # taken back, and the env then plays on as a twin whose starts never failed.
