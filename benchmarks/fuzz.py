@@ -60,6 +60,16 @@ Campaigns (``--campaign``, all by default):
              pool state must change nothing, a taken one must read back as given, and
              legal play from it must never raise or find a running episode without a
              legal action
+``env``      ``step`` and ``reset`` of ``matador_v0.raw_env`` and ``env``,
+             ``MatadorSingleEnv`` and ``VectorEnv`` under random rules, with play under
+             way: a legal action in each integer form, an illegal one, one out of
+             range or no integer, mutated seeds (documented: ``TypeError``,
+             ``ValueError``, ``IllegalMoveError``, ``BatchError``, each where the docs
+             give it, and no other); a refused input must change nothing, an illegal
+             action that ``env()`` or a single env takes must end the episode as
+             documented, a seed taken must deal what its plain int deals; learner-mode
+             vector envs sometimes play beside an opponent that answers badly now and
+             then (refused, nothing changed); legal play after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -372,16 +382,21 @@ def random_rules_fields(rng: random.Random) -> dict[str, Any]:
     return fields
 
 
-def random_state(rng: random.Random) -> HandState:
-    """A hand of some allowed rules, advanced by a random number of legal moves."""
+def random_rules(rng: random.Random, largest_set: int = 9) -> Rules:
+    """Random allowed rules (:func:`random_rules_fields`, drawn again until ``Rules``
+    takes them) of a set up to ``largest_set``: larger sets play the same code, slower."""
     while True:
         try:
             rules = Rules(**random_rules_fields(rng))
         except RulesError:
             continue
-        if rules.set_max <= 9:
-            break
-    state = HandState.deal(rules, rng.randrange(1 << 32))
+        if rules.set_max <= largest_set:
+            return rules
+
+
+def random_state(rng: random.Random) -> HandState:
+    """A hand of some allowed rules, advanced by a random number of legal moves."""
+    state = HandState.deal(random_rules(rng), rng.randrange(1 << 32))
     for _ in range(rng.randrange(40)):
         moves = state.legal_moves()
         if not moves or state.is_over:
@@ -1340,6 +1355,495 @@ def trial_live(rng: random.Random, tally: Tally, label: str, pools: _LivePools) 
         _trial_batch_pool(rng, tally, label, pools)
 
 
+# -- the environments' step and reset ---------------------------------------------------------
+
+ENV_STEPS = 40
+"""The most steps an env trial plays before its mutated input, and after it."""
+
+ENV_SURFACES = ("raw_env", "env", "single", "vector")
+"""What the env campaign steps: ``matador_v0.raw_env`` and ``env`` (PettingZoo's AEC
+environment, bare and wrapped), ``MatadorSingleEnv`` and ``VectorEnv``."""
+
+
+def _is_integer(value: Any) -> bool:
+    """Whether the environments' docs call ``value`` an integer: an ``int`` or a numpy
+    integer (not a bool), or a 0-d array of integers. Written out here, not read from
+    the environments' own check."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iu"
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _action_kind(action: Any, legal: list[int], actions: int) -> str:
+    """``"legal"``, ``"illegal"`` (an integer in the action range that is no legal
+    action), ``"range"`` (an integer outside it), ``"none"`` or ``"type"`` (no integer)."""
+    if action is None:
+        return "none"
+    if not _is_integer(action):
+        return "type"
+    number = int(action)
+    if number in legal:
+        return "legal"
+    return "illegal" if 0 <= number < actions else "range"
+
+
+def _integer_forms(rng: random.Random, number: int) -> Any:
+    """``number`` as one of the integer types an environment takes: a Python int, a
+    numpy integer of a type that holds it, or a 0-d array of one."""
+    import numpy as np
+
+    form = rng.randrange(3)
+    if form == 0 or not -(2**63) <= number < 2**64:
+        return number
+    kinds = (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64)
+    kind = rng.choice([k for k in kinds if np.iinfo(k).min <= number <= np.iinfo(k).max])
+    return kind(number) if form == 1 else np.array(number, dtype=kind)
+
+
+def _mutated_action(rng: random.Random, legal: list[int], actions: int) -> Any:
+    """An action for a seat to move: a legal one (in any integer form), an illegal
+    one, one out of the action range, or no integer at all."""
+    import numpy as np
+
+    k = rng.randrange(10)
+    if k <= 2:
+        return _integer_forms(rng, rng.choice(legal))
+    if k == 3:
+        others = [a for a in range(actions) if a not in legal]
+        return _integer_forms(rng, rng.choice(others)) if others else rng.choice(legal)
+    if k == 4:
+        number = rng.choice([-1, actions, actions + 1, 2**31, 2**63, 2**64 - 1, 2**64, -(2**63)])
+        return _integer_forms(rng, number)
+    a = rng.choice(legal)
+    if k == 5:
+        return rng.choice([True, False, np.bool_(True), np.array(True), None])
+    if k == 6:
+        return rng.choice(
+            [float(a), np.float32(a), np.float64(a), float("nan"), np.array(float(a))]
+        )
+    if k == 7:
+        return rng.choice([str(a), [a], (a,), np.array([a]), np.array([[a]]), {a: a}])
+    return random_value(rng)
+
+
+def _mutated_seed(rng: random.Random) -> Any:
+    """A seed for ``reset``: in range (in any integer form), out of it, None or no
+    integer."""
+    k = rng.randrange(4)
+    if k == 0:
+        return _integer_forms(
+            rng, rng.choice([0, 1, 2**32, 2**63, 2**64 - 1, rng.randrange(2**64)])
+        )
+    if k == 1:
+        return _integer_forms(rng, rng.choice([-1, -(2**63), 2**64, 2**70]))
+    if k == 2:
+        return rng.choice([None, True, 1.5, "7", [7], float("inf")])
+    return random_value(rng)
+
+
+class _Surface:
+    """One environment under test, for the env campaign: what it is to move, how it
+    steps, what "as it was" compares, and which error its docs give for each kind of
+    action."""
+
+    def __init__(self, kind: str, rng: random.Random, rules: Rules) -> None:
+        from matador_env import matador_v0
+        from matador_env.gym_env import MatadorSingleEnv
+
+        self.kind = kind
+        episode = rng.choice(("hand", "match"))
+        self.illegal_reward = rng.choice((-1.0, -3.5))
+        max_hands = rng.choice((2, 50))
+        if kind in ("raw_env", "env"):
+            make = matador_v0.raw_env if kind == "raw_env" else matador_v0.env
+            self.make = lambda: make(rules=rules, episode=episode, max_hands=max_hands)
+        else:
+            opponents = rng.choice(("random", "greedy"))
+            self.make = lambda: MatadorSingleEnv(
+                rules=rules, episode=episode, max_hands=max_hands, opponents=opponents,
+                illegal_reward=self.illegal_reward,
+            )  # fmt: skip
+        self.env: Any = self.make()
+
+    def legal(self) -> list[int] | None:
+        """The legal actions of the seat to move, or None where the episode is over
+        (AEC: the agent to move is done)."""
+        import numpy as np
+
+        env = self.env
+        if self.kind == "single":
+            return None if env._over else np.flatnonzero(env.action_masks()).tolist()
+        agent = env.agent_selection
+        if not env.agents or env.terminations[agent] or env.truncations[agent]:
+            return None
+        return np.flatnonzero(env.observe(agent)["action_mask"]).tolist()
+
+    def actions(self) -> int:
+        env = self.env
+        if self.kind == "single":
+            return int(env.action_space.n)
+        return int(env.action_space(env.agent_selection).n)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """Everything a refused step or reset must leave as it was."""
+        env = self.env
+        if self.kind == "single":
+            return (
+                env.hand_records(), env.action_masks().tobytes(), env._over, env.seat,
+                str(env.np_random.bit_generator.state),
+            )  # fmt: skip
+        u = env.unwrapped
+        return (
+            tuple(u.agents), dict(u.rewards), dict(u._cumulative_rewards),
+            dict(u.terminations), dict(u.truncations), u.agent_selection,
+            repr(u.infos), u.hand_records(),
+            tuple(b for a in u.possible_agents for b in (
+                u.observe(a)["observation"].tobytes(), u.observe(a)["action_mask"].tobytes()
+            )),
+        )  # fmt: skip
+
+    def documented(self, kind: str) -> type[Exception] | None:
+        """The error the docs give for an action of ``kind`` (:func:`_action_kind`) from
+        a seat to move, or None where it is taken (as a move, or as the illegal action
+        that ends the episode)."""
+        if kind == "legal":
+            return None
+        if self.kind == "single":
+            return TypeError if kind in ("type", "none") else None
+        if kind == "type":
+            return TypeError
+        if kind == "illegal":
+            return IllegalMoveError if self.kind == "raw_env" else None
+        return ValueError  # out of range; None from a seat to move
+
+    def step_checked(self, action: Any, kind: str) -> None:
+        """One step of ``action`` (of ``kind``); where the docs have the env take an
+        illegal one, it must end the episode as they say."""
+        env = self.env
+        ends = kind != "legal" and self.documented(kind) is None
+        if self.kind == "single":
+            _, reward, terminated, truncated, info = env.step(action)
+            if ends and not (
+                terminated and not truncated and reward == self.illegal_reward
+                and info["illegal_action"] == 1 and not info["action_mask"].any()
+            ):  # fmt: skip
+                raise Finding(
+                    f"an illegal action {action!r} gave reward {reward}, terminated "
+                    f"{terminated}, truncated {truncated}, illegal_action "
+                    f"{info['illegal_action']}"
+                )
+            return
+        agent = env.agent_selection
+        env.step(action)
+        if ends:
+            others = {a: r for a, r in env.rewards.items() if a != agent}
+            if not (
+                all(env.terminations.values()) and all(env.truncations.values())
+                and env.rewards[agent] == -1 and not any(others.values())
+            ):  # fmt: skip
+                raise Finding(
+                    f"an illegal action {action!r} left terminations {env.terminations}, "
+                    f"truncations {env.truncations}, rewards {env.rewards}"
+                )
+
+    def play(self, rng: random.Random, steps: int, strict: bool = True) -> None:
+        """Legal play for ``steps`` steps, a new episode where one ends (AEC: the dead
+        steps first); a seat to move with no legal action is a finding (or, not
+        ``strict``, where play stops: the trial's setup, outside its input)."""
+        for step in range(steps):
+            env = self.env
+            if self.kind != "single" and not env.agents:
+                env.reset(seed=rng.randrange(2**64))
+                continue
+            legal = self.legal()
+            if legal is None:
+                if self.kind == "single":
+                    env.reset(seed=rng.randrange(2**64))
+                else:
+                    env.step(None)
+                continue
+            if not legal:
+                if not strict:
+                    return
+                raise Finding(f"after step {step}, a seat is to move with no legal action")
+            self.env.step(rng.choice(legal))
+
+
+def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> None:
+    """A mutated action (or reset seed) for an AEC or single env under way."""
+    while True:
+        surface = _Surface(kind, rng, random_rules(rng))
+        try:
+            surface.env.reset(seed=rng.randrange(2**64))
+            break
+        except RuntimeError:  # one-tile hands that leave the learner no decision
+            continue
+    surface.play(rng, rng.randrange(ENV_STEPS), strict=False)
+    before = surface.snapshot()
+    reset = rng.random() < 0.2
+    legal = surface.legal()
+    action_kind = ""
+    if not legal:
+        reset = True  # an episode at its end takes a reset, not an action
+    expected: type[Exception] | None
+    if reset:
+        value = _mutated_seed(rng)
+        if value is None or (_is_integer(value) and 0 <= int(value) < 2**64):
+            expected = None
+        else:
+            expected = ValueError if _is_integer(value) else TypeError
+        what = f"reset(seed={value!r})"
+    else:
+        assert legal is not None
+        value = _mutated_action(rng, legal, surface.actions())
+        action_kind = _action_kind(value, legal, surface.actions())
+        expected = surface.documented(action_kind)
+        what = f"{action_kind} action {value!r}"
+
+    def take() -> None:
+        try:
+            if reset:
+                surface.env.reset(seed=value)
+            else:
+                surface.step_checked(value, action_kind)
+        except Finding:
+            raise
+        except Exception as exc:
+            if expected is None or not isinstance(exc, expected):
+                shown = "taken" if expected is None else expected.__name__
+                raise Finding(
+                    f"{what}: {type(exc).__name__}: {exc}; the docs give: {shown}"
+                ) from None
+            if surface.snapshot() != before:
+                raise Finding(f"{what} was refused, but changed the environment") from None
+            raise
+        if expected is not None:
+            raise Finding(f"{what} was taken; the docs give {expected.__name__}")
+        if reset and value is not None:
+            again = surface.make()
+            again.reset(seed=int(value))
+            if again.unwrapped.hand_records() != surface.env.unwrapped.hand_records():
+                raise Finding(f"{what} dealt other hands than reset(seed={int(value)})")
+        _played_on(lambda: surface.play(rng, rng.randrange(1, ENV_STEPS)))
+
+    classify(tally, take, (TypeError, ValueError), label, valid=expected is None)
+
+
+def _mutated_actions(rng: random.Random, acts: Any, actions: int) -> Any:
+    """A vector env's actions: the legal ``acts`` in another form, with one slot's
+    replaced by an illegal or out-of-range integer, or of another shape or type."""
+    import numpy as np
+
+    k = rng.randrange(6)
+    if k <= 1:
+        form = rng.choice((list, tuple, np.int32, np.uint64, np.int64))
+        return form(acts.tolist()) if form in (list, tuple) else acts.astype(form)
+    if k <= 3:
+        slot = rng.randrange(len(acts))
+        if rng.random() < 0.2:
+            out = acts.astype(np.uint64)
+            out[slot] = rng.choice([2**63, 2**64 - 1])
+        else:
+            out = acts.copy()
+            out[slot] = rng.choice([-1, actions, 2**31, rng.randrange(actions)])
+        return out
+    if k == 4:
+        return rng.choice([acts[:-1], np.append(acts, acts[:1]), acts.reshape(1, -1), acts[0]])
+    return rng.choice([
+        acts.astype(np.float64), acts.astype(bool), [*acts.tolist(), None],
+        [str(a) for a in acts.tolist()], [[a] for a in acts.tolist()][:-1] + [[1, 2]],
+        random_value(rng), None,
+    ])  # fmt: skip
+
+
+def _illegal_slots(value: Any, masks: Any) -> list[int] | None:
+    """The slots whose action in ``value`` is no legal one, by the vector env's docs (an
+    array-like of one integer per slot; numpy reads it as an array of integers), or
+    None where ``value`` is no such thing."""
+    import numpy as np
+
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged
+        return None
+    if arr.shape != (len(masks),) or arr.dtype.kind not in "iu":
+        return None
+    return [
+        slot
+        for slot, action in enumerate(arr.tolist())
+        if not (0 <= action < masks.shape[1] and masks[slot][action])
+    ]
+
+
+def _vector_seeds(value: Any, size: int) -> list[int] | None:
+    """The seeds of the slots by ``VectorEnv.reset(value)``'s docs (an integer ``s``:
+    ``s + i``; a list, tuple, range or 1-d array of one per slot; each from 0 to 2**64
+    - 1), or None where they refuse ``value``."""
+    import numpy as np
+
+    if _is_integer(value):
+        first = int(value)
+        return [first + i for i in range(size)] if 0 <= first <= 2**64 - size else None
+    if isinstance(value, (list, tuple, range)) or (
+        isinstance(value, np.ndarray) and value.ndim == 1
+    ):
+        seeds = list(value)
+        if len(seeds) == size and all(_is_integer(s) and 0 <= int(s) < 2**64 for s in seeds):
+            return [int(s) for s in seeds]
+    return None
+
+
+class _FaultyOpponent:
+    """A callable ``opponents`` of a learner-mode ``VectorEnv`` that now and then (at
+    ``share``) answers with :func:`_mutated_actions` (ragged, floats, another shape, an
+    illegal or out-of-range action; perhaps still legal) instead of legal actions.
+    ``bad``: its answers since it was last emptied that the docs have the env refuse."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.share = rng, 0.0
+        self.bad: list[Any] = []
+
+    def __call__(self, obs: Any, masks: Any) -> Any:
+        answer = _random_actions(self.rng, masks)
+        if self.rng.random() < self.share:
+            answer = _mutated_actions(self.rng, answer, masks.shape[1])
+            if _illegal_slots(answer, masks) != []:
+                self.bad.append(answer)
+        return answer
+
+
+def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
+    """A mutated ``step`` or ``reset`` of a ``VectorEnv`` under way; in learner mode,
+    three times in ten, beside an opponent that answers badly now and then."""
+    from matador_env.batch import BatchError
+    from matador_env.vector import MODES, VectorEnv
+
+    size = rng.randint(1, 3)
+    mode, episode, seed = rng.choice(MODES), rng.choice(("hand", "match")), rng.randrange(2**32)
+    lenient = mode == "learner" and rng.random() < 0.5
+    reward = rng.choice((-1.0, -2.5))
+    extra: dict[str, Any] = {"illegal_reward": reward} if lenient else {}
+    faulty = _FaultyOpponent(rng) if mode == "learner" and rng.random() < 0.3 else None
+    if faulty is not None:
+        extra["opponents"] = faulty
+
+    def make_with(rules: Rules) -> VectorEnv:
+        return VectorEnv(size, rules, mode=mode, episode=episode, seed=seed, **extra)
+
+    while True:
+        rules = random_rules(rng)
+        try:
+            venv = make_with(rules)
+            _, masks, _ = venv.reset()
+            break
+        except BatchError:  # rules the batch engine does not play, or that leave no decision
+            continue
+
+    def make() -> VectorEnv:
+        return make_with(rules)
+
+    for _ in range(rng.randrange(ENV_STEPS)):
+        masks = venv.step(_random_actions(rng, masks))[1]
+    if faulty is not None:
+        faulty.share = rng.choice((0.1, 0.5))
+    reset = rng.random() < 0.2
+    illegal: list[int] | None = None
+    seeds: list[int] | None = None
+    if reset:
+        value = (
+            _mutated_seed(rng) if rng.random() < 0.5 else [_mutated_seed(rng) for _ in range(size)]
+        )
+        seeds = _vector_seeds(value, size)
+        valid = value is None or seeds is not None
+        what = f"reset({value!r})"
+    else:
+        value = _mutated_actions(rng, _random_actions(rng, masks), masks.shape[1])
+        illegal = _illegal_slots(value, masks)
+        valid = illegal is not None and (not illegal or lenient)
+        what = f"actions {value!r}"
+
+    def attempt(call: Callable[[], Any], what: str, may: bool) -> Any:
+        """``call()``, or None where it raised a :class:`BatchError` that ``may`` (the
+        input was bad) or a bad answer of the faulty opponent allowed, and changed
+        nothing; such an answer taken is a finding."""
+        before = venv.get_state()
+        if faulty is not None:
+            faulty.bad = []
+        try:
+            out = call()
+        except BatchError:
+            if not (may or (faulty is not None and faulty.bad)):
+                raise
+            if venv.get_state() != before:
+                raise Finding(f"{what} was refused, but changed the environment") from None
+            return None
+        except Exception as exc:
+            raise Finding(
+                f"{what}: {type(exc).__name__}: {exc}; the docs give BatchError"
+            ) from None
+        if faulty is not None and faulty.bad:
+            raise Finding(f"{what}: the opponent's answer {faulty.bad[0]!r} was taken")
+        return out
+
+    def take() -> None:
+        out = attempt(lambda: venv.reset(value) if reset else venv.step(value), what, not valid)
+        if out is None and not valid:
+            raise BatchError(f"{what} was refused")  # counted as the refusal it was
+        if out is not None and not valid:
+            raise Finding(f"{what} was taken; the docs give BatchError")
+        if out is not None and seeds is not None and mode == "self_play":
+            again = make().reset(seeds)  # (learner mode: the opponents' streams differ)
+            if any((a != b).any() for a, b in zip(again, out, strict=True)):
+                raise Finding(f"{what} dealt other games than reset({seeds})")
+        for slot in illegal if out is not None and illegal else []:
+            rewards, terminated, infos = out[3], out[4], out[6]
+            if not (rewards[slot] == reward and terminated[slot] and infos["illegal_action"][slot]):
+                raise Finding(
+                    f"{what}: slot {slot}'s illegal action gave reward {rewards[slot]}, "
+                    f"terminated {terminated[slot]}"
+                )
+
+        def play() -> None:
+            masks = venv.action_masks()
+            for step in range(rng.randrange(1, ENV_STEPS)):
+                if not masks.any(1).all():
+                    raise Finding(f"after step {step}, a slot has no legal action")
+                acts = _random_actions(rng, masks)
+                out = attempt(lambda: venv.step(acts), f"step {step + 1}", False)  # noqa: B023
+                masks = venv.action_masks() if out is None else out[1]
+
+        _played_on(play)
+
+    classify(tally, take, (BatchError,), label, valid=valid)
+
+
+@contextlib.contextmanager
+def _quiet_pettingzoo() -> Iterator[None]:
+    """PettingZoo's warnings (``env()`` prints one for each illegal action it takes) kept
+    out of the run's output, and out of its logger's queue, which keeps them all."""
+    from pettingzoo.utils.env_logger import EnvLogger  # type: ignore[import-untyped]
+
+    printing = EnvLogger._output
+    EnvLogger.suppress_output()
+    try:
+        yield
+    finally:
+        if printing:
+            EnvLogger.unsuppress_output()
+        EnvLogger.flush()
+
+
+def trial_env(rng: random.Random, tally: Tally, label: str) -> None:
+    kind = rng.choice(ENV_SURFACES)
+    if kind == "vector":
+        _trial_vector(rng, tally, label)
+        return
+    with _quiet_pettingzoo():
+        _trial_one_env(rng, tally, label, kind)
+
+
 # -- running -------------------------------------------------------------------------------
 
 PERFT_DEPTHS = 3
@@ -1392,7 +1896,7 @@ def trial_perft(rng: random.Random, tally: Tally, label: str, cases: list[dict[s
 
 CAMPAIGNS = (
     "play", "rules", "apply", "view", "record", "public", "protocol", "policy", "bot", "perft",
-    "state", "live",
+    "state", "live", "env",
 )  # fmt: skip
 HTTP = "http"
 
@@ -1452,6 +1956,7 @@ def run_campaign(
         "perft": trial_perft,
         "state": trial_state,
         "live": trial_live,
+        "env": trial_env,
     }
     step = steps[name]
     indices: Iterator[int] = iter(trials) if trials is not None else _budget(seconds, count)

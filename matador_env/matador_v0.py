@@ -126,7 +126,8 @@ termination and truncation both True for every seat, and the observations and in
 left as they were (that seat's mask still shows its legal moves; only the dead steps
 remain). `env()` and `raw_env()` take an action as an `int`, a numpy integer or a 0-d
 integer array: anything else (a bool included) raises `TypeError`, an integer
-outside the action space `ValueError`, and the game is as it was. `raw_env()`
+outside the action space `ValueError`, and so does `None` (the action of a finished
+seat's dead step) from a seat to move; the game is as it was. `raw_env()`
 raises `IllegalMoveError` for an illegal action and leaves the game as it was; it
 raises `RuntimeError` for a step once every agent is done, or before the first `reset()`
 (there `env()` keeps PettingZoo's `OrderEnforcingWrapper` behaviour: a warning after

@@ -1,0 +1,359 @@
+"""The reliability suite's env campaign (benchmarks/fuzz.py, ``--campaign env``) finds
+what it promises to: each test breaks one thing in an environment with a stand-in and
+runs a small campaign, which must report it; and its inputs reach every environment,
+every kind of action and seed, and the opponent that answers badly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import benchmarks.fuzz as fuzz
+from matador_env import matador_v0
+from matador_env.batch import BatchError
+from matador_env.gym_env import MatadorSingleEnv
+from matador_env.vector import VectorEnv
+
+
+def _findings(monkeypatch: pytest.MonkeyPatch, count: int, seed: int = 14) -> str:
+    """Every finding of a small env campaign, one a line ("" for none); all of them,
+    where the first five would be another stand-in's."""
+    classify = fuzz.classify
+    monkeypatch.setattr(
+        fuzz, "classify", lambda *args, **kwargs: classify(*args, **{**kwargs, "keep": 10**6})
+    )
+    return "\n".join(fuzz.run_campaign("env", seed=seed, count=count).examples)
+
+
+def _wrap(
+    monkeypatch: pytest.MonkeyPatch,
+    owner: Any,
+    name: str,
+    broken: Callable[..., Any],
+) -> None:
+    """``owner.<name>`` as ``broken(original, self, *args)``."""
+    original = getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda self, *args: broken(original, self, *args))
+
+
+def test_the_campaign_finds_nothing_in_the_environments_as_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _findings(monkeypatch, 300) == ""
+
+
+# -- refusals -------------------------------------------------------------------------------
+
+
+def test_it_finds_a_refused_action_that_changed_an_aec_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    def leaky(step: Callable[..., Any], self: Any, action: Any) -> Any:
+        try:
+            return step(self, action)
+        except (TypeError, ValueError):
+            self._cumulative_rewards[self.agent_selection] += 1.0
+            raise
+
+    _wrap(monkeypatch, matador_v0.raw_env, "step", leaky)
+    assert "was refused, but changed the environment" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_a_refused_action_that_changed_a_single_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def leaky(step: Callable[..., Any], self: Any, action: Any) -> Any:
+        try:
+            return step(self, action)
+        except TypeError:
+            self.seat = (self.seat + 1) % self.rules.players
+            raise
+
+    _wrap(monkeypatch, MatadorSingleEnv, "step", leaky)
+    assert "was refused, but changed the environment" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_a_refused_step_that_changed_a_vector_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def leaky(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        try:
+            return step(self, actions)
+        except BatchError:
+            self._episodes[0] += 1
+            raise
+
+    _wrap(monkeypatch, VectorEnv, "step", leaky)
+    assert "was refused, but changed the environment" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_an_error_of_another_type_than_the_docs_give(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    as_integer = matador_v0.as_integer
+
+    def value_error(value: Any, *args: Any) -> int:
+        try:
+            return as_integer(value, *args)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+
+    monkeypatch.setattr(matador_v0, "as_integer", value_error)
+    assert "; the docs give: TypeError" in _findings(monkeypatch, 60)
+    monkeypatch.undo()
+
+    def plain(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        try:
+            return step(self, actions)
+        except BatchError as exc:
+            raise ValueError(str(exc)) from None
+
+    _wrap(monkeypatch, VectorEnv, "step", plain)
+    assert "the docs give BatchError" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_a_legal_action_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def numpy_refused(step: Callable[..., Any], self: Any, action: Any) -> Any:
+        if isinstance(action, np.integer):
+            raise ValueError("no numpy integers here")
+        return step(self, action)
+
+    _wrap(monkeypatch, matador_v0.raw_env, "step", numpy_refused)
+    assert "no numpy integers here; the docs give: taken" in _findings(monkeypatch, 60)
+
+
+# -- illegal actions ------------------------------------------------------------------------
+
+
+def _ignoring_illegal(step: Callable[..., Any], self: Any, action: Any) -> Any:
+    """An AEC ``step`` that ignores an illegal action of a seat to move: neither applied
+    nor ending the game."""
+    agent = self.agent_selection
+    if not (self.terminations[agent] or self.truncations[agent]) and fuzz._is_integer(action):
+        mask = self.observe(agent)["action_mask"]
+        if 0 <= int(action) < len(mask) and not mask[int(action)]:
+            return None
+    return step(self, action)
+
+
+def test_it_finds_an_illegal_action_taken_by_the_bare_aec_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _wrap(monkeypatch, matador_v0.raw_env, "step", _ignoring_illegal)
+    assert "was taken; the docs give IllegalMoveError" in _findings(monkeypatch, 80)
+
+
+def test_it_finds_an_illegal_action_that_env_takes_without_ending_the_game(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _wrap(monkeypatch, matador_v0._CheckedActions, "step", _ignoring_illegal)
+    found = _findings(monkeypatch, 80)
+    assert "an illegal action" in found and "left terminations" in found
+
+
+def test_it_finds_an_illegal_action_of_a_single_env_rewarded_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unpunished(step: Callable[..., Any], self: Any, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = step(self, action)
+        if info["illegal_action"]:
+            reward = 0.0
+        return obs, reward, terminated, truncated, info
+
+    _wrap(monkeypatch, MatadorSingleEnv, "step", unpunished)
+    assert "gave reward 0.0, terminated True" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_an_illegal_action_of_a_vector_slot_rewarded_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unpunished(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        out = list(step(self, actions))
+        out[3] = np.zeros_like(out[3])
+        return tuple(out)
+
+    _wrap(monkeypatch, VectorEnv, "step", unpunished)
+    assert "illegal action gave reward 0.0" in _findings(monkeypatch, 80)
+
+
+# -- seeds ----------------------------------------------------------------------------------
+
+
+def test_it_finds_a_seed_read_as_another_in_a_numpy_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    as_seed = matador_v0.as_seed
+
+    def off_by_one(seed: Any) -> int | None:
+        number = as_seed(seed)
+        return number if number is None or type(seed) is int else (number + 1) % 2**64
+
+    import matador_env.gym_env as gym_env
+
+    monkeypatch.setattr(matador_v0, "as_seed", off_by_one)
+    monkeypatch.setattr(gym_env, "as_seed", off_by_one)
+    assert "dealt other hands than reset(seed=" in _findings(monkeypatch, 300)
+
+
+def test_it_finds_slot_seeds_read_as_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    import matador_env.vector as vector
+
+    slot_seeds = vector.slot_seeds
+
+    def shifted(seeds: Any, *args: Any, **kwargs: Any) -> Any:
+        read = slot_seeds(seeds, *args, **kwargs)
+        return read if isinstance(seeds, list) else [(s + 1) % 2**64 for s in read]
+
+    monkeypatch.setattr(vector, "slot_seeds", shifted)
+    assert "dealt other games than reset([" in _findings(monkeypatch, 600)
+
+
+# -- play after, and the opponent that answers badly -----------------------------------------
+
+
+def test_it_finds_a_seat_to_move_with_no_legal_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    _wrap(monkeypatch, MatadorSingleEnv, "action_masks", lambda masks, self: masks(self) * 0)
+    assert "a seat is to move with no legal action" in _findings(monkeypatch, 60)
+    monkeypatch.undo()
+    _wrap(monkeypatch, VectorEnv, "action_masks", lambda masks, self: masks(self) * 0)
+    assert "a slot has no legal action" in _findings(monkeypatch, 60)
+
+
+def test_it_finds_play_that_raises_after_an_input_was_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def failing_after(step: Callable[..., Any], self: Any, action: Any) -> Any:
+        self.steps_taken = getattr(self, "steps_taken", 0) + 1
+        if self.steps_taken > 45:  # past any trial's setup (at most 39 steps)
+            raise RuntimeError("worn out")
+        return step(self, action)
+
+    _wrap(monkeypatch, matador_v0.raw_env, "step", failing_after)
+    assert "raised RuntimeError: worn out" in _findings(monkeypatch, 100)
+
+
+def test_it_finds_an_opponents_bad_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    import matador_env.vector as vector
+
+    def floats_cut(value: Any, name: str, allowed: str) -> np.ndarray:
+        answer = np.asarray(value)
+        return answer.astype(np.int64) if answer.dtype.kind == "f" else answer
+
+    monkeypatch.setattr(vector, "as_array", floats_cut)
+    assert "the opponent's answer array([" in _findings(monkeypatch, 300)
+
+
+# -- what the inputs reach ------------------------------------------------------------------
+
+
+def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kinds: set[tuple[str, str]] = set()
+    documented = fuzz._Surface.documented
+
+    def noting(self: Any, kind: str) -> Any:
+        kinds.add((self.kind, kind))
+        return documented(self, kind)
+
+    monkeypatch.setattr(fuzz._Surface, "documented", noting)
+    seeds: list[Any] = []
+    mutated_seed = fuzz._mutated_seed
+
+    def noting_seed(rng: Any) -> Any:
+        seeds.append(mutated_seed(rng))
+        return seeds[-1]
+
+    monkeypatch.setattr(fuzz, "_mutated_seed", noting_seed)
+    slots: list[Any] = []
+    illegal_slots = fuzz._illegal_slots
+
+    def noting_slots(value: Any, masks: Any) -> Any:
+        slots.append(illegal_slots(value, masks))
+        return slots[-1]
+
+    monkeypatch.setattr(fuzz, "_illegal_slots", noting_slots)
+    answers: list[int] = []
+    call = fuzz._FaultyOpponent.__call__
+
+    def counting(self: Any, obs: Any, masks: Any) -> Any:
+        before = len(self.bad)
+        answer = call(self, obs, masks)
+        answers.append(len(self.bad) - before)
+        return answer
+
+    monkeypatch.setattr(fuzz._FaultyOpponent, "__call__", counting)
+    assert _findings(monkeypatch, 400) == ""
+    assert {(s, k) for s in ("raw_env", "env", "single") for k in (
+        "legal", "illegal", "range", "type", "none")} <= kinds  # fmt: skip
+    assert any(s is None for s in seeds) and any(fuzz._is_integer(s) for s in seeds)
+    assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
+    assert None in slots and [] in slots and any(s for s in slots)
+    assert 1 in answers and 0 in answers
+
+
+def test_the_campaign_keeps_pettingzoo_quiet(capfd: pytest.CaptureFixture[str]) -> None:
+    from pettingzoo.utils.env_logger import EnvLogger  # type: ignore[import-untyped]
+
+    fuzz.run_campaign("env", seed=14, count=60)
+    out, err = capfd.readouterr()
+    assert "WARNING" not in out + err
+    assert EnvLogger._output and EnvLogger.mqueue == []
+
+
+# -- the campaign's own readings ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "kind"),
+    [
+        (3, "legal"),
+        (np.uint8(3), "legal"),
+        (np.array(3, dtype=np.int16), "legal"),
+        (4, "illegal"),
+        (np.int64(-1), "range"),
+        (np.uint64(2**64 - 1), "range"),
+        (10**30, "range"),
+        (None, "none"),
+        (True, "type"),
+        (np.bool_(False), "type"),
+        (3.0, "type"),
+        (np.array([3]), "type"),
+        (np.array(3.0), "type"),
+        ("3", "type"),
+    ],
+)
+def test_an_action_is_read_as_the_docs_read_it(action: Any, kind: str) -> None:
+    assert fuzz._action_kind(action, [3], 10) == kind
+
+
+@pytest.mark.parametrize(
+    ("value", "seeds"),
+    [
+        (5, [5, 6]),
+        (np.uint64(2**64 - 2), [2**64 - 2, 2**64 - 1]),
+        (2**64 - 1, None),  # its second slot's seed would be 2**64
+        (-1, None),
+        ([1, np.uint64(2)], [1, 2]),
+        ((7, 8), [7, 8]),
+        (range(3, 5), [3, 4]),
+        (np.array([1, 2]), [1, 2]),
+        ([1], None),
+        ([1, True], None),
+        ([1, 2**64], None),
+        (np.array([[1, 2]]), None),
+        (bytearray(b"12"), None),
+        ("12", None),
+        (1.0, None),
+    ],
+)
+def test_slot_seeds_are_read_as_the_docs_read_them(value: Any, seeds: list[int] | None) -> None:
+    assert fuzz._vector_seeds(value, 2) == seeds
+
+
+def test_the_illegal_slots_are_those_of_no_legal_action() -> None:
+    masks = np.array([[1, 0, 1], [0, 1, 0]], np.int8)
+    assert fuzz._illegal_slots([2, 1], masks) == []
+    assert fuzz._illegal_slots(np.array([1, -1]), masks) == [0, 1]
+    assert fuzz._illegal_slots(np.array([0, 2**63], np.uint64), masks) == [1]
+    for value in ([[0], [1, 2]], [0.0, 1.0], [0], [[0, 1]], [True, False], None):
+        assert fuzz._illegal_slots(value, masks) is None
