@@ -67,9 +67,10 @@ Campaigns (``--campaign``, all by default):
              ``ValueError``, ``IllegalMoveError``, ``BatchError``, each where the docs
              give it, and no other); a refused input must change nothing, an illegal
              action that ``env()`` or a single env takes must end the episode as
-             documented, a seed taken must deal what its plain int deals; learner-mode
-             vector envs sometimes play beside an opponent that answers badly now and
-             then (refused, nothing changed); legal play after never raises
+             documented, a seed taken must deal what its plain int deals; vector envs
+             sometimes play beside an opponent (learner mode) or an ``episode_starts``
+             that answers badly now and then (refused, nothing changed); legal play
+             after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -1677,21 +1678,28 @@ def _illegal_slots(value: Any, masks: Any) -> list[int] | None:
     ]
 
 
+def _ints_of(value: Any, count: int, within: Callable[[int], bool]) -> bool:
+    """Whether ``value`` is a list, tuple, range or 1-d array of ``count`` integers
+    (:func:`_is_integer`), each ``within``."""
+    import numpy as np
+
+    sequence = isinstance(value, (list, tuple, range)) or (
+        isinstance(value, np.ndarray) and value.ndim == 1
+    )
+    return (
+        sequence and len(value) == count and all(_is_integer(x) and within(int(x)) for x in value)
+    )
+
+
 def _vector_seeds(value: Any, size: int) -> list[int] | None:
     """The seeds of the slots by ``VectorEnv.reset(value)``'s docs (an integer ``s``:
     ``s + i``; a list, tuple, range or 1-d array of one per slot; each from 0 to 2**64
     - 1), or None where they refuse ``value``."""
-    import numpy as np
-
     if _is_integer(value):
         first = int(value)
         return [first + i for i in range(size)] if 0 <= first <= 2**64 - size else None
-    if isinstance(value, (list, tuple, range)) or (
-        isinstance(value, np.ndarray) and value.ndim == 1
-    ):
-        seeds = list(value)
-        if len(seeds) == size and all(_is_integer(s) and 0 <= int(s) < 2**64 for s in seeds):
-            return [int(s) for s in seeds]
+    if _ints_of(value, size, lambda s: 0 <= s < 2**64):
+        return [int(s) for s in value]
     return None
 
 
@@ -1700,6 +1708,8 @@ class _FaultyOpponent:
     ``share``) answers with :func:`_mutated_actions` (ragged, floats, another shape, an
     illegal or out-of-range action; perhaps still legal) instead of legal actions.
     ``bad``: its answers since it was last emptied that the docs have the env refuse."""
+
+    name = "the opponent"
 
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.share = rng, 0.0
@@ -1714,9 +1724,51 @@ class _FaultyOpponent:
         return answer
 
 
+class _FaultyStarts:
+    """A callable ``episode_starts`` of a ``VectorEnv``: random seeds and learner seats,
+    now and then (at ``share``) answered otherwise (another count, seats out of range
+    or no integers, no pair; perhaps still as the docs take it). ``bad``: as
+    :class:`_FaultyOpponent`'s."""
+
+    name = "episode_starts"
+
+    def __init__(self, rng: random.Random, players: int, learner: bool) -> None:
+        self.rng, self.players, self.learner, self.share = rng, players, learner, 0.0
+        self.bad: list[Any] = []
+
+    def __call__(self, slots: Any) -> Any:
+        import numpy as np
+
+        n, players = len(slots), self.players
+        seeds = [self.rng.randrange(2**64) for _ in range(n)]
+        seats = [self.rng.randrange(players) for _ in range(n)]
+        if self.rng.random() >= self.share:
+            return seeds, seats
+        answer = self.rng.choice([
+            (seeds[:-1], seats), (seeds, seats[:-1]), (seeds, [players] * n), (seeds, [-1] * n),
+            (seeds, [float(s) for s in seats]), (seeds, [str(s) for s in seats]), (seeds, None),
+            seeds, (seeds, seats, seats), ([-1] * n, seats), (bytearray(n), seats),
+            (np.array(seeds, np.uint64), np.array(seats)), (tuple(seeds), tuple(seats)),
+        ])  # fmt: skip
+        if not self._taken(answer, n):
+            self.bad.append(answer)
+        return answer
+
+    def _taken(self, answer: Any, n: int) -> bool:
+        """Whether the docs have the env take ``answer`` for ``n`` slots: a pair of ``n``
+        seeds from 0 to 2**64 - 1 and (in learner mode) ``n`` seats of the table."""
+        if not (isinstance(answer, (tuple, list)) and len(answer) == 2):
+            return False
+        seeds, seats = answer
+        return _ints_of(seeds, n, lambda s: 0 <= s < 2**64) and (
+            not self.learner or _ints_of(seats, n, lambda s: 0 <= s < self.players)
+        )
+
+
 def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     """A mutated ``step`` or ``reset`` of a ``VectorEnv`` under way; in learner mode,
-    three times in ten, beside an opponent that answers badly now and then."""
+    three times in ten, beside an opponent that answers badly now and then, and two
+    times in ten with an ``episode_starts`` that does."""
     from matador_env.batch import BatchError
     from matador_env.vector import MODES, VectorEnv
 
@@ -1725,11 +1777,15 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     lenient = mode == "learner" and rng.random() < 0.5
     reward = rng.choice((-1.0, -2.5))
     extra: dict[str, Any] = {"illegal_reward": reward} if lenient else {}
-    faulty = _FaultyOpponent(rng) if mode == "learner" and rng.random() < 0.3 else None
-    if faulty is not None:
-        extra["opponents"] = faulty
+    faults: list[_FaultyOpponent | _FaultyStarts] = []
+    if mode == "learner" and rng.random() < 0.3:
+        extra["opponents"] = _FaultyOpponent(rng)
+        faults.append(extra["opponents"])
+    with_starts = rng.random() < 0.2
 
     def make_with(rules: Rules) -> VectorEnv:
+        if with_starts:
+            extra["episode_starts"] = _FaultyStarts(rng, rules.players, mode == "learner")
         return VectorEnv(size, rules, mode=mode, episode=episode, seed=seed, **extra)
 
     while True:
@@ -1744,10 +1800,12 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     def make() -> VectorEnv:
         return make_with(rules)
 
+    if with_starts:
+        faults.append(extra["episode_starts"])
     for _ in range(rng.randrange(ENV_STEPS)):
         masks = venv.step(_random_actions(rng, masks))[1]
-    if faulty is not None:
-        faulty.share = rng.choice((0.1, 0.5))
+    for fault in faults:
+        fault.share = rng.choice((0.1, 0.5))
     reset = rng.random() < 0.2
     illegal: list[int] | None = None
     seeds: list[int] | None = None
@@ -1766,15 +1824,15 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
 
     def attempt(call: Callable[[], Any], what: str, may: bool) -> Any:
         """``call()``, or None where it raised a :class:`BatchError` that ``may`` (the
-        input was bad) or a bad answer of the faulty opponent allowed, and changed
+        input was bad) or a bad answer of a faulty callable allowed, and changed
         nothing; such an answer taken is a finding."""
         before = venv.get_state()
-        if faulty is not None:
-            faulty.bad = []
+        for fault in faults:
+            fault.bad = []
         try:
             out = call()
         except BatchError:
-            if not (may or (faulty is not None and faulty.bad)):
+            if not (may or any(fault.bad for fault in faults)):
                 raise
             if venv.get_state() != before:
                 raise Finding(f"{what} was refused, but changed the environment") from None
@@ -1783,8 +1841,9 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
             raise Finding(
                 f"{what}: {type(exc).__name__}: {exc}; the docs give BatchError"
             ) from None
-        if faulty is not None and faulty.bad:
-            raise Finding(f"{what}: the opponent's answer {faulty.bad[0]!r} was taken")
+        for fault in faults:
+            if fault.bad:
+                raise Finding(f"{what}: {fault.name}'s answer {fault.bad[0]!r} was taken")
         return out
 
     def take() -> None:
@@ -1793,8 +1852,9 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
             raise BatchError(f"{what} was refused")  # counted as the refusal it was
         if out is not None and not valid:
             raise Finding(f"{what} was taken; the docs give BatchError")
-        if out is not None and seeds is not None and mode == "self_play":
-            again = make().reset(seeds)  # (learner mode: the opponents' streams differ)
+        if out is not None and seeds is not None and mode == "self_play" and not with_starts:
+            # (Learner mode: the opponents' streams differ; episode_starts: its seeds.)
+            again = make().reset(seeds)
             if any((a != b).any() for a, b in zip(again, out, strict=True)):
                 raise Finding(f"{what} dealt other games than reset({seeds})")
         for slot in illegal if out is not None and illegal else []:

@@ -1,10 +1,11 @@
 """The reliability suite's env campaign (benchmarks/fuzz.py, ``--campaign env``) finds
 what it promises to: each test breaks one thing in an environment with a stand-in and
 runs a small campaign, which must report it; and its inputs reach every environment,
-every kind of action and seed, and the opponent that answers badly."""
+every kind of action and seed, and the opponent and episode starts that answer badly."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -242,6 +243,39 @@ def test_it_finds_an_opponents_bad_answer_taken(monkeypatch: pytest.MonkeyPatch)
     assert "the opponent's answer array([" in _findings(monkeypatch, 300)
 
 
+def test_it_finds_an_episode_starts_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unchecked(self: Any, starts: Any, count: int) -> Any:
+        seeds, seats = starts
+        return list(seeds), None if seats is None else list(seats)
+
+    monkeypatch.setattr(VectorEnv, "_checked_starts", unchecked)
+    assert "episode_starts's answer (" in _findings(monkeypatch, 600)
+
+
+@pytest.mark.parametrize(
+    ("answer", "learner", "taken"),
+    [
+        (([1, 2], [0, 1]), True, True),
+        ((np.array([1, 2], np.uint64), (1, 1)), True, True),
+        (([1, 2], [0, 2]), True, False),  # seat 2 of two players
+        (([1, 2], [0, 2]), False, True),  # no learner: the seats are not read
+        (([1, 2], None), False, True),
+        (([1, 2], None), True, False),
+        (([1, 2], [0.0, 1.0]), True, False),
+        (([1], [0, 1]), True, False),
+        (([1, 2**64], [0, 1]), False, False),
+        ((bytearray(2), [0, 1]), False, False),
+        ([1, 2], False, False),
+        (([1, 2], [0, 1], [0, 1]), False, False),
+    ],
+)
+def test_episode_starts_answers_are_read_as_the_docs_read_them(
+    answer: Any, learner: bool, taken: bool
+) -> None:
+    starts = fuzz._FaultyStarts(random.Random(0), players=2, learner=learner)
+    assert starts._taken(answer, 2) is taken
+
+
 # -- what the inputs reach ------------------------------------------------------------------
 
 
@@ -282,13 +316,23 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         return answer
 
     monkeypatch.setattr(fuzz._FaultyOpponent, "__call__", counting)
+    starts: list[int] = []
+    start = fuzz._FaultyStarts.__call__
+
+    def counting_starts(self: Any, slots: Any) -> Any:
+        before = len(self.bad)
+        answer = start(self, slots)
+        starts.append(len(self.bad) - before)
+        return answer
+
+    monkeypatch.setattr(fuzz._FaultyStarts, "__call__", counting_starts)
     assert _findings(monkeypatch, 400) == ""
     assert {(s, k) for s in ("raw_env", "env", "single") for k in (
         "legal", "illegal", "range", "type", "none")} <= kinds  # fmt: skip
     assert any(s is None for s in seeds) and any(fuzz._is_integer(s) for s in seeds)
     assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
     assert None in slots and [] in slots and any(s for s in slots)
-    assert 1 in answers and 0 in answers
+    assert 1 in answers and 0 in answers and 1 in starts and 0 in starts
 
 
 def test_the_campaign_keeps_pettingzoo_quiet(capfd: pytest.CaptureFixture[str]) -> None:
