@@ -824,7 +824,7 @@ class VectorEnv:
         def listed(value: object) -> list[Any] | None:
             if is_text(value) or not isinstance(value, (Sequence, np.ndarray)):
                 return None
-            items = list(np.asarray(value).tolist() if isinstance(value, np.ndarray) else value)
+            items = value.tolist() if isinstance(value, np.ndarray) else list(value)
             return items if len(items) == count else None
 
         pair = starts if isinstance(starts, (tuple, list)) and len(starts) == 2 else None
@@ -836,14 +836,14 @@ class VectorEnv:
             )
         if self.mode != "learner":
             return seeds, None
-        seats = listed(pair[1])
-        read = None if seats is None else [seat_value(seat, n) for seat in seats]
-        if read is None or None in read:
+        seats = listed(pair[1]) or []
+        read = [seat for seat in (seat_value(given, n) for given in seats) if seat is not None]
+        if len(read) != count:
             raise BatchError(
                 f"episode_starts returned the learner seats {shown_value(pair[1])}; allowed: "
                 f"{count} integers from 0 to {n - 1}, one per slot starting an episode"
             )
-        return seeds, read  # type: ignore[return-value]
+        return seeds, read
 
     def _start(self, slots: np.ndarray) -> None:
         seeds, learners = self._episode_starts(slots)
