@@ -61,12 +61,13 @@ Campaigns (``--campaign``, all by default):
              legal play from it must never raise or find a running episode without a
              legal action
 ``env``      ``step`` and ``reset`` of ``matador_v0.raw_env`` and ``env``,
-             ``MatadorSingleEnv`` and ``VectorEnv`` under random rules, with play under
-             way: a legal action in each integer form, an illegal one, one out of
-             range or no integer, mutated seeds (documented: ``TypeError``,
-             ``ValueError``, ``IllegalMoveError``, ``BatchError``, each where the docs
-             give it, and no other); a refused input must change nothing, an illegal
-             action that ``env()`` or a single env takes must end the episode as
+             ``MatadorSingleEnv``, ``VectorEnv`` and ``gymnasium.make_vec``'s env
+             under random rules, with play under way: a legal action in each integer
+             form, an illegal one, one out of range or no integer, mutated seeds and
+             reset options (documented: ``TypeError``, ``ValueError``,
+             ``IllegalMoveError``, ``BatchError``, each where the docs give it, and no
+             other); a refused input must change nothing, an illegal action that
+             ``env()`` or a single or vector env takes must end the episode as
              documented, a seed taken must deal what its plain int deals; vector envs
              sometimes play beside an opponent (learner mode) or an ``episode_starts``
              that answers badly now and then (refused, nothing changed); legal play
@@ -1361,9 +1362,10 @@ def trial_live(rng: random.Random, tally: Tally, label: str, pools: _LivePools) 
 ENV_STEPS = 40
 """The most steps an env trial plays before its mutated input, and after it."""
 
-ENV_SURFACES = ("raw_env", "env", "single", "vector")
+ENV_SURFACES = ("raw_env", "env", "single", "vector", "make_vec")
 """What the env campaign steps: ``matador_v0.raw_env`` and ``env`` (PettingZoo's AEC
-environment, bare and wrapped), ``MatadorSingleEnv`` and ``VectorEnv``."""
+environment, bare and wrapped), ``MatadorSingleEnv``, ``VectorEnv`` and
+``gymnasium.make_vec``'s env (``MatadorVectorEnv``)."""
 
 
 def _is_integer(value: Any) -> bool:
@@ -1678,28 +1680,31 @@ def _illegal_slots(value: Any, masks: Any) -> list[int] | None:
     ]
 
 
-def _ints_of(value: Any, count: int, within: Callable[[int], bool]) -> bool:
+def _ints_of(value: Any, count: int, within: Callable[[int], bool], nones: bool = False) -> bool:
     """Whether ``value`` is a list, tuple, range or 1-d array of ``count`` integers
-    (:func:`_is_integer`), each ``within``."""
+    (:func:`_is_integer`), each ``within`` (or, with ``nones``, None)."""
     import numpy as np
 
     sequence = isinstance(value, (list, tuple, range)) or (
         isinstance(value, np.ndarray) and value.ndim == 1
     )
     return (
-        sequence and len(value) == count and all(_is_integer(x) and within(int(x)) for x in value)
+        sequence
+        and len(value) == count
+        and all((nones and x is None) or (_is_integer(x) and within(int(x))) for x in value)
     )
 
 
-def _vector_seeds(value: Any, size: int) -> list[int] | None:
+def _vector_seeds(value: Any, size: int, nones: bool = False) -> list[int | None] | None:
     """The seeds of the slots by ``VectorEnv.reset(value)``'s docs (an integer ``s``:
-    ``s + i``; a list, tuple, range or 1-d array of one per slot; each from 0 to 2**64
-    - 1), or None where they refuse ``value``."""
+    ``s + i``; a list, tuple, range or 1-d array of one per slot, with ``nones`` None
+    for "no seed" as ``gymnasium.make_vec``'s env takes; each from 0 to 2**64 - 1), or
+    None where they refuse ``value``."""
     if _is_integer(value):
         first = int(value)
         return [first + i for i in range(size)] if 0 <= first <= 2**64 - size else None
-    if _ints_of(value, size, lambda s: 0 <= s < 2**64):
-        return [int(s) for s in value]
+    if _ints_of(value, size, lambda s: 0 <= s < 2**64, nones):
+        return [None if s is None else int(s) for s in value]
     return None
 
 
@@ -1808,7 +1813,7 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
         fault.share = rng.choice((0.1, 0.5))
     reset = rng.random() < 0.2
     illegal: list[int] | None = None
-    seeds: list[int] | None = None
+    seeds: list[int | None] | None = None
     if reset:
         value = (
             _mutated_seed(rng) if rng.random() < 0.5 else [_mutated_seed(rng) for _ in range(size)]
@@ -1854,7 +1859,7 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
             raise Finding(f"{what} was taken; the docs give BatchError")
         if out is not None and seeds is not None and mode == "self_play" and not with_starts:
             # (Learner mode: the opponents' streams differ; episode_starts: its seeds.)
-            again = make().reset(seeds)
+            again = make().reset([seed for seed in seeds if seed is not None])  # no None here
             if any((a != b).any() for a, b in zip(again, out, strict=True)):
                 raise Finding(f"{what} dealt other games than reset({seeds})")
         for slot in illegal if out is not None and illegal else []:
@@ -1879,6 +1884,132 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     classify(tally, take, (BatchError,), label, valid=valid)
 
 
+def _reset_mask_taken(options: Any, size: int) -> bool:
+    """Whether ``gymnasium.make_vec``'s env takes ``reset(options=options)`` after a
+    first reset, by its docs: None, or a dict whose ``reset_mask``, if any, is a numpy
+    bool array of one per slot with a True."""
+    import numpy as np
+
+    if options is None:
+        return True
+    if not isinstance(options, dict):
+        return False
+    mask = options.get("reset_mask", np.ones(size, bool))
+    return (
+        isinstance(mask, np.ndarray)
+        and mask.shape == (size,)
+        and mask.dtype == np.bool_
+        and bool(mask.any())
+    )
+
+
+def _make_vec_state(envs: Any) -> tuple[Any, ...]:
+    """What a refused step or reset of ``gymnasium.make_vec``'s env must leave as it was:
+    the batch's slots, each slot's random stream and seeds, and which slots reset on
+    the next step."""
+    streams = [None if s is None else repr(s.bit_generator.state) for s in envs._streams]
+    return (
+        envs.venv.get_state(), streams, list(envs._first_seeds), list(envs._stream_seeds),
+        envs._resetting.tolist(),
+    )  # fmt: skip
+
+
+def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
+    """A mutated ``step`` or ``reset`` (its seed or options) of ``gymnasium.make_vec``'s
+    env under way."""
+    import gymnasium
+    import numpy as np
+    from gymnasium.vector import AutoresetMode
+
+    from matador_env import GYM_ID
+    from matador_env.batch import BatchError
+
+    size, episode = rng.randint(1, 3), rng.choice(("hand", "match"))
+    mode = rng.choice((AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP))
+    reward = rng.choice((-1.0, -2.5))
+
+    def make_with(rules: Rules) -> Any:
+        return gymnasium.make_vec(
+            GYM_ID, num_envs=size, vectorization_mode="vector_entry_point", rules=rules,
+            episode=episode, autoreset_mode=mode, illegal_reward=reward,
+        )  # fmt: skip
+
+    while True:
+        rules = random_rules(rng)
+        try:
+            envs = make_with(rules)
+            envs.reset(seed=rng.randrange(2**32))
+            break
+        except BatchError:  # rules the batch engine does not play, or that leave no decision
+            continue
+    for _ in range(rng.randrange(ENV_STEPS)):
+        envs.step(_random_actions(rng, envs.action_masks()))
+    before = _make_vec_state(envs)
+    masks = envs.action_masks()
+    kind = rng.choice(("seed", "seed", "options", "step", "step"))
+    seeds: list[int | None] | None = None
+    illegal: list[int] | None = None
+    value: Any
+    if kind == "seed":
+        value = _mutated_seed(rng)
+        if rng.random() < 0.5:
+            value = [_mutated_seed(rng) for _ in range(size)]
+        seeds = _vector_seeds(value, size, nones=True)
+        valid, what = value is None or seeds is not None, f"reset(seed={value!r})"
+    elif kind == "options":
+        value = rng.choice([
+            random_value(rng), {"reset_mask": random_value(rng)}, {"other": 1},
+            {"reset_mask": np.array([rng.random() < 0.5 for _ in range(size)])},
+            {"reset_mask": [True] * size}, {"reset_mask": np.ones(size + 1, bool)},
+        ])  # fmt: skip
+        valid, what = _reset_mask_taken(value, size), f"reset(options={value!r})"
+    else:
+        value = _mutated_actions(rng, _random_actions(rng, masks), masks.shape[1])
+        illegal = _illegal_slots(value, masks)
+        valid, what = illegal is not None, f"actions {value!r}"
+    resetting = envs._resetting.copy()  # those slots' actions are ignored
+
+    def take() -> None:
+        try:
+            if kind == "seed":
+                out = envs.reset(seed=value)
+            elif kind == "options":
+                out = envs.reset(options=value)
+            else:
+                out = envs.step(value)
+        except ValueError:
+            if not valid and _make_vec_state(envs) != before:
+                raise Finding(f"{what} was refused, but changed the environment") from None
+            raise
+        except Exception as exc:
+            raise Finding(
+                f"{what}: {type(exc).__name__}: {exc}; the docs give ValueError"
+            ) from None
+        if not valid:
+            raise Finding(f"{what} was taken; the docs give ValueError")
+        if seeds is not None and None not in seeds:
+            again = make_with(rules).reset(seed=[s for s in seeds if s is not None])
+            if not np.array_equal(again[0], out[0]):
+                raise Finding(f"{what} dealt other games than reset(seed={seeds})")
+        for slot in illegal or []:
+            if not resetting[slot] and not (out[1][slot] == reward and out[2][slot]):
+                raise Finding(
+                    f"{what}: slot {slot}'s illegal action gave reward {out[1][slot]}, "
+                    f"terminated {out[2][slot]}"
+                )
+
+        def play() -> None:
+            for step in range(rng.randrange(1, ENV_STEPS)):
+                masks = envs.action_masks()
+                if not masks.any(1).all():
+                    raise Finding(f"after step {step}, a slot has no legal action")
+                envs.step(_random_actions(rng, masks))
+
+        _played_on(play)
+
+    classify(tally, take, (ValueError,), label, valid=valid)
+
+
 @contextlib.contextmanager
 def _quiet_pettingzoo() -> Iterator[None]:
     """PettingZoo's warnings (``env()`` prints one for each illegal action it takes) kept
@@ -1899,6 +2030,9 @@ def trial_env(rng: random.Random, tally: Tally, label: str) -> None:
     kind = rng.choice(ENV_SURFACES)
     if kind == "vector":
         _trial_vector(rng, tally, label)
+        return
+    if kind == "make_vec":
+        _trial_make_vec(rng, tally, label)
         return
     with _quiet_pettingzoo():
         _trial_one_env(rng, tally, label, kind)

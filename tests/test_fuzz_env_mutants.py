@@ -78,9 +78,9 @@ def test_it_finds_a_refused_action_that_changed_a_single_env(
 def test_it_finds_a_refused_step_that_changed_a_vector_env(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def leaky(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+    def leaky(step: Callable[..., Any], self: Any, *args: Any) -> Any:
         try:
-            return step(self, actions)
+            return step(self, *args)
         except BatchError:
             self._episodes[0] += 1
             raise
@@ -104,9 +104,9 @@ def test_it_finds_an_error_of_another_type_than_the_docs_give(
     assert "; the docs give: TypeError" in _findings(monkeypatch, 60)
     monkeypatch.undo()
 
-    def plain(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+    def plain(step: Callable[..., Any], self: Any, *args: Any) -> Any:
         try:
-            return step(self, actions)
+            return step(self, *args)
         except BatchError as exc:
             raise ValueError(str(exc)) from None
 
@@ -169,8 +169,8 @@ def test_it_finds_an_illegal_action_of_a_single_env_rewarded_otherwise(
 def test_it_finds_an_illegal_action_of_a_vector_slot_rewarded_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def unpunished(step: Callable[..., Any], self: Any, actions: Any) -> Any:
-        out = list(step(self, actions))
+    def unpunished(step: Callable[..., Any], self: Any, *args: Any) -> Any:
+        out = list(step(self, *args))
         out[3] = np.zeros_like(out[3])
         return tuple(out)
 
@@ -205,7 +205,7 @@ def test_it_finds_slot_seeds_read_as_others(monkeypatch: pytest.MonkeyPatch) -> 
         return read if isinstance(seeds, list) else [(s + 1) % 2**64 for s in read]
 
     monkeypatch.setattr(vector, "slot_seeds", shifted)
-    assert "dealt other games than reset([" in _findings(monkeypatch, 600)
+    assert "dealt other games than reset(" in _findings(monkeypatch, 600)
 
 
 # -- play after, and the opponent that answers badly -----------------------------------------
@@ -215,7 +215,7 @@ def test_it_finds_a_seat_to_move_with_no_legal_action(monkeypatch: pytest.Monkey
     _wrap(monkeypatch, MatadorSingleEnv, "action_masks", lambda masks, self: masks(self) * 0)
     assert "a seat is to move with no legal action" in _findings(monkeypatch, 60)
     monkeypatch.undo()
-    _wrap(monkeypatch, VectorEnv, "action_masks", lambda masks, self: masks(self) * 0)
+    _wrap(monkeypatch, VectorEnv, "action_masks", lambda masks, self, *a: masks(self, *a) * 0)
     assert "a slot has no legal action" in _findings(monkeypatch, 60)
 
 
@@ -240,7 +240,7 @@ def test_it_finds_an_opponents_bad_answer_taken(monkeypatch: pytest.MonkeyPatch)
         return answer.astype(np.int64) if answer.dtype.kind == "f" else answer
 
     monkeypatch.setattr(vector, "as_array", floats_cut)
-    assert "the opponent's answer array([" in _findings(monkeypatch, 300)
+    assert "the opponent's answer array([" in _findings(monkeypatch, 600)
 
 
 def test_it_finds_an_episode_starts_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,7 +276,78 @@ def test_episode_starts_answers_are_read_as_the_docs_read_them(
     assert starts._taken(answer, 2) is taken
 
 
+# -- gymnasium.make_vec's env ---------------------------------------------------------------
+
+
+def test_it_finds_a_refused_reset_that_changed_make_vecs_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def leaky(reset: Callable[..., Any], self: Any, **kwargs: Any) -> Any:
+        try:
+            return reset(self, **kwargs)
+        except ValueError:
+            self._first_seeds[0] = 12345
+            raise
+
+    original = MatadorVectorEnv.reset
+    monkeypatch.setattr(MatadorVectorEnv, "reset", lambda self, **kw: leaky(original, self, **kw))
+    assert "reset(seed=" in _findings(monkeypatch, 300)
+    assert "was refused, but changed the environment" in _findings(monkeypatch, 300)
+
+
+def test_it_finds_make_vecs_seeds_read_as_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def shifted(slot_seeds: Callable[..., Any], self: Any, seed: Any) -> Any:
+        read = slot_seeds(self, seed)
+        return read if isinstance(seed, (int, list)) else [s if s is None else s + 1 for s in read]
+
+    _wrap(monkeypatch, MatadorVectorEnv, "_slot_seeds", shifted)
+    assert "dealt other games than reset(seed=" in _findings(monkeypatch, 1000)
+
+
+def test_it_finds_make_vecs_illegal_action_rewarded_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def unpunished(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        obs, rewards, terminated, truncated, infos = step(self, actions)
+        return obs, np.zeros_like(rewards), terminated, truncated, infos
+
+    _wrap(monkeypatch, MatadorVectorEnv, "step", unpunished)
+    assert "illegal action gave reward 0.0" in _findings(monkeypatch, 300)
+
+
+def test_it_finds_make_vecs_valid_options_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def refusing(reset_mask: Callable[..., Any], self: Any, options: Any) -> Any:
+        if isinstance(options, dict):
+            raise ValueError("no options")
+        return reset_mask(self, options)
+
+    _wrap(monkeypatch, MatadorVectorEnv, "_reset_mask", refusing)
+    assert "a valid input refused: ValueError: no options" in _findings(monkeypatch, 300)
+
+
 # -- what the inputs reach ------------------------------------------------------------------
+
+
+def _results(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[Any]:
+    """What ``owner.<name>`` returns at each call as the campaign runs, in a list that
+    fills as it does."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def noting(*args: Any) -> Any:
+        seen.append(original(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(owner, name, noting)
+    return seen
 
 
 def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
@@ -290,22 +361,10 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         return documented(self, kind)
 
     monkeypatch.setattr(fuzz._Surface, "documented", noting)
-    seeds: list[Any] = []
-    mutated_seed = fuzz._mutated_seed
-
-    def noting_seed(rng: Any) -> Any:
-        seeds.append(mutated_seed(rng))
-        return seeds[-1]
-
-    monkeypatch.setattr(fuzz, "_mutated_seed", noting_seed)
-    slots: list[Any] = []
-    illegal_slots = fuzz._illegal_slots
-
-    def noting_slots(value: Any, masks: Any) -> Any:
-        slots.append(illegal_slots(value, masks))
-        return slots[-1]
-
-    monkeypatch.setattr(fuzz, "_illegal_slots", noting_slots)
+    seeds = _results(monkeypatch, fuzz, "_mutated_seed")
+    slots = _results(monkeypatch, fuzz, "_illegal_slots")
+    starts = _results(monkeypatch, fuzz._FaultyStarts, "_taken")
+    options = _results(monkeypatch, fuzz, "_reset_mask_taken")
     answers: list[int] = []
     call = fuzz._FaultyOpponent.__call__
 
@@ -316,23 +375,14 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         return answer
 
     monkeypatch.setattr(fuzz._FaultyOpponent, "__call__", counting)
-    starts: list[int] = []
-    start = fuzz._FaultyStarts.__call__
-
-    def counting_starts(self: Any, slots: Any) -> Any:
-        before = len(self.bad)
-        answer = start(self, slots)
-        starts.append(len(self.bad) - before)
-        return answer
-
-    monkeypatch.setattr(fuzz._FaultyStarts, "__call__", counting_starts)
-    assert _findings(monkeypatch, 400) == ""
+    assert _findings(monkeypatch, 800) == ""
     assert {(s, k) for s in ("raw_env", "env", "single") for k in (
         "legal", "illegal", "range", "type", "none")} <= kinds  # fmt: skip
     assert any(s is None for s in seeds) and any(fuzz._is_integer(s) for s in seeds)
     assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
     assert None in slots and [] in slots and any(s for s in slots)
-    assert 1 in answers and 0 in answers and 1 in starts and 0 in starts
+    assert 1 in answers and 0 in answers
+    assert True in starts and False in starts and True in options and False in options
 
 
 def test_the_campaign_keeps_pettingzoo_quiet(capfd: pytest.CaptureFixture[str]) -> None:
