@@ -973,6 +973,25 @@ class VectorEnv:
         self.eng.legal_masks(self._masks)
         return self._obs.copy(), self._masks.copy(), seats
 
+    def _checked_answer(self, answer: object, waiting: np.ndarray) -> np.ndarray:
+        """A callable ``opponents``' answer for the ``waiting`` slots as an integer
+        array of one action each in the action range, else :class:`BatchError` (the
+        built-in opponents answer so, unchecked). Out of range is refused here: the
+        engine reads -1 as "leave the slot", so the loop would ask the same opponent
+        for ever, and a ``uint64`` past 2**63 would wrap round to a negative int64."""
+        allowed = f"({waiting.size},) integers, one action per slot whose opponent is to move"
+        chosen = as_array(answer, "opponents' actions", allowed)
+        if chosen.shape != (waiting.size,) or chosen.dtype.kind not in "iu":
+            raise BatchError(
+                f"opponents returned shape {chosen.shape} of {chosen.dtype}; allowed: {allowed}"
+            )
+        outside = (chosen < 0) | (chosen >= self.num_actions)
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            why = self.eng._why(int(waiting[row]), int(chosen[row]))
+            raise BatchError(f"an opponent chose an illegal action: {why}")
+        return chosen
+
     def _play_opponents(
         self,
         rewards: np.ndarray,
@@ -1011,26 +1030,11 @@ class VectorEnv:
                     chosen = self.opponents(obs, rows, uniforms)
                 elif self.opponent_slots:
                     episodes = self._episodes[waiting].copy()
-                    chosen = self.opponents(obs, rows, waiting.copy(), episodes)  # type: ignore[operator]
+                    answer = self.opponents(obs, rows, waiting.copy(), episodes)  # type: ignore[operator]
+                    chosen = self._checked_answer(answer, waiting)
                 else:
-                    chosen = self.opponents(obs, rows)  # type: ignore[operator]
-                allowed = (
-                    f"({waiting.size},) integers, one action per slot whose opponent is to move"
-                )
-                chosen = as_array(chosen, "opponents' actions", allowed)
-                if chosen.shape != (waiting.size,) or chosen.dtype.kind not in "iu":
-                    raise BatchError(
-                        f"opponents returned shape {chosen.shape} of {chosen.dtype}; allowed: "
-                        f"{allowed}"
-                    )
-                outside = (chosen < 0) | (chosen >= self.num_actions)
-                if outside.any():
-                    # Refused here: the engine reads -1 as "leave the slot", so the loop
-                    # would ask the same opponent for ever (and a uint64 past 2**63
-                    # would wrap round to a negative int64 on the way in).
-                    row = int(np.flatnonzero(outside)[0])
-                    why = eng._why(int(waiting[row]), int(chosen[row]))
-                    raise BatchError(f"an opponent chose an illegal action: {why}")
+                    answer = self.opponents(obs, rows)  # type: ignore[operator]
+                    chosen = self._checked_answer(answer, waiting)
                 acts[waiting] = chosen
                 try:
                     ended = eng.step(acts)
