@@ -1574,15 +1574,29 @@ class _Surface:
             self.env.step(rng.choice(legal))
 
 
+def _started(
+    rng: random.Random, start: Callable[[Rules], Any], refusal: type[Exception]
+) -> tuple[Rules, Any]:
+    """Random allowed rules (:func:`random_rules`) and the environment ``start(rules)``
+    made and reset, drawn again while ``start`` raises ``refusal``: rules the batch
+    engine does not play, or one-tile hands that leave the learner no decision."""
+    while True:
+        rules = random_rules(rng)
+        try:
+            return rules, start(rules)
+        except refusal:
+            continue
+
+
 def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> None:
     """A mutated action (or reset seed) for an AEC or single env under way."""
-    while True:
-        surface = _Surface(kind, rng, random_rules(rng))
-        try:
-            surface.env.reset(seed=rng.randrange(2**64))
-            break
-        except RuntimeError:  # one-tile hands that leave the learner no decision
-            continue
+
+    def start(rules: Rules) -> _Surface:
+        surface = _Surface(kind, rng, rules)
+        surface.env.reset(seed=rng.randrange(2**64))
+        return surface
+
+    _, surface = _started(rng, start, RuntimeError)
     surface.play(rng, rng.randrange(ENV_STEPS), strict=False)
     before = surface.snapshot()
     reset = rng.random() < 0.2
@@ -1793,14 +1807,11 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
             extra["episode_starts"] = _FaultyStarts(rng, rules.players, mode == "learner")
         return VectorEnv(size, rules, mode=mode, episode=episode, seed=seed, **extra)
 
-    while True:
-        rules = random_rules(rng)
-        try:
-            venv = make_with(rules)
-            _, masks, _ = venv.reset()
-            break
-        except BatchError:  # rules the batch engine does not play, or that leave no decision
-            continue
+    def start(rules: Rules) -> tuple[VectorEnv, Any]:
+        venv = make_with(rules)
+        return venv, venv.reset()[1]
+
+    rules, (venv, masks) = _started(rng, start, BatchError)
 
     def make() -> VectorEnv:
         return make_with(rules)
@@ -1934,14 +1945,12 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
             episode=episode, autoreset_mode=mode, illegal_reward=reward,
         )  # fmt: skip
 
-    while True:
-        rules = random_rules(rng)
-        try:
-            envs = make_with(rules)
-            envs.reset(seed=rng.randrange(2**32))
-            break
-        except BatchError:  # rules the batch engine does not play, or that leave no decision
-            continue
+    def start(rules: Rules) -> Any:
+        envs = make_with(rules)
+        envs.reset(seed=rng.randrange(2**32))
+        return envs
+
+    rules, envs = _started(rng, start, BatchError)
     for _ in range(rng.randrange(ENV_STEPS)):
         envs.step(_random_actions(rng, envs.action_masks()))
     before = _make_vec_state(envs)
