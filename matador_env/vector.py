@@ -1086,6 +1086,19 @@ def sb3_vec_env(env: VectorEnv) -> Any:
     ``action_masks()`` (through ``env_method``) gives sb3-contrib's ``MaskablePPO``
     the learners' masks. Infos carry ``terminal_observation`` (SB3's name) where a
     slot's episode ended, and ``TimeLimit.truncated`` where a match was truncated.
+
+    Its inputs are read as the vector env reads them, and a refused one changes
+    nothing: the actions of ``step_async`` go to :meth:`VectorEnv.step` at
+    ``step_wait`` (a bad one is its :class:`BatchError` there, the actions then
+    dropped); ``seed(s)`` takes None or an integer from 0 to 2**64 - ``num_envs``
+    (slot ``i`` is seeded ``s + i`` at the next ``reset``; else :class:`BatchError`,
+    the seeds as they were, and a refused ``reset`` keeps them too); the vector env
+    takes no reset options, so ``set_options`` takes only None, ``{}`` or one empty
+    dict per slot (else :class:`BatchError`); ``step_wait`` without a
+    ``step_async`` before it is a ``RuntimeError``; ``indices`` of ``get_attr``,
+    ``set_attr``, ``env_method`` and ``env_is_wrapped`` are slots from
+    ``-num_envs`` to ``num_envs - 1`` (else ``IndexError``, or ``TypeError`` for no
+    integer).
     """
     if env.mode != "learner":
         raise ValueError(f"sb3_vec_env needs mode='learner', got mode={env.mode!r}")
@@ -1113,27 +1126,75 @@ def _make_sb3_class() -> Any:
                 spaces.Discrete(venv.num_actions),
             )
 
+        def seed(self, seed: int | None = None) -> Sequence[int | None]:
+            if seed is None:
+                return super().seed(None)  # SB3's own draw, from 0 to 2**32 - 2
+            self._seeds = list(slot_seeds(seed, self.num_envs, "seed", sequences=False))
+            return self._seeds
+
+        def set_options(self, options: list[dict[str, Any]] | dict[str, Any] | None = None) -> None:
+            empty = options is None or (isinstance(options, dict) and not options)
+            if not empty and not (
+                isinstance(options, (list, tuple))
+                and len(options) == self.num_envs
+                and all(isinstance(o, dict) and not o for o in options)
+            ):
+                raise BatchError(
+                    f"options={shown_value(options)} is not allowed: the vector env takes "
+                    f"no reset options; allowed: None, {{}} or {self.num_envs} empty dicts"
+                )
+            self._reset_options()
+
         def reset(self) -> np.ndarray:
             seeds = None
             if any(s is not None for s in self._seeds):
-                seeds = [int(s) if s is not None else i for i, s in enumerate(self._seeds)]
-            self._reset_seeds()
+                seeds = [s if s is not None else i for i, s in enumerate(self._seeds)]
             obs, _, _ = self.venv.reset(seeds)
+            self._reset_seeds()  # only once taken: a refused reset keeps them
             self.reset_infos = [{} for _ in range(self.num_envs)]
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
-            self._actions = np.asarray(actions)
+            self._actions = actions  # read (and refused) by VectorEnv.step, at step_wait
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-            assert self._actions is not None
-            obs, _, _, rewards, term, trunc, infos = self.venv.step(self._actions)
+            if self._actions is None:
+                raise RuntimeError(
+                    "step_wait() needs the actions of a step_async(actions) before it "
+                    "(VecEnv.step(actions) calls both)"
+                )
+            actions, self._actions = self._actions, None
+            obs, _, _, rewards, term, trunc, infos = self.venv.step(actions)
             sb3_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
             if infos:
                 for b in np.flatnonzero(infos["_final_observation"]).tolist():
                     sb3_infos[b]["terminal_observation"] = infos["final_observation"][b]
                     sb3_infos[b]["TimeLimit.truncated"] = bool(trunc[b] and not term[b])
             return obs, rewards, term | trunc, sb3_infos
+
+        def _get_indices(self, indices: Any) -> list[int]:
+            n = self.num_envs
+            if indices is None:
+                return list(range(n))
+            allowed = f"None, or a slot or a sequence of slots from {-n} to {n - 1}"
+            refused = f"indices={shown_value(indices)} is not allowed; allowed: {allowed}"
+            rows: list[Any] = [indices]
+            if integer_value(indices) is None:
+                if is_text(indices) or not (
+                    isinstance(indices, Sequence)
+                    or (isinstance(indices, np.ndarray) and indices.ndim == 1)
+                ):
+                    raise TypeError(refused)
+                rows = list(indices)
+            slots = []
+            for row in rows:
+                slot = integer_value(row)
+                if slot is None:
+                    raise TypeError(refused)
+                if not -n <= slot < n:
+                    raise IndexError(refused)
+                slots.append(slot % n)
+            return slots
 
         def close(self) -> None:
             pass
@@ -1142,15 +1203,16 @@ def _make_sb3_class() -> Any:
             return self.venv.action_masks(bool)
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            return [getattr(self, attr_name)] * len(list(self._get_indices(indices)))
+            return [getattr(self, attr_name)] * len(self._get_indices(indices))
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+            self._get_indices(indices)
             setattr(self, attr_name, value)
 
         def env_method(
             self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
         ) -> list[Any]:
-            rows = list(self._get_indices(indices))
+            rows = self._get_indices(indices)
             if method_name == "action_masks":
                 masks = self.action_masks()
                 return [masks[i] for i in rows]
@@ -1158,6 +1220,6 @@ def _make_sb3_class() -> Any:
             return [result] * len(rows)
 
         def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
-            return [False] * len(list(self._get_indices(indices)))
+            return [False] * len(self._get_indices(indices))
 
     return MatadorVecEnv

@@ -267,6 +267,121 @@ def test_the_sb3_view_reports_ends_as_stable_baselines3_reads_them() -> None:
     assert terminations > 0 and truncations > 0  # both kinds of end did occur
 
 
+def _sb3_view(size: int = 2, **kwargs: Any) -> Any:
+    pytest.importorskip("stable_baselines3")
+    return sb3_vec_env(VectorEnv(size, preset="standard", mode="learner", seed=5, **kwargs))
+
+
+def test_the_sb3_view_refuses_bad_actions_at_step_wait_and_changes_nothing() -> None:
+    sb3 = _sb3_view()
+    sb3.reset()
+    before = sb3.venv.get_state()
+    masks = sb3.action_masks()
+    legal = [int(np.flatnonzero(m)[0]) for m in masks]
+    illegal = int(np.flatnonzero(~masks[1])[0])
+    for actions, message in (
+        (
+            [[legal[0]], [legal[1], 1]],
+            r"its items differ in shape\); allowed: one integer per slot",
+        ),
+        (np.array(legal, float), "actions must be integers, got dtype float64"),
+        ([legal[0]], r"actions must have shape \(2,\) \(one per slot\), got shape \(1,\)"),
+        ([legal[0], illegal], rf"slot 1: action {illegal} is .* is not legal; allowed: \d+"),
+    ):
+        sb3.step_async(actions)  # SB3's step_async only stores them
+        with pytest.raises(BatchError, match=message):
+            sb3.step_wait()
+        assert sb3.venv.get_state() == before
+        # Refused actions are dropped, not played again by the next step_wait.
+        with pytest.raises(RuntimeError, match=r"step_wait\(\) needs the actions of a step_async"):
+            sb3.step_wait()
+    obs, rewards, dones, infos = sb3.step(np.array(legal))
+    assert obs.shape == (2, sb3.venv.obs_size) and len(infos) == 2
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, np.float64(2.0), True, "7", [1, 2], 2**64 - 1])
+def test_the_sb3_view_refuses_a_bad_seed_and_keeps_the_seeds_it_had(seed: Any) -> None:
+    sb3 = _sb3_view()
+    assert sb3.seed(40) == [40, 41]
+    with pytest.raises(BatchError, match=r"seed=.* is not allowed; allowed: an integer from 0 to"):
+        sb3.seed(seed)
+    assert sb3._seeds == [40, 41]
+    # The seeds kept are the next reset's: the same games as a fresh view seeded so.
+    fresh = _sb3_view()
+    fresh.seed(40)
+    np.testing.assert_array_equal(sb3.reset(), fresh.reset())
+
+
+def test_the_sb3_view_reads_its_seed_as_the_vector_env_does() -> None:
+    sb3 = _sb3_view(3)
+    assert sb3.seed(np.uint64(2**64 - 3)) == [2**64 - 3, 2**64 - 2, 2**64 - 1]
+    plain = VectorEnv(3, preset="standard", mode="learner", seed=5)
+    np.testing.assert_array_equal(sb3.reset(), plain.reset(2**64 - 3)[0])
+    drawn = sb3.seed(None)  # SB3's own random seed, then one a slot
+    assert len(drawn) == 3 and drawn[1] == drawn[0] + 1
+
+
+def test_a_refused_reset_of_the_sb3_view_keeps_its_seeds() -> None:
+    sb3 = _sb3_view()
+    sb3.seed(7)
+    sb3._seeds = [7, "x"]  # as set_attr could leave them: the vector env refuses it
+    with pytest.raises(BatchError, match=r"seeds\[1\]='x'"):
+        sb3.reset()
+    assert sb3._seeds == [7, "x"]
+
+
+@pytest.mark.parametrize(
+    "options", [{"reset_mask": np.array([True, False])}, [{}, {"x": 1}], [{}], "x", 3]
+)
+def test_the_sb3_view_refuses_reset_options_it_cannot_pass(options: Any) -> None:
+    sb3 = _sb3_view()
+    with pytest.raises(BatchError, match="the vector env takes no reset options"):
+        sb3.set_options(options)
+
+
+@pytest.mark.parametrize("options", [None, {}, [{}, {}], ({}, {})])
+def test_the_sb3_view_takes_empty_reset_options(options: Any) -> None:
+    sb3 = _sb3_view()
+    sb3.set_options(options)
+    assert sb3._options == [{}, {}]
+
+
+@pytest.mark.parametrize(
+    ("indices", "rows"),
+    [(None, [0, 1, 2]), (1, [1]), (np.int64(2), [2]), (-1, [2]), ([0, 2], [0, 2]),
+     (np.array([2, 0]), [2, 0]), (range(2), [0, 1]), ((), [])],
+)  # fmt: skip
+def test_the_sb3_view_reads_indices_as_slots(indices: Any, rows: list[int]) -> None:
+    sb3 = _sb3_view(3)
+    sb3.reset()
+    masks = sb3.action_masks()
+    got = sb3.env_method("action_masks", indices=indices)
+    assert len(got) == len(rows)
+    for mask, row in zip(got, rows, strict=True):
+        np.testing.assert_array_equal(mask, masks[row])
+    assert sb3.get_attr("num_envs", indices) == [3] * len(rows)
+
+
+@pytest.mark.parametrize(
+    ("indices", "error"),
+    [(3, IndexError), (-4, IndexError), ([0, 5], IndexError), (True, TypeError),
+     ("0", TypeError), ([0.0], TypeError), (np.zeros((1, 1), int), TypeError), ({0}, TypeError)],
+)  # fmt: skip
+def test_the_sb3_view_refuses_indices_of_no_slot(indices: Any, error: type[Exception]) -> None:
+    sb3 = _sb3_view(3)
+    sb3.reset()
+    for call in (
+        lambda: sb3.env_method("action_masks", indices=indices),
+        lambda: sb3.get_attr("num_envs", indices),
+        lambda: sb3.set_attr("render_mode", None, indices),
+        lambda: sb3.env_is_wrapped(object, indices),
+    ):
+        with pytest.raises(
+            error, match="allowed: None, or a slot or a sequence of slots from -3 to 2"
+        ):
+            call()
+
+
 def test_skipped_slots_stay_as_they_are() -> None:
     venv = VectorEnv(3, preset="standard", mode="learner", seed=4, illegal_reward=-1)
     obs, masks, _ = venv.reset()
