@@ -1119,7 +1119,8 @@ def _make_sb3_class() -> Any:
 
         def __init__(self, venv: VectorEnv) -> None:
             self.venv = venv
-            self._actions: np.ndarray | None = None
+            self._actions: Any = None
+            self._waiting = False  # a step_async's actions wait for step_wait (None too)
             super().__init__(
                 venv.num_envs,
                 spaces.Box(0.0, 1.0, (venv.obs_size,), np.float32),
@@ -1155,15 +1156,15 @@ def _make_sb3_class() -> Any:
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
-            self._actions = actions  # read (and refused) by VectorEnv.step, at step_wait
+            self._actions, self._waiting = actions, True  # VectorEnv.step reads them
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-            if self._actions is None:
+            if not self._waiting:
                 raise RuntimeError(
                     "step_wait() needs the actions of a step_async(actions) before it "
                     "(VecEnv.step(actions) calls both)"
                 )
-            actions, self._actions = self._actions, None
+            actions, self._actions, self._waiting = self._actions, None, False
             obs, _, _, rewards, term, trunc, infos = self.venv.step(actions)
             sb3_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
             if infos:

@@ -287,6 +287,7 @@ def test_the_sb3_view_refuses_bad_actions_at_step_wait_and_changes_nothing() -> 
         (np.array(legal, float), "actions must be integers, got dtype float64"),
         ([legal[0]], r"actions must have shape \(2,\) \(one per slot\), got shape \(1,\)"),
         ([legal[0], illegal], rf"slot 1: action {illegal} is .* is not legal; allowed: \d+"),
+        (None, r"actions must have shape \(2,\) \(one per slot\), got shape \(\)"),
     ):
         sb3.step_async(actions)  # SB3's step_async only stores them
         with pytest.raises(BatchError, match=message):
