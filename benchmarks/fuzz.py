@@ -61,13 +61,15 @@ Campaigns (``--campaign``, all by default):
              legal play from it must never raise or find a running episode without a
              legal action
 ``env``      ``step`` and ``reset`` of ``matador_v0.raw_env`` and ``env``,
-             ``MatadorSingleEnv``, ``VectorEnv`` and ``gymnasium.make_vec``'s env
-             under random rules, with play under way: a legal action in each integer
-             form, an illegal one, one out of range or no integer, mutated seeds and
-             reset options (documented: ``TypeError``, ``ValueError``,
-             ``IllegalMoveError``, ``BatchError``, each where the docs give it, and no
-             other); a refused input must change nothing, an illegal action that
-             ``env()`` or a single or vector env takes must end the episode as
+             ``MatadorSingleEnv``, ``VectorEnv``, ``gymnasium.make_vec``'s env and
+             ``sb3_vec_env``'s ``VecEnv`` under random rules, with play under way: a
+             legal action in each integer form, an illegal one, one out of range or no
+             integer, mutated seeds and reset options, and for the SB3 view the
+             ``indices`` of ``get_attr`` and kin and a ``step_wait`` with no actions
+             (documented: ``TypeError``, ``ValueError``, ``IllegalMoveError``,
+             ``BatchError``, ``IndexError``, ``RuntimeError``, each where the docs give
+             it, and no other); a refused input must change nothing, an illegal action
+             that ``env()`` or a single or vector env takes must end the episode as
              documented, a seed taken must deal what its plain int deals; vector envs
              sometimes play beside an opponent (learner mode) or an ``episode_starts``
              that answers badly now and then (refused, nothing changed); legal play
@@ -1362,10 +1364,11 @@ def trial_live(rng: random.Random, tally: Tally, label: str, pools: _LivePools) 
 ENV_STEPS = 40
 """The most steps an env trial plays before its mutated input, and after it."""
 
-ENV_SURFACES = ("raw_env", "env", "single", "vector", "make_vec")
+ENV_SURFACES = ("raw_env", "env", "single", "vector", "make_vec", "sb3")
 """What the env campaign steps: ``matador_v0.raw_env`` and ``env`` (PettingZoo's AEC
-environment, bare and wrapped), ``MatadorSingleEnv``, ``VectorEnv`` and
-``gymnasium.make_vec``'s env (``MatadorVectorEnv``)."""
+environment, bare and wrapped), ``MatadorSingleEnv``, ``VectorEnv``,
+``gymnasium.make_vec``'s env (``MatadorVectorEnv``) and ``sb3_vec_env``'s
+stable-baselines3 ``VecEnv``."""
 
 
 def _is_integer(value: Any) -> bool:
@@ -2019,6 +2022,200 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     classify(tally, take, (ValueError,), label, valid=valid)
 
 
+def _sb3_options_taken(options: Any, size: int) -> bool:
+    """Whether ``sb3_vec_env``'s ``set_options`` takes ``options``, by its docs: None,
+    ``{}``, or a list or tuple of one empty dict per slot (the vector env takes no reset
+    options)."""
+    if options is None or (isinstance(options, dict) and not options):
+        return True
+    return (
+        isinstance(options, (list, tuple))
+        and len(options) == size
+        and all(isinstance(o, dict) and not o for o in options)
+    )
+
+
+def _mutated_indices(rng: random.Random, size: int) -> Any:
+    """``indices`` for ``sb3_vec_env``'s ``get_attr`` and kin: slots in each integer form
+    and sequence, slots out of range, and no integers."""
+    import numpy as np
+
+    slot = rng.randrange(-size, size)
+    return rng.choice([
+        None, slot, _integer_forms(rng, slot % size), size, -size - 1, 2**64,
+        [rng.randrange(size) for _ in range(rng.randrange(4))], (slot,), range(size),
+        np.array([slot, 0]), [0, size], True, np.bool_(False), "0", float(slot), [0.0],
+        np.zeros((1, 1), int), {0}, random_value(rng),
+    ])  # fmt: skip
+
+
+def _sb3_slots(indices: Any, size: int) -> list[int] | tuple[type[Exception], ...]:
+    """The slots ``indices`` names by ``sb3_vec_env``'s docs (None: all; a slot, or a
+    list, tuple, range or 1-d array of them, each an integer from ``-size`` to ``size -
+    1``), or the errors they give where they refuse it: ``IndexError`` for a slot out of
+    range, ``TypeError`` for no integer (either, where both are there)."""
+    import numpy as np
+
+    if indices is None:
+        return list(range(size))
+    if _is_integer(indices):
+        rows: list[Any] = [indices]
+    elif isinstance(indices, (list, tuple, range)) or (
+        isinstance(indices, np.ndarray) and indices.ndim == 1
+    ):
+        rows = list(indices)
+    else:
+        return (TypeError,)
+    errors: tuple[type[Exception], ...] = ()
+    if not all(_is_integer(row) for row in rows):
+        errors += (TypeError,)
+    if any(_is_integer(row) and not -size <= int(row) < size for row in rows):
+        errors += (IndexError,)
+    return errors or [int(row) % size for row in rows]
+
+
+def _trial_sb3(rng: random.Random, tally: Tally, label: str) -> None:
+    """A mutated input of ``sb3_vec_env``'s stable-baselines3 view of a learner-mode
+    ``VectorEnv`` under way: actions (``step_async``, then ``step_wait``), a ``seed``,
+    reset options, the ``indices`` of ``get_attr`` and kin, or a ``step_wait`` with no
+    actions."""
+    import numpy as np
+
+    from matador_env.batch import BatchError
+    from matador_env.vector import VectorEnv, sb3_vec_env
+
+    size, episode, seed = rng.randint(1, 3), rng.choice(("hand", "match")), rng.randrange(2**32)
+    lenient = rng.random() < 0.5
+    reward = rng.choice((-1.0, -2.5))
+    extra: dict[str, Any] = {"illegal_reward": reward} if lenient else {}
+
+    def start(rules: Rules) -> Any:
+        venv = VectorEnv(size, rules, mode="learner", episode=episode, seed=seed, **extra)
+        sb3 = sb3_vec_env(venv)
+        sb3.reset()
+        return sb3
+
+    _, sb3 = _started(rng, start, BatchError)
+    for _ in range(rng.randrange(ENV_STEPS)):
+        masks = sb3.action_masks()
+        if not masks.any(1).all():
+            break  # a finding of the play after the input, not of this setup
+        sb3.step(_random_actions(rng, masks))
+
+    def state() -> tuple[Any, ...]:
+        return sb3.venv.get_state(), list(sb3._seeds), copy.deepcopy(sb3._options)
+
+    before, masks = state(), sb3.action_masks()
+    kind = rng.choice(("step", "step", "seed", "options", "indices", "wait"))
+    value: Any = None
+    method = ""
+    slots: list[int] | tuple[type[Exception], ...] = []
+    illegal: list[int] | None = None
+    if kind == "step":
+        value = _mutated_actions(rng, _random_actions(rng, masks), masks.shape[1])
+        illegal = _illegal_slots(value, masks)
+        valid = illegal is not None and (not illegal or lenient)
+        expected: tuple[type[Exception], ...] = () if valid else (BatchError,)
+        what = f"actions {value!r}"
+    elif kind == "seed":
+        value = _mutated_seed(rng)
+        valid = value is None or (_is_integer(value) and 0 <= int(value) <= 2**64 - size)
+        expected, what = () if valid else (BatchError,), f"seed({value!r})"
+    elif kind == "options":
+        value = rng.choice([
+            None, {}, [{}] * size, ({},) * size, [{}] * (size + 1), [{"x": 1}] * size,
+            {"reset_mask": np.ones(size, bool)}, random_value(rng),
+        ])  # fmt: skip
+        valid = _sb3_options_taken(value, size)
+        expected, what = () if valid else (BatchError,), f"set_options({value!r})"
+    elif kind == "indices":
+        value = _mutated_indices(rng, size)
+        slots = _sb3_slots(value, size)
+        method = rng.choice(("env_method", "get_attr", "set_attr", "env_is_wrapped"))
+        valid = isinstance(slots, list)
+        expected = () if isinstance(slots, list) else slots
+        what = f"{method}(indices={value!r})"
+    else:
+        valid, expected, what = False, (RuntimeError,), "step_wait() with no step_async"
+
+    def call() -> Any:
+        if kind == "step":
+            sb3.step_async(value)
+            return sb3.step_wait()
+        if kind == "seed":
+            return sb3.seed(value)
+        if kind == "options":
+            return sb3.set_options(value)
+        if kind == "wait":
+            return sb3.step_wait()
+        if method == "env_method":
+            return sb3.env_method("action_masks", indices=value)
+        if method == "get_attr":
+            return sb3.get_attr("num_envs", value)
+        if method == "set_attr":
+            return sb3.set_attr("render_mode", None, value)
+        return sb3.env_is_wrapped(object, value)
+
+    def take() -> None:
+        try:
+            out = call()
+        except Exception as exc:
+            if not isinstance(exc, expected):
+                shown = " or ".join(e.__name__ for e in expected) or "taken"
+                raise Finding(
+                    f"{what}: {type(exc).__name__}: {exc}; the docs give: {shown}"
+                ) from None
+            if state() != before:
+                raise Finding(f"{what} was refused, but changed the environment") from None
+            if kind == "step":
+                try:
+                    sb3.step_wait()
+                except RuntimeError:
+                    pass
+                else:
+                    raise Finding(f"{what} was refused, then played by the next step_wait")
+            raise
+        if expected:
+            raise Finding(f"{what} was taken; the docs give {expected[0].__name__}")
+        if kind == "seed":
+            seeds = out if value is None else [int(value) + i for i in range(size)]
+            if out != seeds or sb3._seeds != seeds:
+                raise Finding(f"{what} gave the slots the seeds {out}, not {seeds}")
+            sb3.reset()
+            if sb3.venv.get_state()["base_seeds"] != seeds:
+                raise Finding(f"{what}: the next reset dealt from other seeds than {seeds}")
+        if kind == "options":
+            sb3.reset()
+        for slot in illegal if kind == "step" and illegal else []:
+            if not (out[1][slot] == reward and out[2][slot]):
+                raise Finding(
+                    f"{what}: slot {slot}'s illegal action gave reward {out[1][slot]}, "
+                    f"done {out[2][slot]}"
+                )
+        if kind == "indices" and method in ("env_method", "get_attr", "env_is_wrapped"):
+            assert isinstance(slots, list)
+            want = {
+                "env_method": [masks[s] for s in slots], "get_attr": [size] * len(slots),
+                "env_is_wrapped": [False] * len(slots),
+            }[method]  # fmt: skip
+            same = len(out) == len(want) and all(
+                np.array_equal(a, b) for a, b in zip(out, want, strict=True)
+            )
+            if not same:
+                raise Finding(f"{what} gave {out!r}, not the slots {slots}")
+
+        def play() -> None:
+            for step in range(rng.randrange(1, ENV_STEPS)):
+                legal = sb3.action_masks()
+                if not legal.any(1).all():
+                    raise Finding(f"after step {step}, a slot has no legal action")
+                sb3.step(_random_actions(rng, legal))
+
+        _played_on(play)
+
+    classify(tally, take, (BatchError, TypeError, IndexError, RuntimeError), label, valid=valid)
+
+
 @contextlib.contextmanager
 def _quiet_pettingzoo() -> Iterator[None]:
     """PettingZoo's warnings (``env()`` prints one for each illegal action it takes) kept
@@ -2042,6 +2239,9 @@ def trial_env(rng: random.Random, tally: Tally, label: str) -> None:
         return
     if kind == "make_vec":
         _trial_make_vec(rng, tally, label)
+        return
+    if kind == "sb3":
+        _trial_sb3(rng, tally, label)
         return
     with _quiet_pettingzoo():
         _trial_one_env(rng, tally, label, kind)

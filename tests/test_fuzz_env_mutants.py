@@ -333,6 +333,71 @@ def test_it_finds_make_vecs_valid_options_refused(monkeypatch: pytest.MonkeyPatc
     assert "a valid input refused: ValueError: no options" in _findings(monkeypatch, 300)
 
 
+def _sb3_class() -> Any:
+    from matador_env.vector import sb3_vec_env
+
+    return type(sb3_vec_env(VectorEnv(1, preset="standard", mode="learner")))
+
+
+def test_it_finds_sb3s_actions_read_by_numpy_and_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As they were: step_async made an array of them, step_wait played the last ones again.
+    cls = _sb3_class()
+
+    def as_before(self: Any, actions: Any) -> None:
+        self._actions, self._waiting = np.asarray(actions), True
+
+    def replaying(step_wait: Callable[..., Any], self: Any) -> Any:
+        if not self._waiting:
+            self._actions, self._waiting = getattr(self, "last", None), True
+        self.last = self._actions
+        return step_wait(self)
+
+    monkeypatch.setattr(cls, "step_async", as_before)
+    _wrap(monkeypatch, cls, "step_wait", replaying)
+    found = _findings(monkeypatch, 600)
+    assert "ValueError: setting an array element with a sequence" in found
+    assert "step_wait() with no step_async was taken; the docs give RuntimeError" in found
+
+
+def test_it_finds_sb3s_seeds_and_options_taken_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_baselines3.common.vec_env import VecEnv
+
+    cls = _sb3_class()
+    monkeypatch.setattr(cls, "seed", VecEnv.seed)
+    monkeypatch.setattr(cls, "set_options", VecEnv.set_options)
+    found = _findings(monkeypatch, 600)
+    assert "was taken; the docs give BatchError" in found
+    assert "set_options(" in found and "seed(" in found
+
+
+def test_it_finds_sb3s_seeds_read_as_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    cls = _sb3_class()
+
+    def shifted(seed: Callable[..., Any], self: Any, value: Any = None) -> Any:
+        self._seeds = [s + 1 for s in seed(self, value)]
+        return self._seeds
+
+    _wrap(monkeypatch, cls, "seed", shifted)
+    assert "gave the slots the seeds" in _findings(monkeypatch, 600)
+
+
+def test_it_finds_sb3s_indices_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_baselines3.common.vec_env import VecEnv
+
+    monkeypatch.setattr(_sb3_class(), "_get_indices", VecEnv._get_indices)
+    found = _findings(monkeypatch, 600)
+    assert "(indices=" in found and "the docs give" in found
+
+
+def test_it_finds_sb3s_illegal_action_rewarded_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unpunished(step_wait: Callable[..., Any], self: Any) -> Any:
+        obs, rewards, dones, infos = step_wait(self)
+        return obs, np.zeros_like(rewards), dones, infos
+
+    _wrap(monkeypatch, _sb3_class(), "step_wait", unpunished)
+    assert "illegal action gave reward 0.0" in _findings(monkeypatch, 600)
+
+
 # -- what the inputs reach ------------------------------------------------------------------
 
 
@@ -365,6 +430,8 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     slots = _results(monkeypatch, fuzz, "_illegal_slots")
     starts = _results(monkeypatch, fuzz._FaultyStarts, "_taken")
     options = _results(monkeypatch, fuzz, "_reset_mask_taken")
+    sb3_options = _results(monkeypatch, fuzz, "_sb3_options_taken")
+    sb3_slots = _results(monkeypatch, fuzz, "_sb3_slots")
     answers: list[int] = []
     call = fuzz._FaultyOpponent.__call__
 
@@ -383,6 +450,9 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert None in slots and [] in slots and any(s for s in slots)
     assert 1 in answers and 0 in answers
     assert True in starts and False in starts and True in options and False in options
+    assert True in sb3_options and False in sb3_options
+    assert {TypeError, IndexError} <= {e for r in sb3_slots if isinstance(r, tuple) for e in r}
+    assert any(isinstance(r, list) for r in sb3_slots)
 
 
 def test_the_campaign_keeps_pettingzoo_quiet(capfd: pytest.CaptureFixture[str]) -> None:
