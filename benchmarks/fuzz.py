@@ -1928,6 +1928,17 @@ def _make_vec_state(envs: Any) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+def _play_slots(rng: random.Random, envs: Any) -> None:
+    """Legal play for up to :data:`ENV_STEPS` steps of a vector env that gives its masks
+    by ``action_masks()`` and takes one action per slot by ``step`` (``make_vec``'s env,
+    the SB3 view); a slot with no legal action is a finding."""
+    for step in range(rng.randrange(1, ENV_STEPS)):
+        masks = envs.action_masks()
+        if not masks.any(1).all():
+            raise Finding(f"after step {step}, a slot has no legal action")
+        envs.step(_random_actions(rng, masks))
+
+
 def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     """A mutated ``step`` or ``reset`` (its seed or options) of ``gymnasium.make_vec``'s
     env under way."""
@@ -2010,14 +2021,7 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
                     f"terminated {out[2][slot]}"
                 )
 
-        def play() -> None:
-            for step in range(rng.randrange(1, ENV_STEPS)):
-                masks = envs.action_masks()
-                if not masks.any(1).all():
-                    raise Finding(f"after step {step}, a slot has no legal action")
-                envs.step(_random_actions(rng, masks))
-
-        _played_on(play)
+        _played_on(lambda: _play_slots(rng, envs))
 
     classify(tally, take, (ValueError,), label, valid=valid)
 
@@ -2204,14 +2208,7 @@ def _trial_sb3(rng: random.Random, tally: Tally, label: str) -> None:
             if not same:
                 raise Finding(f"{what} gave {out!r}, not the slots {slots}")
 
-        def play() -> None:
-            for step in range(rng.randrange(1, ENV_STEPS)):
-                legal = sb3.action_masks()
-                if not legal.any(1).all():
-                    raise Finding(f"after step {step}, a slot has no legal action")
-                sb3.step(_random_actions(rng, legal))
-
-        _played_on(play)
+        _played_on(lambda: _play_slots(rng, sb3))
 
     classify(tally, take, (BatchError, TypeError, IndexError, RuntimeError), label, valid=valid)
 
