@@ -45,7 +45,9 @@ names). An unknown spec raises ``ValueError`` (a string) or ``TypeError`` (anyth
 else) naming what is allowed.
 
 An opponent that raises, or returns an illegal move (``ValueError``) or something
-that is not an action (``TypeError``; an action is an integer, as for the learner):
+that is not an action (``TypeError``; an action is an integer, as for the learner;
+an agent's move is a ``Move`` or its text form, and text that is no move is a
+``ValueError``):
 the exception propagates and the env is as before the step, the learner's action
 not applied either; that is a bug in the opponent, not a move of the learner, and
 once it is fixed the same ``step`` can be taken again. (The game is put back after
@@ -363,8 +365,20 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
             return self.encoding.index[legal[self._rng.randrange(len(legal))]]
         if isinstance(policy, _Agent):
             move = policy.move(game.view(mover), self._rng)
-            if not isinstance(move, Move):
-                move = Move.parse(str(move))
+            if isinstance(move, str):
+                try:
+                    move = Move.parse(move)
+                except ValueError as exc:  # MoveParseError, naming no opponent
+                    raise ValueError(
+                        f"opponent {policy.agent!r} at seat {mover} chose {shown_value(move)}, "
+                        f"which is no move: {exc}"
+                    ) from None
+            elif not isinstance(move, Move):
+                raise TypeError(
+                    f"opponent {policy.agent!r} at seat {mover} returned {shown_value(move)} "
+                    f"({type(move).__name__}), not a move: a Move or its text form (e.g. "
+                    "'3-4@0>3', 'draw')"
+                )
             if move not in game.hand.legal_moves():
                 raise ValueError(
                     f"opponent {policy.agent!r} at seat {mover} chose {str(move)!r}, which is "

@@ -7,6 +7,7 @@ import multiprocessing
 import pickle
 import random
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -544,6 +545,43 @@ def test_an_opponent_must_return_an_integer(returned: object) -> None:
     with pytest.raises(TypeError, match=r"opponent .* at seat 1 returned .*, not an action"):
         env.step(int(np.flatnonzero(mask)[0]))
     _assert_as_before(env, obs, mask, 0)
+
+
+class AnsweringAgent:
+    """An agent that answers ``answer(legal moves)``."""
+
+    def __init__(self, answer: Callable[[list[Move]], object]) -> None:
+        self.answer = answer
+
+    def act(self, view: SeatView, rng: random.Random) -> object:
+        return self.answer(list(view.legal_moves))
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "match"),
+    [
+        (lambda legal: None, TypeError, r"returned None \(NoneType\), not a move: a Move or its"),
+        (lambda legal: 5, TypeError, r"returned 5 \(int\), not a move"),
+        (lambda legal: [str(legal[0])], TypeError, r"returned \['.*'\] \(list\), not a move"),
+        (lambda legal: str(legal[0]).encode(), TypeError, r"\(bytes\), not a move"),
+        (lambda legal: "x", ValueError, r"seat 1 chose 'x', which is no move: not a move: 'x'"),
+        (lambda legal: "6-6@0>6", ValueError, r"seat 1 chose '6-6@0>6', which is not legal"),
+    ],
+)
+def test_an_agent_opponent_must_return_a_legal_move_or_its_text(
+    answer: Callable[[list[Move]], object], error: type[Exception], match: str
+) -> None:
+    env = MatadorSingleEnv(preset="standard", seat=0, opponents=AnsweringAgent(answer))
+    env.reset(seed=1)
+    obs, mask = env.game.observe(0)["observation"], env.action_masks()
+    with pytest.raises(error, match=match):
+        env.step(int(np.flatnonzero(mask)[0]))
+    _assert_as_before(env, obs, mask, 0)
+
+
+def test_an_agent_opponent_may_return_a_moves_text() -> None:
+    agent = AnsweringAgent(lambda legal: np.str_(legal[-1]))
+    run_episode(MatadorSingleEnv(preset="standard", opponents=agent), 2, random.Random(2))
 
 
 def test_an_opponent_may_return_a_numpy_integer() -> None:
