@@ -70,9 +70,11 @@ Campaigns (``--campaign``, all by default):
              ``BatchError``, ``IndexError``, ``RuntimeError``, each where the docs give
              it, and no other); a refused input must change nothing, an illegal action
              that ``env()`` or a single or vector env takes must end the episode as
-             documented, a seed taken must deal what its plain int deals; vector envs
-             sometimes play beside an opponent (learner mode) or an ``episode_starts``
-             that answers badly now and then (refused, nothing changed); legal play
+             documented, a seed taken must deal what its plain int deals; the single
+             env sometimes plays beside an agent or callable opponent, and vector envs
+             beside an opponent (learner mode) or an ``episode_starts``, that answers
+             badly now and then (refused, nothing changed; the single env's same step
+             with the opponent fixed goes on as a copy from before it); legal play
              after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
@@ -1449,6 +1451,62 @@ def _mutated_seed(rng: random.Random) -> Any:
     return random_value(rng)
 
 
+class _FaultyPlayer:
+    """An opponent of a ``MatadorSingleEnv``, as an agent (the object: ``act(view, rng)``)
+    or as a callable (its ``action``: observation dict -> action), that now and then (at
+    ``share``) answers badly: an action that is illegal, out of range or no integer, or,
+    as an agent, an illegal move, text that is no move or no move at all (perhaps still
+    its good answer in another form). ``bad``: the errors the docs give for its answers
+    since it was last emptied (``ValueError`` for no legal action or move, ``TypeError``
+    for no action or move at all). Its good answer is the agent's random legal move from
+    the env's stream, or the callable's middle legal action, so that an env and its
+    copy see the same play from it whatever its share."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.share = rng, 0.0
+        self.bad: list[tuple[Any, type[Exception]]] = []
+
+    def action(self, obs: dict[str, Any]) -> Any:
+        import numpy as np
+
+        mask = obs["action_mask"]
+        legal = np.flatnonzero(mask).tolist()
+        if self.rng.random() >= self.share:
+            return legal[len(legal) // 2]
+        answer = _mutated_action(self.rng, legal, len(mask))
+        kind = _action_kind(answer, legal, len(mask))
+        if kind == "legal":  # the good answer in another integer form, as a good one plays
+            return _integer_forms(self.rng, legal[len(legal) // 2])
+        self.bad.append((answer, TypeError if kind in ("type", "none") else ValueError))
+        return answer
+
+    def act(self, view: Any, rng: random.Random) -> Any:
+        legal = list(view.legal_moves)
+        move = rng.choice(legal)
+        if self.rng.random() >= self.share:
+            return move
+        from matador_env.encoding import encoding_for
+
+        illegal = [m for m in encoding_for(view.rules).moves if m not in legal]
+        other = self.rng.choice(illegal) if illegal else move  # (never the env's stream)
+        answer = self.rng.choice([
+            move, str(move), other, "x", "", str(move) + "!", None, 5, [str(move)],
+            str(move).encode(), (move,), random_value(self.rng),
+        ])  # fmt: skip
+        if isinstance(answer, Move):
+            error: type[Exception] | None = None if answer in legal else ValueError
+        elif isinstance(answer, str):
+            try:
+                error = None if Move.parse(answer) in legal else ValueError
+            except ValueError:
+                error = ValueError
+        else:
+            error = TypeError
+        if error is not None:
+            self.bad.append((answer, error))
+        return answer
+
+
 class _Surface:
     """One environment under test, for the env campaign: what it is to move, how it
     steps, what "as it was" compares, and which error its docs give for each kind of
@@ -1459,6 +1517,7 @@ class _Surface:
         from matador_env.gym_env import MatadorSingleEnv
 
         self.kind = kind
+        self.player: _FaultyPlayer | None = None
         episode = rng.choice(("hand", "match"))
         self.illegal_reward = rng.choice((-1.0, -3.5))
         max_hands = rng.choice((2, 50))
@@ -1466,7 +1525,10 @@ class _Surface:
             make = matador_v0.raw_env if kind == "raw_env" else matador_v0.env
             self.make = lambda: make(rules=rules, episode=episode, max_hands=max_hands)
         else:
-            opponents = rng.choice(("random", "greedy"))
+            opponents: Any = rng.choice(("random", "greedy"))
+            if rng.random() < 0.6:  # an agent or a callable that answers badly now and then
+                self.player = _FaultyPlayer(rng)
+                opponents = rng.choice((self.player, self.player.action))
             self.make = lambda: MatadorSingleEnv(
                 rules=rules, episode=episode, max_hands=max_hands, opponents=opponents,
                 illegal_reward=self.illegal_reward,
@@ -1602,6 +1664,10 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
     _, surface = _started(rng, start, RuntimeError)
     surface.play(rng, rng.randrange(ENV_STEPS), strict=False)
     before = surface.snapshot()
+    player, twin = surface.player, None
+    if player is not None:
+        twin = copy.deepcopy(surface.env)  # its player's copy answers well: share 0
+        player.share = rng.choice((0.2, 0.6))
     reset = rng.random() < 0.2
     legal = surface.legal()
     action_kind = ""
@@ -1618,27 +1684,44 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
     else:
         assert legal is not None
         value = _mutated_action(rng, legal, surface.actions())
+        if player is not None and rng.random() < 0.7:
+            value = rng.choice(legal)  # a legal step, so that the opponents are asked
         action_kind = _action_kind(value, legal, surface.actions())
         expected = surface.documented(action_kind)
         what = f"{action_kind} action {value!r}"
 
+    def call() -> None:
+        if reset:
+            surface.env.reset(seed=value)
+        else:
+            surface.step_checked(value, action_kind)
+
     def take() -> None:
         try:
-            if reset:
-                surface.env.reset(seed=value)
-            else:
-                surface.step_checked(value, action_kind)
+            call()
         except Finding:
             raise
         except Exception as exc:
-            if expected is None or not isinstance(exc, expected):
-                shown = "taken" if expected is None else expected.__name__
+            # An opponent's first bad answer stops the step (or reset) with its error.
+            fault = player.bad[0] if player is not None and player.bad else None
+            want = expected if fault is None else fault[1]
+            if want is None or not isinstance(exc, want):
+                shown = "taken" if want is None else want.__name__
+                by = "" if fault is None else f" (the opponent answered {fault[0]!r})"
                 raise Finding(
-                    f"{what}: {type(exc).__name__}: {exc}; the docs give: {shown}"
+                    f"{what}{by}: {type(exc).__name__}: {exc}; the docs give: {shown}"
                 ) from None
+            if fault is not None and reset:
+                raise  # a reset that raises leaves no episode, by the docs
             if surface.snapshot() != before:
                 raise Finding(f"{what} was refused, but changed the environment") from None
+            if fault is not None:
+                _fixed_step_goes_on(surface, twin, call, what)
             raise
+        if player is not None:
+            if player.bad:
+                raise Finding(f"{what}: the opponent's answer {player.bad[0][0]!r} was taken")
+            player.share = 0.0  # for the legal play after
         if expected is not None:
             raise Finding(f"{what} was taken; the docs give {expected.__name__}")
         if reset and value is not None:
@@ -1648,7 +1731,34 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
                 raise Finding(f"{what} dealt other hands than reset(seed={int(value)})")
         _played_on(lambda: surface.play(rng, rng.randrange(1, ENV_STEPS)))
 
-    classify(tally, take, (TypeError, ValueError), label, valid=expected is None)
+    # (With a faulty opponent, take() itself finds a valid input refused for no fault.)
+    valid = expected is None and player is None
+    classify(tally, take, (TypeError, ValueError), label, valid=valid)
+
+
+def _fixed_step_goes_on(surface: _Surface, twin: Any, call: Callable[[], None], what: str) -> None:
+    """After an opponent's bad answer stopped a step, the docs have the env as before it:
+    with the opponent fixed, the same step must go on as the env's copy from before
+    (whose opponent never failed) takes it."""
+    import numpy as np
+
+    assert surface.player is not None
+    surface.player.share = 0.0
+    env = surface.env
+    try:
+        call()
+        surface.env = twin
+        call()
+    except Exception as exc:
+        raise Finding(
+            f"{what}: the same step with the opponent fixed raised {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        surface.env = env
+    if env.hand_records() != twin.hand_records() or not np.array_equal(
+        env.action_masks(), twin.action_masks()
+    ):
+        raise Finding(f"{what}: with the opponent fixed, the step went otherwise than before")
 
 
 def _mutated_actions(rng: random.Random, acts: Any, actions: int) -> Any:

@@ -163,7 +163,7 @@ def test_it_finds_an_illegal_action_of_a_single_env_rewarded_otherwise(
         return obs, reward, terminated, truncated, info
 
     _wrap(monkeypatch, MatadorSingleEnv, "step", unpunished)
-    assert "gave reward 0.0, terminated True" in _findings(monkeypatch, 60)
+    assert "gave reward 0.0, terminated True" in _findings(monkeypatch, 200)
 
 
 def test_it_finds_an_illegal_action_of_a_vector_slot_rewarded_otherwise(
@@ -293,8 +293,8 @@ def test_it_finds_a_refused_reset_that_changed_make_vecs_env(
 
     original = MatadorVectorEnv.reset
     monkeypatch.setattr(MatadorVectorEnv, "reset", lambda self, **kw: leaky(original, self, **kw))
-    assert "reset(seed=" in _findings(monkeypatch, 300)
-    assert "was refused, but changed the environment" in _findings(monkeypatch, 300)
+    found = _findings(monkeypatch, 300)
+    assert "reset(seed=" in found and "was refused, but changed the environment" in found
 
 
 def test_it_finds_make_vecs_seeds_read_as_others(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -331,6 +331,49 @@ def test_it_finds_make_vecs_valid_options_refused(monkeypatch: pytest.MonkeyPatc
 
     _wrap(monkeypatch, MatadorVectorEnv, "_reset_mask", refusing)
     assert "a valid input refused: ValueError: no options" in _findings(monkeypatch, 300)
+
+
+def test_it_finds_a_single_envs_opponent_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forgiving(opponent_action: Callable[..., Any], self: Any, mover: int, policy: Any) -> Any:
+        try:
+            return opponent_action(self, mover, policy)
+        except (TypeError, ValueError):
+            return int(np.flatnonzero(self.game.observe(mover)["action_mask"])[0])
+
+    _wrap(monkeypatch, MatadorSingleEnv, "_opponent_action", forgiving)
+    found = _findings(monkeypatch, 600)
+    assert "the opponent's answer" in found and "was taken" in found
+
+
+def test_it_finds_an_opponents_bad_answer_refused_with_another_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As before 3a7fe20: an agent's answer that is no move was parsed as str(answer).
+    from matador_env.engine import Move
+
+    def parsed(opponent_action: Callable[..., Any], self: Any, mover: int, policy: Any) -> Any:
+        if hasattr(policy, "agent"):
+            answer = policy.move(self.game.view(mover), self._rng)
+            if not isinstance(answer, (Move, str)):
+                Move.parse(str(answer))
+        return opponent_action(self, mover, policy)
+
+    _wrap(monkeypatch, MatadorSingleEnv, "_opponent_action", parsed)
+    found = _findings(monkeypatch, 600)
+    assert "(the opponent answered" in found and "MoveParseError: not a move" in found
+
+
+def test_it_finds_a_failed_step_that_left_the_opponents_stream_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    init = MatadorSingleEnv.__init__
+
+    def forgetful(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._keep_rng = False  # a failed step no longer puts the stream back
+
+    monkeypatch.setattr(MatadorSingleEnv, "__init__", forgetful)
+    assert "with the opponent fixed, the step went otherwise" in _findings(monkeypatch, 1000)
 
 
 def _sb3_class() -> Any:
@@ -442,6 +485,21 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         return answer
 
     monkeypatch.setattr(fuzz._FaultyOpponent, "__call__", counting)
+    bad_answers: set[tuple[str, type[Exception]]] = set()  # (as agent or callable, error)
+
+    def noting_bad(name: str) -> None:
+        answer = getattr(fuzz._FaultyPlayer, name)
+
+        def noted(self: Any, *args: Any) -> Any:
+            before = len(self.bad)
+            out = answer(self, *args)
+            bad_answers.update((name, error) for _, error in self.bad[before:])
+            return out
+
+        monkeypatch.setattr(fuzz._FaultyPlayer, name, noted)
+
+    noting_bad("act")
+    noting_bad("action")
     assert _findings(monkeypatch, 800) == ""
     assert {(s, k) for s in ("raw_env", "env", "single") for k in (
         "legal", "illegal", "range", "type", "none")} <= kinds  # fmt: skip
@@ -451,6 +509,8 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert 1 in answers and 0 in answers
     assert True in starts and False in starts and True in options and False in options
     assert True in sb3_options and False in sb3_options
+    assert {n for n, _ in bad_answers} == {"act", "action"}
+    assert {e for _, e in bad_answers} == {TypeError, ValueError}
     assert {TypeError, IndexError} <= {e for r in sb3_slots if isinstance(r, tuple) for e in r}
     assert any(isinstance(r, list) for r in sb3_slots)
 
