@@ -35,6 +35,7 @@ def test_the_page_has_a_block_per_library() -> None:
     assert set(PYTHON) == {
         "stable-baselines3 / sb3-contrib",
         "stable-baselines3 by the Gymnasium id",
+        "stable-baselines3 on the compiled vector env",
         "Tianshou",
         "Ray RLlib",
         "CleanRL-style loops",
