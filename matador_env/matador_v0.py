@@ -72,6 +72,8 @@ The observation is a dictionary with an `'observation'` element, the
 `float32` vector below, and an `'action_mask'` element, described in Legal Actions
 Mask. It is built from the observing seat's point of view and holds nothing of the
 other hands or the boneyard beyond their sizes and the public history.
+`observe`, `observation_space` and `action_space` of a name that is none of
+`possible_agents` raise a `KeyError` that lists them.
 
 "Others" are the other seats in playing order from the observer (seat + 1,
 seat + 2, ...). `T` tiles in the set, `V = set_max + 1` values, `E` end slots (see
@@ -240,6 +242,7 @@ from .engine import (
     render_layout,
     set_tiles,
 )
+from .engine.tiles import shown_value
 from .picture import draw_frame
 from .values import as_integer, as_seed, finite_real, integer_value
 
@@ -805,10 +808,24 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         self.agents: list[str] = []
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):  # TypeError: unhashable, e.g. a list
+            raise self._no_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
+
+    def _no_agent(self, agent: object) -> KeyError:
+        """The ``KeyError`` (PettingZoo's type for an unknown agent) that names ``agent``
+        and this table's agents, where a bare one named only the key."""
+        return KeyError(
+            f"agent {shown_value(agent)} is not an agent of this env; allowed: "
+            f"{', '.join(map(repr, self.possible_agents))}"
+        )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game. ``seed``: None or an integer (see Seeding in the module
@@ -834,7 +851,11 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         self.agent_selection = self.possible_agents[game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        return self.game.observe(self._seat[agent])
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
+        return self.game.observe(seat)
 
     def state(self) -> np.ndarray:
         return self.game.state()

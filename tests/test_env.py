@@ -465,6 +465,18 @@ def test_wrapped_env_actions_must_be_integers_as_raw_envs_are(bad: object) -> No
     e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))  # it plays on
 
 
+@pytest.mark.parametrize("make", [raw_env, env])
+@pytest.mark.parametrize("agent", ["player_3", 0, None, "player_0 ", b"player_0", ["player_0"]])
+def test_an_unknown_agent_is_a_key_error_naming_the_agents(make: Any, agent: Any) -> None:
+    e = make(preset="standard", players=3)
+    e.reset(seed=0)
+    allowed = r"allowed: 'player_0', 'player_1', 'player_2'"
+    for ask in (e.observe, e.action_space, e.observation_space):
+        with pytest.raises(KeyError, match=rf"agent .* is not an agent of this env; {allowed}"):
+            ask(agent)
+    assert e.observe(np.str_("player_2"))["action_mask"].shape == (e.action_space("player_2").n,)
+
+
 def test_raw_env_takes_numpy_integer_actions() -> None:
     plain, numpy_ = raw_env(preset="standard"), raw_env(preset="standard")
     plain.reset(seed=5)
