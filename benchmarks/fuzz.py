@@ -72,10 +72,11 @@ Campaigns (``--campaign``, all by default):
              that ``env()`` or a single or vector env takes must end the episode as
              documented, a seed taken must deal what its plain int deals; the single
              env sometimes plays beside an agent or callable opponent, and vector envs
-             beside an opponent (learner mode) or an ``episode_starts``, that answers
-             badly now and then (refused, nothing changed; the single env's same step
-             with the opponent fixed goes on as a copy from before it); legal play
-             after never raises
+             (``make_vec``'s too) beside an opponent (learner mode) or an
+             ``episode_starts``, that answers badly now and then (refused, nothing
+             changed; the single env's same step with the opponent fixed goes on as a
+             copy from before it) or, the vector envs' opponent, raises (passed on,
+             nothing changed); legal play after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -111,7 +112,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1835,21 +1836,31 @@ def _vector_seeds(value: Any, size: int, nones: bool = False) -> list[int | None
     return None
 
 
+class _OpponentFailed(RuntimeError):
+    """What :class:`_FaultyOpponent` raises when it fails outright."""
+
+
 class _FaultyOpponent:
-    """A callable ``opponents`` of a learner-mode ``VectorEnv`` that now and then (at
-    ``share``) answers with :func:`_mutated_actions` (ragged, floats, another shape, an
-    illegal or out-of-range action; perhaps still legal) instead of legal actions.
-    ``bad``: its answers since it was last emptied that the docs have the env refuse."""
+    """A callable ``opponents`` of a learner-mode ``VectorEnv`` (or of
+    ``gymnasium.make_vec``'s env) that now and then (at ``share``) answers with
+    :func:`_mutated_actions` (ragged, floats, another shape, an illegal or out-of-range
+    action; perhaps still legal) instead of legal actions, or raises
+    :class:`_OpponentFailed`. ``bad``: its answers since it was last emptied that the
+    docs have the env refuse; ``failed``: whether it raised since then."""
 
     name = "the opponent"
 
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.share = rng, 0.0
         self.bad: list[Any] = []
+        self.failed = False
 
     def __call__(self, obs: Any, masks: Any) -> Any:
         answer = _random_actions(self.rng, masks)
         if self.rng.random() < self.share:
+            if self.rng.random() < 0.1:
+                self.failed = True
+                raise _OpponentFailed("the opponent failed")
             answer = _mutated_actions(self.rng, answer, masks.shape[1])
             if _illegal_slots(answer, masks) != []:
                 self.bad.append(answer)
@@ -1895,6 +1906,48 @@ class _FaultyStarts:
         return _ints_of(seeds, n, lambda s: 0 <= s < 2**64) and (
             not self.learner or _ints_of(seats, n, lambda s: 0 <= s < self.players)
         )
+
+
+def _attempt(
+    call: Callable[[], Any],
+    what: str,
+    may: bool,
+    faults: Sequence[_FaultyOpponent | _FaultyStarts],
+    state: Callable[[], Any],
+    refusal: type[Exception],
+) -> Any:
+    """``call()``, a step or reset of a vector env beside faulty callables; or None
+    where it raised ``refusal`` that ``may`` (the input was bad) or a bad answer of one
+    of ``faults`` allowed, or passed on the opponent's own failure, with ``state()``
+    as before. A bad answer taken, a failure swallowed, a refusal that changed the
+    state and any other error are findings."""
+    before = state()
+    for fault in faults:
+        fault.bad = []
+        if isinstance(fault, _FaultyOpponent):
+            fault.failed = False
+    try:
+        out = call()
+    except _OpponentFailed:
+        if state() != before:
+            raise Finding(f"{what}: the opponent failed, but the environment changed") from None
+        return None
+    except refusal:
+        if not (may or any(fault.bad for fault in faults)):
+            raise
+        if state() != before:
+            raise Finding(f"{what} was refused, but changed the environment") from None
+        return None
+    except Exception as exc:
+        raise Finding(
+            f"{what}: {type(exc).__name__}: {exc}; the docs give {refusal.__name__}"
+        ) from None
+    for fault in faults:
+        if fault.bad:
+            raise Finding(f"{what}: {fault.name}'s answer {fault.bad[0]!r} was taken")
+        if isinstance(fault, _FaultyOpponent) and fault.failed:
+            raise Finding(f"{what}: the opponent failed, but the step went on")
+    return out
 
 
 def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
@@ -1952,28 +2005,7 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
         what = f"actions {value!r}"
 
     def attempt(call: Callable[[], Any], what: str, may: bool) -> Any:
-        """``call()``, or None where it raised a :class:`BatchError` that ``may`` (the
-        input was bad) or a bad answer of a faulty callable allowed, and changed
-        nothing; such an answer taken is a finding."""
-        before = venv.get_state()
-        for fault in faults:
-            fault.bad = []
-        try:
-            out = call()
-        except BatchError:
-            if not (may or any(fault.bad for fault in faults)):
-                raise
-            if venv.get_state() != before:
-                raise Finding(f"{what} was refused, but changed the environment") from None
-            return None
-        except Exception as exc:
-            raise Finding(
-                f"{what}: {type(exc).__name__}: {exc}; the docs give BatchError"
-            ) from None
-        for fault in faults:
-            if fault.bad:
-                raise Finding(f"{what}: {fault.name}'s answer {fault.bad[0]!r} was taken")
-        return out
+        return _attempt(call, what, may, faults, venv.get_state, BatchError)
 
     def take() -> None:
         out = attempt(lambda: venv.reset(value) if reset else venv.step(value), what, not valid)
@@ -2038,20 +2070,30 @@ def _make_vec_state(envs: Any) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _play_slots(rng: random.Random, envs: Any) -> None:
+def _play_slots(
+    rng: random.Random,
+    envs: Any,
+    attempt: Callable[[Callable[[], Any], str, bool], Any] | None = None,
+) -> None:
     """Legal play for up to :data:`ENV_STEPS` steps of a vector env that gives its masks
     by ``action_masks()`` and takes one action per slot by ``step`` (``make_vec``'s env,
-    the SB3 view); a slot with no legal action is a finding."""
+    the SB3 view), each step through ``attempt(step, what, False)`` where given (a
+    faulty opponent's refused answer); a slot with no legal action is a finding."""
     for step in range(rng.randrange(1, ENV_STEPS)):
         masks = envs.action_masks()
         if not masks.any(1).all():
             raise Finding(f"after step {step}, a slot has no legal action")
-        envs.step(_random_actions(rng, masks))
+        actions = _random_actions(rng, masks)
+        if attempt is None:
+            envs.step(actions)
+        else:
+            attempt(lambda: envs.step(actions), f"step {step + 1}", False)  # noqa: B023
 
 
 def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     """A mutated ``step`` or ``reset`` (its seed or options) of ``gymnasium.make_vec``'s
-    env under way."""
+    env under way; three times in ten beside an opponent that answers badly now and
+    then."""
     import gymnasium
     import numpy as np
     from gymnasium.vector import AutoresetMode
@@ -2062,11 +2104,13 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     size, episode = rng.randint(1, 3), rng.choice(("hand", "match"))
     mode = rng.choice((AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP))
     reward = rng.choice((-1.0, -2.5))
+    faults = [_FaultyOpponent(rng)] if rng.random() < 0.3 else []
+    extra: dict[str, Any] = {"opponents": faults[0]} if faults else {}
 
     def make_with(rules: Rules) -> Any:
         return gymnasium.make_vec(
             GYM_ID, num_envs=size, vectorization_mode="vector_entry_point", rules=rules,
-            episode=episode, autoreset_mode=mode, illegal_reward=reward,
+            episode=episode, autoreset_mode=mode, illegal_reward=reward, **extra,
         )  # fmt: skip
 
     def start(rules: Rules) -> Any:
@@ -2077,7 +2121,8 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     rules, envs = _started(rng, start, BatchError)
     for _ in range(rng.randrange(ENV_STEPS)):
         envs.step(_random_actions(rng, envs.action_masks()))
-    before = _make_vec_state(envs)
+    for fault in faults:
+        fault.share = rng.choice((0.1, 0.5))
     masks = envs.action_masks()
     kind = rng.choice(("seed", "seed", "options", "step", "step"))
     seeds: list[int | None] | None = None
@@ -2102,36 +2147,33 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
         valid, what = illegal is not None, f"actions {value!r}"
     resetting = envs._resetting.copy()  # those slots' actions are ignored
 
+    def attempt(call: Callable[[], Any], what: str, may: bool) -> Any:
+        return _attempt(call, what, may, faults, lambda: _make_vec_state(envs), ValueError)
+
     def take() -> None:
-        try:
-            if kind == "seed":
-                out = envs.reset(seed=value)
-            elif kind == "options":
-                out = envs.reset(options=value)
-            else:
-                out = envs.step(value)
-        except ValueError:
-            if not valid and _make_vec_state(envs) != before:
-                raise Finding(f"{what} was refused, but changed the environment") from None
-            raise
-        except Exception as exc:
-            raise Finding(
-                f"{what}: {type(exc).__name__}: {exc}; the docs give ValueError"
-            ) from None
-        if not valid:
+        if kind == "seed":
+            out = attempt(lambda: envs.reset(seed=value), what, not valid)
+        elif kind == "options":
+            out = attempt(lambda: envs.reset(options=value), what, not valid)
+        else:
+            out = attempt(lambda: envs.step(value), what, not valid)
+        if out is None and not valid:
+            raise ValueError(f"{what} was refused")  # counted as the refusal it was
+        if out is not None and not valid:
             raise Finding(f"{what} was taken; the docs give ValueError")
-        if seeds is not None and None not in seeds:
+        if out is not None and seeds is not None and None not in seeds and not faults:
+            # (A faulty opponent draws its moves from the campaign's stream.)
             again = make_with(rules).reset(seed=[s for s in seeds if s is not None])
             if not np.array_equal(again[0], out[0]):
                 raise Finding(f"{what} dealt other games than reset(seed={seeds})")
-        for slot in illegal or []:
+        for slot in illegal if out is not None and illegal else []:
             if not resetting[slot] and not (out[1][slot] == reward and out[2][slot]):
                 raise Finding(
                     f"{what}: slot {slot}'s illegal action gave reward {out[1][slot]}, "
                     f"terminated {out[2][slot]}"
                 )
 
-        _played_on(lambda: _play_slots(rng, envs))
+        _played_on(lambda: _play_slots(rng, envs, attempt))
 
     classify(tally, take, (ValueError,), label, valid=valid)
 

@@ -333,6 +333,51 @@ def test_it_finds_make_vecs_valid_options_refused(monkeypatch: pytest.MonkeyPatc
     assert "a valid input refused: ValueError: no options" in _findings(monkeypatch, 300)
 
 
+def test_it_finds_make_vecs_opponent_asked_again_after_a_bad_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def asking_again(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        for _ in range(50):
+            try:
+                return step(self, actions)
+            except BatchError as exc:
+                if "opponent" not in str(exc):
+                    raise
+        return step(self, actions)
+
+    _wrap(monkeypatch, MatadorVectorEnv, "step", asking_again)
+    assert "the opponent's answer " in _findings(monkeypatch, 600)
+
+
+def test_it_finds_make_vecs_env_changed_by_an_opponent_that_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    def leaky(step: Callable[..., Any], self: Any, actions: Any) -> Any:
+        try:
+            return step(self, actions)
+        except fuzz._OpponentFailed:
+            self._first_seeds[0] = 12345
+            raise
+
+    _wrap(monkeypatch, MatadorVectorEnv, "step", leaky)
+    assert "the opponent failed, but the environment changed" in _findings(monkeypatch, 600)
+
+
+def test_it_finds_an_opponent_failure_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def asking_again(step: Callable[..., Any], self: Any, *args: Any) -> Any:
+        try:
+            return step(self, *args)
+        except fuzz._OpponentFailed:
+            return step(self, *args)
+
+    _wrap(monkeypatch, VectorEnv, "step", asking_again)
+    assert "the opponent failed, but the step went on" in _findings(monkeypatch, 600)
+
+
 def test_it_finds_a_single_envs_opponent_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     def forgiving(opponent_action: Callable[..., Any], self: Any, mover: int, policy: Any) -> Any:
         try:
@@ -480,11 +525,25 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
 
     def counting(self: Any, obs: Any, masks: Any) -> Any:
         before = len(self.bad)
-        answer = call(self, obs, masks)
+        try:
+            answer = call(self, obs, masks)
+        except fuzz._OpponentFailed:
+            answers.append(-1)
+            raise
         answers.append(len(self.bad) - before)
         return answer
 
     monkeypatch.setattr(fuzz._FaultyOpponent, "__call__", counting)
+    from matador_env.gym_vector import MatadorVectorEnv
+
+    make_vec_opponents: list[Any] = []
+    init = MatadorVectorEnv.__init__
+
+    def noting_opponents(self: Any, *args: Any, **kwargs: Any) -> None:
+        make_vec_opponents.append(kwargs.get("opponents"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(MatadorVectorEnv, "__init__", noting_opponents)
     bad_answers: set[tuple[str, type[Exception]]] = set()  # (as agent or callable, error)
 
     def noting_bad(name: str) -> None:
@@ -506,7 +565,9 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert any(s is None for s in seeds) and any(fuzz._is_integer(s) for s in seeds)
     assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
     assert None in slots and [] in slots and any(s for s in slots)
-    assert 1 in answers and 0 in answers
+    assert {1, 0, -1} <= set(answers)  # bad, good and failed answers
+    assert None in make_vec_opponents
+    assert any(isinstance(o, fuzz._FaultyOpponent) for o in make_vec_opponents)
     assert True in starts and False in starts and True in options and False in options
     assert True in sb3_options and False in sb3_options
     assert {n for n, _ in bad_answers} == {"act", "action"}
