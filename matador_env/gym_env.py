@@ -224,7 +224,8 @@ class MatadorSingleEnv(gymnasium.Env, CopiesMidGame):
     ) -> tuple[Any, dict[str, Any]]:
         """A new episode. ``reset(seed=s)`` deals the hand (or match) of seed ``s``: None
         or an integer from 0 to 2**64 - 1 (``TypeError`` for what is no integer,
-        ``ValueError`` for one out of that range, as in ``raw_env``'s Seeding)."""
+        ``ValueError`` for one out of that range, as in ``raw_env``'s Seeding). The env
+        has no reset options: ``options`` is ignored, as Gymnasium allows."""
         seed = as_seed(seed)  # Gymnasium takes only a Python int: a numpy one becomes one
         super().reset(seed=seed)
         self._over = True  # until the new episode is ready: a reset that raises leaves none

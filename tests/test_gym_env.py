@@ -123,6 +123,16 @@ def test_every_info_names_the_learners_seat_to_the_end() -> None:
     assert other_at_the_end > 0  # the case this test is about did occur
 
 
+@pytest.mark.parametrize("options", [{}, {"reset_mask": [True]}, {"anything": 1}])
+def test_reset_options_are_ignored(options: dict[str, object]) -> None:
+    plain, given = MatadorSingleEnv(preset="leiden"), MatadorSingleEnv(preset="leiden")
+    obs, info = plain.reset(seed=8)
+    obs_given, info_given = given.reset(seed=8, options=options)
+    np.testing.assert_array_equal(obs, obs_given)
+    np.testing.assert_array_equal(info["action_mask"], info_given["action_mask"])
+    assert plain.seat == given.seat
+
+
 def test_seeded_episodes_replay() -> None:
     def trajectory(seed: int) -> list[tuple[np.ndarray, float]]:
         env = MatadorSingleEnv(preset="kardinal", reward="win")
