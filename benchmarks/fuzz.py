@@ -75,8 +75,8 @@ Campaigns (``--campaign``, all by default):
              (``make_vec``'s too) beside an opponent (learner mode) or an
              ``episode_starts``, that answers badly now and then (refused, nothing
              changed; the single env's same step with the opponent fixed goes on as a
-             copy from before it) or, the vector envs' opponent, raises (passed on,
-             nothing changed); legal play after never raises
+             copy from before it) or, an opponent, raises (passed on, nothing changed);
+             legal play after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
@@ -1452,20 +1452,32 @@ def _mutated_seed(rng: random.Random) -> Any:
     return random_value(rng)
 
 
+class OpponentFailed(RuntimeError):
+    """What a faulty opponent (:class:`_FaultyPlayer`, :class:`_FaultyOpponent`) raises
+    when it fails outright: the env must pass it on."""
+
+
 class _FaultyPlayer:
     """An opponent of a ``MatadorSingleEnv``, as an agent (the object: ``act(view, rng)``)
     or as a callable (its ``action``: observation dict -> action), that now and then (at
     ``share``) answers badly: an action that is illegal, out of range or no integer, or,
     as an agent, an illegal move, text that is no move or no move at all (perhaps still
-    its good answer in another form). ``bad``: the errors the docs give for its answers
-    since it was last emptied (``ValueError`` for no legal action or move, ``TypeError``
-    for no action or move at all). Its good answer is the agent's random legal move from
+    its good answer in another form), or raises :class:`OpponentFailed`. ``bad``: the
+    errors the docs give for its answers since it was last emptied (``ValueError`` for
+    no legal action or move, ``TypeError`` for no action or move at all, its own
+    failure passed on). Its good answer is the agent's random legal move from
     the env's stream, or the callable's middle legal action, so that an env and its
     copy see the same play from it whatever its share."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.share = rng, 0.0
         self.bad: list[tuple[Any, type[Exception]]] = []
+
+    def _fail_now_and_then(self) -> None:
+        """One bad answer in four is a failure: :class:`OpponentFailed`, raised."""
+        if self.rng.random() < 0.25:
+            self.bad.append(("a raise", OpponentFailed))
+            raise OpponentFailed("the opponent failed")
 
     def action(self, obs: dict[str, Any]) -> Any:
         import numpy as np
@@ -1474,6 +1486,7 @@ class _FaultyPlayer:
         legal = np.flatnonzero(mask).tolist()
         if self.rng.random() >= self.share:
             return legal[len(legal) // 2]
+        self._fail_now_and_then()
         answer = _mutated_action(self.rng, legal, len(mask))
         kind = _action_kind(answer, legal, len(mask))
         if kind == "legal":  # the good answer in another integer form, as a good one plays
@@ -1486,6 +1499,7 @@ class _FaultyPlayer:
         move = rng.choice(legal)
         if self.rng.random() >= self.share:
             return move
+        self._fail_now_and_then()
         from matador_env.encoding import encoding_for
 
         illegal = [m for m in encoding_for(view.rules).moves if m not in legal]
@@ -1734,7 +1748,7 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
 
     # (With a faulty opponent, take() itself finds a valid input refused for no fault.)
     valid = expected is None and player is None
-    classify(tally, take, (TypeError, ValueError), label, valid=valid)
+    classify(tally, take, (TypeError, ValueError, OpponentFailed), label, valid=valid)
 
 
 def _fixed_step_goes_on(surface: _Surface, twin: Any, call: Callable[[], None], what: str) -> None:
@@ -1836,16 +1850,12 @@ def _vector_seeds(value: Any, size: int, nones: bool = False) -> list[int | None
     return None
 
 
-class _OpponentFailed(RuntimeError):
-    """What :class:`_FaultyOpponent` raises when it fails outright."""
-
-
 class _FaultyOpponent:
     """A callable ``opponents`` of a learner-mode ``VectorEnv`` (or of
     ``gymnasium.make_vec``'s env) that now and then (at ``share``) answers with
     :func:`_mutated_actions` (ragged, floats, another shape, an illegal or out-of-range
     action; perhaps still legal) instead of legal actions, or raises
-    :class:`_OpponentFailed`. ``bad``: its answers since it was last emptied that the
+    :class:`OpponentFailed`. ``bad``: its answers since it was last emptied that the
     docs have the env refuse; ``failed``: whether it raised since then."""
 
     name = "the opponent"
@@ -1860,7 +1870,7 @@ class _FaultyOpponent:
         if self.rng.random() < self.share:
             if self.rng.random() < 0.1:
                 self.failed = True
-                raise _OpponentFailed("the opponent failed")
+                raise OpponentFailed("the opponent failed")
             answer = _mutated_actions(self.rng, answer, masks.shape[1])
             if _illegal_slots(answer, masks) != []:
                 self.bad.append(answer)
@@ -1928,7 +1938,7 @@ def _attempt(
             fault.failed = False
     try:
         out = call()
-    except _OpponentFailed:
+    except OpponentFailed:
         if state() != before:
             raise Finding(f"{what}: the opponent failed, but the environment changed") from None
         return None

@@ -359,7 +359,7 @@ def test_it_finds_make_vecs_env_changed_by_an_opponent_that_failed(
     def leaky(step: Callable[..., Any], self: Any, actions: Any) -> Any:
         try:
             return step(self, actions)
-        except fuzz._OpponentFailed:
+        except fuzz.OpponentFailed:
             self._first_seeds[0] = 12345
             raise
 
@@ -371,7 +371,7 @@ def test_it_finds_an_opponent_failure_swallowed(monkeypatch: pytest.MonkeyPatch)
     def asking_again(step: Callable[..., Any], self: Any, *args: Any) -> Any:
         try:
             return step(self, *args)
-        except fuzz._OpponentFailed:
+        except fuzz.OpponentFailed:
             return step(self, *args)
 
     _wrap(monkeypatch, VectorEnv, "step", asking_again)
@@ -388,6 +388,19 @@ def test_it_finds_a_single_envs_opponent_answer_taken(monkeypatch: pytest.Monkey
     _wrap(monkeypatch, MatadorSingleEnv, "_opponent_action", forgiving)
     found = _findings(monkeypatch, 600)
     assert "the opponent's answer" in found and "was taken" in found
+
+
+def test_it_finds_a_single_envs_opponent_failure_swallowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def covering(opponent_action: Callable[..., Any], self: Any, mover: int, policy: Any) -> Any:
+        try:
+            return opponent_action(self, mover, policy)
+        except fuzz.OpponentFailed:  # as if the env played a legal move for it
+            return int(np.flatnonzero(self.game.observe(mover)["action_mask"])[0])
+
+    _wrap(monkeypatch, MatadorSingleEnv, "_opponent_action", covering)
+    assert "the opponent's answer 'a raise' was taken" in _findings(monkeypatch, 1000)
 
 
 def test_it_finds_an_opponents_bad_answer_refused_with_another_error(
@@ -527,7 +540,7 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         before = len(self.bad)
         try:
             answer = call(self, obs, masks)
-        except fuzz._OpponentFailed:
+        except fuzz.OpponentFailed:
             answers.append(-1)
             raise
         answers.append(len(self.bad) - before)
@@ -551,9 +564,10 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
 
         def noted(self: Any, *args: Any) -> Any:
             before = len(self.bad)
-            out = answer(self, *args)
-            bad_answers.update((name, error) for _, error in self.bad[before:])
-            return out
+            try:
+                return answer(self, *args)
+            finally:
+                bad_answers.update((name, error) for _, error in self.bad[before:])
 
         monkeypatch.setattr(fuzz._FaultyPlayer, name, noted)
 
@@ -571,7 +585,7 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert True in starts and False in starts and True in options and False in options
     assert True in sb3_options and False in sb3_options
     assert {n for n, _ in bad_answers} == {"act", "action"}
-    assert {e for _, e in bad_answers} == {TypeError, ValueError}
+    assert {e for _, e in bad_answers} == {TypeError, ValueError, fuzz.OpponentFailed}
     assert {TypeError, IndexError} <= {e for r in sb3_slots if isinstance(r, tuple) for e in r}
     assert any(isinstance(r, list) for r in sb3_slots)
 
