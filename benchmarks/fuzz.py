@@ -1452,9 +1452,20 @@ def _mutated_seed(rng: random.Random) -> Any:
     return random_value(rng)
 
 
-class OpponentFailed(RuntimeError):
-    """What a faulty opponent (:class:`_FaultyPlayer`, :class:`_FaultyOpponent`) raises
-    when it fails outright: the env must pass it on."""
+class CallableFailed(RuntimeError):
+    """What a faulty opponent or ``episode_starts`` (:class:`_FaultyPlayer`,
+    :class:`_FaultyOpponent`, :class:`_FaultyStarts`) raises when it fails outright:
+    the env must pass it on."""
+
+
+def _fail_now_and_then(
+    fault: _FaultyPlayer | _FaultyOpponent | _FaultyStarts, share: float
+) -> None:
+    """At ``share``, a faulty callable's bad answer is a failure instead:
+    :class:`CallableFailed`, raised and noted in ``fault.failed``."""
+    if fault.rng.random() < share:
+        fault.failed = True
+        raise CallableFailed(f"{fault.name} failed")
 
 
 class _FaultyPlayer:
@@ -1462,22 +1473,19 @@ class _FaultyPlayer:
     or as a callable (its ``action``: observation dict -> action), that now and then (at
     ``share``) answers badly: an action that is illegal, out of range or no integer, or,
     as an agent, an illegal move, text that is no move or no move at all (perhaps still
-    its good answer in another form), or raises :class:`OpponentFailed`. ``bad``: the
-    errors the docs give for its answers since it was last emptied (``ValueError`` for
-    no legal action or move, ``TypeError`` for no action or move at all, its own
-    failure passed on). Its good answer is the agent's random legal move from
+    its good answer in another form), or raises :class:`CallableFailed` (one bad
+    answer in four; ``failed`` says it did). ``bad``: the errors the docs give for its
+    answers (``ValueError`` for no legal action or move, ``TypeError`` for no action
+    or move at all). Its good answer is the agent's random legal move from
     the env's stream, or the callable's middle legal action, so that an env and its
     copy see the same play from it whatever its share."""
+
+    name = "the opponent"
 
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.share = rng, 0.0
         self.bad: list[tuple[Any, type[Exception]]] = []
-
-    def _fail_now_and_then(self) -> None:
-        """One bad answer in four is a failure: :class:`OpponentFailed`, raised."""
-        if self.rng.random() < 0.25:
-            self.bad.append(("a raise", OpponentFailed))
-            raise OpponentFailed("the opponent failed")
+        self.failed = False
 
     def action(self, obs: dict[str, Any]) -> Any:
         import numpy as np
@@ -1486,7 +1494,7 @@ class _FaultyPlayer:
         legal = np.flatnonzero(mask).tolist()
         if self.rng.random() >= self.share:
             return legal[len(legal) // 2]
-        self._fail_now_and_then()
+        _fail_now_and_then(self, 0.25)
         answer = _mutated_action(self.rng, legal, len(mask))
         kind = _action_kind(answer, legal, len(mask))
         if kind == "legal":  # the good answer in another integer form, as a good one plays
@@ -1499,7 +1507,7 @@ class _FaultyPlayer:
         move = rng.choice(legal)
         if self.rng.random() >= self.share:
             return move
-        self._fail_now_and_then()
+        _fail_now_and_then(self, 0.25)
         from matador_env.encoding import encoding_for
 
         illegal = [m for m in encoding_for(view.rules).moves if m not in legal]
@@ -1719,6 +1727,8 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
         except Exception as exc:
             # An opponent's first bad answer stops the step (or reset) with its error.
             fault = player.bad[0] if player is not None and player.bad else None
+            if player is not None and player.failed:  # (a raise stops the step at once)
+                fault = ("a raise", CallableFailed)
             want = expected if fault is None else fault[1]
             if want is None or not isinstance(exc, want):
                 shown = "taken" if want is None else want.__name__
@@ -1736,6 +1746,8 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
         if player is not None:
             if player.bad:
                 raise Finding(f"{what}: the opponent's answer {player.bad[0][0]!r} was taken")
+            if player.failed:
+                raise Finding(f"{what}: the opponent failed, but the step went on")
             player.share = 0.0  # for the legal play after
         if expected is not None:
             raise Finding(f"{what} was taken; the docs give {expected.__name__}")
@@ -1748,7 +1760,7 @@ def _trial_one_env(rng: random.Random, tally: Tally, label: str, kind: str) -> N
 
     # (With a faulty opponent, take() itself finds a valid input refused for no fault.)
     valid = expected is None and player is None
-    classify(tally, take, (TypeError, ValueError, OpponentFailed), label, valid=valid)
+    classify(tally, take, (TypeError, ValueError, CallableFailed), label, valid=valid)
 
 
 def _fixed_step_goes_on(surface: _Surface, twin: Any, call: Callable[[], None], what: str) -> None:
@@ -1855,7 +1867,7 @@ class _FaultyOpponent:
     ``gymnasium.make_vec``'s env) that now and then (at ``share``) answers with
     :func:`_mutated_actions` (ragged, floats, another shape, an illegal or out-of-range
     action; perhaps still legal) instead of legal actions, or raises
-    :class:`OpponentFailed`. ``bad``: its answers since it was last emptied that the
+    :class:`CallableFailed`. ``bad``: its answers since it was last emptied that the
     docs have the env refuse; ``failed``: whether it raised since then."""
 
     name = "the opponent"
@@ -1868,9 +1880,7 @@ class _FaultyOpponent:
     def __call__(self, obs: Any, masks: Any) -> Any:
         answer = _random_actions(self.rng, masks)
         if self.rng.random() < self.share:
-            if self.rng.random() < 0.1:
-                self.failed = True
-                raise OpponentFailed("the opponent failed")
+            _fail_now_and_then(self, 0.25)
             answer = _mutated_actions(self.rng, answer, masks.shape[1])
             if _illegal_slots(answer, masks) != []:
                 self.bad.append(answer)
@@ -1880,14 +1890,15 @@ class _FaultyOpponent:
 class _FaultyStarts:
     """A callable ``episode_starts`` of a ``VectorEnv``: random seeds and learner seats,
     now and then (at ``share``) answered otherwise (another count, seats out of range
-    or no integers, no pair; perhaps still as the docs take it). ``bad``: as
-    :class:`_FaultyOpponent`'s."""
+    or no integers, no pair; perhaps still as the docs take it) or a raise of
+    :class:`CallableFailed`. ``bad``, ``failed``: as :class:`_FaultyOpponent`'s."""
 
     name = "episode_starts"
 
     def __init__(self, rng: random.Random, players: int, learner: bool) -> None:
         self.rng, self.players, self.learner, self.share = rng, players, learner, 0.0
         self.bad: list[Any] = []
+        self.failed = False
 
     def __call__(self, slots: Any) -> Any:
         import numpy as np
@@ -1897,6 +1908,7 @@ class _FaultyStarts:
         seats = [self.rng.randrange(players) for _ in range(n)]
         if self.rng.random() >= self.share:
             return seeds, seats
+        _fail_now_and_then(self, 0.25)
         answer = self.rng.choice([
             (seeds[:-1], seats), (seeds, seats[:-1]), (seeds, [players] * n), (seeds, [-1] * n),
             (seeds, [float(s) for s in seats]), (seeds, [str(s) for s in seats]), (seeds, None),
@@ -1928,19 +1940,17 @@ def _attempt(
 ) -> Any:
     """``call()``, a step or reset of a vector env beside faulty callables; or None
     where it raised ``refusal`` that ``may`` (the input was bad) or a bad answer of one
-    of ``faults`` allowed, or passed on the opponent's own failure, with ``state()``
+    of ``faults`` allowed, or passed on a callable's own failure, with ``state()``
     as before. A bad answer taken, a failure swallowed, a refusal that changed the
     state and any other error are findings."""
     before = state()
     for fault in faults:
-        fault.bad = []
-        if isinstance(fault, _FaultyOpponent):
-            fault.failed = False
+        fault.bad, fault.failed = [], False
     try:
         out = call()
-    except OpponentFailed:
+    except CallableFailed as exc:
         if state() != before:
-            raise Finding(f"{what}: the opponent failed, but the environment changed") from None
+            raise Finding(f"{what}: {exc}, but the environment changed") from None
         return None
     except refusal:
         if not (may or any(fault.bad for fault in faults)):
@@ -1955,15 +1965,15 @@ def _attempt(
     for fault in faults:
         if fault.bad:
             raise Finding(f"{what}: {fault.name}'s answer {fault.bad[0]!r} was taken")
-        if isinstance(fault, _FaultyOpponent) and fault.failed:
-            raise Finding(f"{what}: the opponent failed, but the step went on")
+        if fault.failed:
+            raise Finding(f"{what}: {fault.name} failed, but the step went on")
     return out
 
 
 def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     """A mutated ``step`` or ``reset`` of a ``VectorEnv`` under way; in learner mode,
-    three times in ten, beside an opponent that answers badly now and then, and two
-    times in ten with an ``episode_starts`` that does."""
+    three times in ten, beside an opponent that answers badly or fails now and then, and
+    three times in ten with an ``episode_starts`` that does."""
     from matador_env.batch import BatchError
     from matador_env.vector import MODES, VectorEnv
 
@@ -1976,7 +1986,7 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
     if mode == "learner" and rng.random() < 0.3:
         extra["opponents"] = _FaultyOpponent(rng)
         faults.append(extra["opponents"])
-    with_starts = rng.random() < 0.2
+    with_starts = rng.random() < 0.3
 
     def make_with(rules: Rules) -> VectorEnv:
         if with_starts:

@@ -237,19 +237,26 @@ def test_it_finds_an_opponents_bad_answer_taken(monkeypatch: pytest.MonkeyPatch)
 
     def floats_cut(value: Any, name: str, allowed: str) -> np.ndarray:
         answer = np.asarray(value)
-        return answer.astype(np.int64) if answer.dtype.kind == "f" else answer
+        if answer.dtype.kind != "f":
+            return answer
+        with np.errstate(invalid="ignore"):  # NaN and inf cut to some integer, quietly
+            return answer.astype(np.int64)
 
     monkeypatch.setattr(vector, "as_array", floats_cut)
     assert "the opponent's answer array([" in _findings(monkeypatch, 600)
 
 
 def test_it_finds_an_episode_starts_answer_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked = VectorEnv._checked_starts
+
     def unchecked(self: Any, starts: Any, count: int) -> Any:
+        if not (isinstance(starts, tuple) and len(starts) == 2):
+            return checked(self, starts, count)  # (what is no pair is still refused)
         seeds, seats = starts
         return list(seeds), None if seats is None else list(seats)
 
     monkeypatch.setattr(VectorEnv, "_checked_starts", unchecked)
-    assert "episode_starts's answer (" in _findings(monkeypatch, 600)
+    assert "episode_starts's answer (" in _findings(monkeypatch, 1500)
 
 
 @pytest.mark.parametrize(
@@ -359,7 +366,7 @@ def test_it_finds_make_vecs_env_changed_by_an_opponent_that_failed(
     def leaky(step: Callable[..., Any], self: Any, actions: Any) -> Any:
         try:
             return step(self, actions)
-        except fuzz.OpponentFailed:
+        except fuzz.CallableFailed:
             self._first_seeds[0] = 12345
             raise
 
@@ -367,11 +374,31 @@ def test_it_finds_make_vecs_env_changed_by_an_opponent_that_failed(
     assert "the opponent failed, but the environment changed" in _findings(monkeypatch, 600)
 
 
+def test_it_finds_a_vector_env_changed_by_episode_starts_that_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def leaky(call: Callable[..., Any]) -> Callable[..., Any]:
+        def called(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return call(self, *args, **kwargs)
+            except fuzz.CallableFailed:
+                if self._started:
+                    self._base_seeds[0] = 12345
+                raise
+
+        return called
+
+    monkeypatch.setattr(VectorEnv, "step", leaky(VectorEnv.step))
+    monkeypatch.setattr(VectorEnv, "reset", leaky(VectorEnv.reset))
+    found = _findings(monkeypatch, 2000)
+    assert "episode_starts failed, but the environment changed" in found
+
+
 def test_it_finds_an_opponent_failure_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
     def asking_again(step: Callable[..., Any], self: Any, *args: Any) -> Any:
         try:
             return step(self, *args)
-        except fuzz.OpponentFailed:
+        except fuzz.CallableFailed:
             return step(self, *args)
 
     _wrap(monkeypatch, VectorEnv, "step", asking_again)
@@ -396,11 +423,11 @@ def test_it_finds_a_single_envs_opponent_failure_swallowed(
     def covering(opponent_action: Callable[..., Any], self: Any, mover: int, policy: Any) -> Any:
         try:
             return opponent_action(self, mover, policy)
-        except fuzz.OpponentFailed:  # as if the env played a legal move for it
+        except fuzz.CallableFailed:  # as if the env played a legal move for it
             return int(np.flatnonzero(self.game.observe(mover)["action_mask"])[0])
 
     _wrap(monkeypatch, MatadorSingleEnv, "_opponent_action", covering)
-    assert "the opponent's answer 'a raise' was taken" in _findings(monkeypatch, 1000)
+    assert "the opponent failed, but the step went on" in _findings(monkeypatch, 1000)
 
 
 def test_it_finds_an_opponents_bad_answer_refused_with_another_error(
@@ -540,7 +567,7 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
         before = len(self.bad)
         try:
             answer = call(self, obs, masks)
-        except fuzz.OpponentFailed:
+        except fuzz.CallableFailed:
             answers.append(-1)
             raise
         answers.append(len(self.bad) - before)
@@ -568,11 +595,24 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
                 return answer(self, *args)
             finally:
                 bad_answers.update((name, error) for _, error in self.bad[before:])
+                if self.failed:
+                    bad_answers.add((name, fuzz.CallableFailed))
 
         monkeypatch.setattr(fuzz._FaultyPlayer, name, noted)
 
     noting_bad("act")
     noting_bad("action")
+    failures: set[str] = set()
+    fail = fuzz._fail_now_and_then
+
+    def noting_failure(fault: Any, share: float) -> None:
+        try:
+            fail(fault, share)
+        except fuzz.CallableFailed:
+            failures.add(type(fault).__name__)
+            raise
+
+    monkeypatch.setattr(fuzz, "_fail_now_and_then", noting_failure)
     assert _findings(monkeypatch, 800) == ""
     assert {(s, k) for s in ("raw_env", "env", "single") for k in (
         "legal", "illegal", "range", "type", "none")} <= kinds  # fmt: skip
@@ -580,12 +620,13 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
     assert None in slots and [] in slots and any(s for s in slots)
     assert {1, 0, -1} <= set(answers)  # bad, good and failed answers
+    assert {"_FaultyPlayer", "_FaultyOpponent"} <= failures  # (episode_starts: rarer)
     assert None in make_vec_opponents
     assert any(isinstance(o, fuzz._FaultyOpponent) for o in make_vec_opponents)
     assert True in starts and False in starts and True in options and False in options
     assert True in sb3_options and False in sb3_options
     assert {n for n, _ in bad_answers} == {"act", "action"}
-    assert {e for _, e in bad_answers} == {TypeError, ValueError, fuzz.OpponentFailed}
+    assert {e for _, e in bad_answers} == {TypeError, ValueError, fuzz.CallableFailed}
     assert {TypeError, IndexError} <= {e for r in sb3_slots if isinstance(r, tuple) for e in r}
     assert any(isinstance(r, list) for r in sb3_slots)
 
