@@ -73,10 +73,10 @@ Campaigns (``--campaign``, all by default):
              documented, a seed taken must deal what its plain int deals; the single
              env sometimes plays beside an agent or callable opponent, and vector envs
              (``make_vec``'s too) beside an opponent (learner mode) or an
-             ``episode_starts``, that answers badly now and then (refused, nothing
-             changed; the single env's same step with the opponent fixed goes on as a
-             copy from before it) or, an opponent, raises (passed on, nothing changed);
-             legal play after never raises
+             ``episode_starts``, that answers badly or fails now and then (a bad answer
+             refused, a failure passed on, nothing changed either way; the single
+             env's same step with the opponent fixed goes on as a copy from before
+             it); legal play after never raises
 ``http``     ``benchmarks.fuzz_http.run_http_campaign`` (the HTTP server's
              ``/move``, ``/health`` and ``/bots`` under mutated views and requests,
              stalled and killed clients), when that module is present
