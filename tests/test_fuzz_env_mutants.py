@@ -35,9 +35,11 @@ def _wrap(
     name: str,
     broken: Callable[..., Any],
 ) -> None:
-    """``owner.<name>`` as ``broken(original, self, *args)``."""
+    """``owner.<name>`` as ``broken(original, self, *args, **kwargs)``."""
     original = getattr(owner, name)
-    monkeypatch.setattr(owner, name, lambda self, *args: broken(original, self, *args))
+    monkeypatch.setattr(
+        owner, name, lambda self, *args, **kwargs: broken(original, self, *args, **kwargs)
+    )
 
 
 def test_the_campaign_finds_nothing_in_the_environments_as_they_are(
@@ -377,19 +379,16 @@ def test_it_finds_make_vecs_env_changed_by_an_opponent_that_failed(
 def test_it_finds_a_vector_env_changed_by_episode_starts_that_failed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def leaky(call: Callable[..., Any]) -> Callable[..., Any]:
-        def called(self: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return call(self, *args, **kwargs)
-            except fuzz.CallableFailed:
-                if self._started:
-                    self._base_seeds[0] = 12345
-                raise
+    def leaky(call: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(self, *args, **kwargs)
+        except fuzz.CallableFailed:
+            if self._started:
+                self._base_seeds[0] = 12345
+            raise
 
-        return called
-
-    monkeypatch.setattr(VectorEnv, "step", leaky(VectorEnv.step))
-    monkeypatch.setattr(VectorEnv, "reset", leaky(VectorEnv.reset))
+    _wrap(monkeypatch, VectorEnv, "step", leaky)
+    _wrap(monkeypatch, VectorEnv, "reset", leaky)
     found = _findings(monkeypatch, 2000)
     assert "episode_starts failed, but the environment changed" in found
 
