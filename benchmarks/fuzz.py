@@ -2046,16 +2046,7 @@ def _trial_vector(rng: random.Random, tally: Tally, label: str) -> None:
                     f"terminated {terminated[slot]}"
                 )
 
-        def play() -> None:
-            masks = venv.action_masks()
-            for step in range(rng.randrange(1, ENV_STEPS)):
-                if not masks.any(1).all():
-                    raise Finding(f"after step {step}, a slot has no legal action")
-                acts = _random_actions(rng, masks)
-                out = attempt(lambda: venv.step(acts), f"step {step + 1}", False)  # noqa: B023
-                masks = venv.action_masks() if out is None else out[1]
-
-        _played_on(play)
+        _played_on(lambda: _play_slots(rng, venv, attempt))
 
     classify(tally, take, (BatchError,), label, valid=valid)
 
@@ -2096,9 +2087,10 @@ def _play_slots(
     attempt: Callable[[Callable[[], Any], str, bool], Any] | None = None,
 ) -> None:
     """Legal play for up to :data:`ENV_STEPS` steps of a vector env that gives its masks
-    by ``action_masks()`` and takes one action per slot by ``step`` (``make_vec``'s env,
-    the SB3 view), each step through ``attempt(step, what, False)`` where given (a
-    faulty opponent's refused answer); a slot with no legal action is a finding."""
+    by ``action_masks()`` and takes one action per slot by ``step`` (``VectorEnv``,
+    ``make_vec``'s env, the SB3 view), each step through ``attempt(step, what, False)``
+    where given (a faulty callable's refused answer or failure); a slot with no legal
+    action is a finding."""
     for step in range(rng.randrange(1, ENV_STEPS)):
         masks = envs.action_masks()
         if not masks.any(1).all():
@@ -2170,13 +2162,10 @@ def _trial_make_vec(rng: random.Random, tally: Tally, label: str) -> None:
     def attempt(call: Callable[[], Any], what: str, may: bool) -> Any:
         return _attempt(call, what, may, faults, lambda: _make_vec_state(envs), ValueError)
 
+    calls = {"seed": lambda: envs.reset(seed=value), "options": lambda: envs.reset(options=value)}
+
     def take() -> None:
-        if kind == "seed":
-            out = attempt(lambda: envs.reset(seed=value), what, not valid)
-        elif kind == "options":
-            out = attempt(lambda: envs.reset(options=value), what, not valid)
-        else:
-            out = attempt(lambda: envs.step(value), what, not valid)
+        out = attempt(calls.get(kind, lambda: envs.step(value)), what, not valid)
         if out is None and not valid:
             raise ValueError(f"{what} was refused")  # counted as the refusal it was
         if out is not None and not valid:

@@ -564,11 +564,7 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
 
     def counting(self: Any, obs: Any, masks: Any) -> Any:
         before = len(self.bad)
-        try:
-            answer = call(self, obs, masks)
-        except fuzz.CallableFailed:
-            answers.append(-1)
-            raise
+        answer = call(self, obs, masks)
         answers.append(len(self.bad) - before)
         return answer
 
@@ -590,12 +586,9 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
 
         def noted(self: Any, *args: Any) -> Any:
             before = len(self.bad)
-            try:
-                return answer(self, *args)
-            finally:
-                bad_answers.update((name, error) for _, error in self.bad[before:])
-                if self.failed:
-                    bad_answers.add((name, fuzz.CallableFailed))
+            out = answer(self, *args)
+            bad_answers.update((name, error) for _, error in self.bad[before:])
+            return out
 
         monkeypatch.setattr(fuzz._FaultyPlayer, name, noted)
 
@@ -618,14 +611,14 @@ def test_inputs_reach_every_environment_every_kind_of_action_and_seed(
     assert any(s is None for s in seeds) and any(fuzz._is_integer(s) for s in seeds)
     assert any(s is not None and not fuzz._is_integer(s) for s in seeds)
     assert None in slots and [] in slots and any(s for s in slots)
-    assert {1, 0, -1} <= set(answers)  # bad, good and failed answers
+    assert 1 in answers and 0 in answers
     assert {"_FaultyPlayer", "_FaultyOpponent"} <= failures  # (episode_starts: rarer)
     assert None in make_vec_opponents
     assert any(isinstance(o, fuzz._FaultyOpponent) for o in make_vec_opponents)
     assert True in starts and False in starts and True in options and False in options
     assert True in sb3_options and False in sb3_options
     assert {n for n, _ in bad_answers} == {"act", "action"}
-    assert {e for _, e in bad_answers} == {TypeError, ValueError, fuzz.CallableFailed}
+    assert {e for _, e in bad_answers} == {TypeError, ValueError}
     assert {TypeError, IndexError} <= {e for r in sb3_slots if isinstance(r, tuple) for e in r}
     assert any(isinstance(r, list) for r in sb3_slots)
 
