@@ -145,11 +145,11 @@ class Bot(ABC):
         ``data`` is the view object, or its JSON text (``str``, or UTF-8 ``bytes``),
         read by :func:`~matador_env.protocol.loads`, which refuses a key given twice.
         Raises ``ProtocolError`` naming the field at fault for a message the protocol
-        refuses: malformed, inconsistent, or of other rules than the bot's own
-        (``rules``). Raises :class:`BotError` for a view the bot cannot move in: the
-        seat has nothing to do (another seat is to act, or the hand is over), or a
-        trained level over several configurations (:func:`load_level`) has no bot for
-        the view's rules.
+        refuses: malformed, inconsistent, of other rules than the bot's own
+        (``rules``), or a ``history`` that ends the hand (a view asks for a move; a
+        finished hand has none). Raises :class:`BotError` for a well-formed view the
+        bot cannot move in: another seat is to act, or a trained level over several
+        configurations (:func:`load_level`) has no bot for the view's rules.
         """
         if isinstance(data, (str, bytes, bytearray)):
             data = loads(data)

@@ -656,10 +656,8 @@ def _decide(bot: Bot, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]
             raise RequestFailed(422, "no_bot", str(exc), "rules") from None
         chosen = bot.name
     if not view.legal_moves:
-        if view.outcome is not None:
-            raise RequestFailed(
-                422, "invalid", f"the hand is over ({view.outcome}); there is no move", "history"
-            )
+        # view_from_json refuses a history that ends the hand (ProtocolError at
+        # "history"), so a view without moves is one where another seat is to act.
         raise RequestFailed(
             422,
             "invalid",

@@ -271,9 +271,10 @@ def test_move_json_reads_json_text_strictly() -> None:
 
 
 def test_move_json_errors_as_documented() -> None:
-    """ProtocolError for a message the protocol refuses (the bot's own rules
-    included); BotError for a view the bot cannot move in: the seat has nothing to do,
-    or a trained level has no bot for its rules (the docstring and the README say so)."""
+    """ProtocolError for a message the protocol refuses (the bot's own rules and a
+    history that ends the hand included); BotError for a well-formed view the bot
+    cannot move in: another seat is to act, or a trained level has no bot for its rules
+    (the docstring and the README say so)."""
     state = HandState.deal(STANDARD, 2)
     message = view_to_json(state.view(state.to_move))
     with pytest.raises(BotError, match=f"seat {1 - state.to_move} is not to act"):
@@ -284,10 +285,18 @@ def test_move_json_errors_as_documented() -> None:
         )
     with pytest.raises(ProtocolError):
         load_bot("trained").move_json({**message, "rules": "pagat"})
-    assert "Raises :class:`BotError` for a view the bot cannot move in" in (
-        Bot.move_json.__doc__ or ""
-    )
-    assert "cannot move in raises `BotError` instead" in " ".join(README.split())
+    # In process the finished hand's view is a BotError (test_errors_are_clear); as a
+    # message it is no view to move in, so the reader refuses its history.
+    finished = play_hand(STANDARD, [load_bot("greedy")] * 2, 2)
+    with pytest.raises(ProtocolError, match="the history ends the hand") as info:
+        load_bot("greedy").move_json(view_to_json(finished.view(0)))
+    assert info.value.field == "history"
+    docstring = " ".join((Bot.move_json.__doc__ or "").split())
+    assert "a ``history`` that ends the hand" in docstring
+    assert "Raises :class:`BotError` for a well-formed view the bot cannot move in" in docstring
+    readme = " ".join(README.split())
+    assert "a history that ends the hand) raises `ProtocolError`" in readme
+    assert "cannot move in raises `BotError` instead" in readme
 
 
 def test_heuristic_levels_play_any_rules_but_check_the_name() -> None:
