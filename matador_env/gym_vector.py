@@ -315,7 +315,10 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per slot; an illegal one ends that slot's episode with
-        ``illegal_reward`` (``final_info["illegal_action"]`` is 1), as in the single env."""
+        ``illegal_reward``, as in the single env: ``infos["illegal_action"]`` is 1 for
+        the slot with next-step auto-reset (the ended episode's infos stand in for the
+        new one's until the next step), ``infos["final_info"]["illegal_action"]`` with
+        same-step auto-reset."""
         if not self._started:
             raise RuntimeError("step() before reset(); allowed: reset() first")
         seats_before = self.venv.learner.copy()
@@ -452,8 +455,9 @@ class MatadorVectorEnv(gymnasium.vector.VectorEnv):
         return final
 
     def _infos(self, seats: np.ndarray) -> dict[str, Any]:
-        """The single env's infos of every slot after a reset or a legal action (the
-        illegal ones are in ``final_info``), batched as Gymnasium batches them."""
+        """The single env's infos of every slot after a reset or a legal action,
+        batched as Gymnasium batches them (a slot whose episode ended gets the ended
+        episode's, from :meth:`_final_infos`, in ``step``)."""
         B = self.num_envs
         infos: dict[str, Any] = {}
         for key, values in self.venv.results(seats).items():
