@@ -8,7 +8,7 @@
 | Parallel API       | No                                                                |
 | Manual Control     | No                                                                |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                      |
-| Agents             | 2-4 (more with the double-nine and double-twelve sets)            |
+| Agents             | 2-4; more with an integer `hand_size` (or "all") on any set       |
 | Action Shape       | () (one integer)                                                  |
 | Action Values      | Discrete(num_actions): 128 for the "standard" preset              |
 | Observation Shape  | (obs_size,): 100 for the "standard" preset                        |
