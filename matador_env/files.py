@@ -123,9 +123,10 @@ def lookup_problem(path: str | Path) -> str | None:
 
 def folder_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be a folder to write into, or None: it, or a folder it would
-    lie in, exists and is not a folder, or the system cannot look it up (see
-    :func:`lookup_problem`). (For command lines to refuse such an output folder before
-    their work, not after it.)"""
+    lie in, exists and is not a folder; the nearest folder of it that exists takes no
+    new entry (read-only, not ours, or a file system such as ``/proc`` that takes
+    none); or the system cannot look it up (see :func:`lookup_problem`). (For command
+    lines to refuse such an output folder before their work, not after it.)"""
     out = Path(path)
     if str(path) == "":
         return "an empty path is not a folder"
@@ -136,9 +137,23 @@ def folder_problem(path: str | Path) -> str | None:
     for part in (out, *out.parents):
         if part.exists():
             if part.is_dir():
-                return None
+                return _entry_problem(out, part)
             where = "exists" if part == out else f"lies in {part}, which exists"
             return f"{out} {where} and is not a folder"
+    return None
+
+
+def _entry_problem(out: Path, folder: Path) -> str | None:
+    """Why ``folder`` (``out`` or the nearest of its folders that exists) takes no new
+    entry, or None. Tried with an empty folder made and removed at once: permission
+    bits do not tell (root passes them, yet ``/proc`` and read-only mounts refuse)."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".write-check-", dir=folder))
+    except OSError as e:
+        why = e.strerror or str(e)
+        if folder == out:
+            return f"{out} cannot be written into ({why})"
+        return f"{out} cannot be made: {folder} takes no new folder ({why})"
     return None
 
 

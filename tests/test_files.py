@@ -152,8 +152,12 @@ def test_a_missing_folder_of_the_file_is_made(tmp_path: Path) -> None:
         (file_problem, "file/out.json", "{file} exists and is not a folder"),
         (make_folder, "folder", None),
         (make_folder, "file/run", "{file}/run lies in {file}, which exists and is not a folder"),
-        # procfs takes no new folders (tmp_path / an absolute path is that path)
-        (make_folder, "/proc/no/such", "/proc/no/such cannot be made (No such file or"),
+        # procfs takes no new folders (tmp_path / an absolute path is that path); the
+        # checks say so before any work, as make_folder does
+        (make_folder, "/proc/no/such", "/proc/no/such cannot be made: /proc takes no new"),
+        (folder_problem, "/proc/no/such", "/proc/no/such cannot be made: /proc takes no new"),
+        (folder_problem, "/proc", "/proc cannot be written into"),
+        (file_problem, "/proc/no/out.json", "/proc/no cannot be made: /proc takes no new"),
     ],
 )
 def test_an_output_path_that_cannot_be_written_is_named(
@@ -193,3 +197,31 @@ def test_a_name_too_long_for_the_file_system_is_named_not_raised(
     found = problem(path)
     assert found is not None and "cannot be used (File name too long)" in found, found
     assert str(long) in found
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, which takes no folders")
+@pytest.mark.parametrize(
+    ("module", "argv", "flag"),
+    [
+        ("train.bots", ["--only", "pagat", "--bots-dir", "/proc/x", "--no-matrix"], "--bots-dir"),
+        ("train.bots", ["--only", "standard", "--matrix-out", "/proc/x"], "--matrix-out"),
+        ("train.expert_fit", ["--out", "/proc/x/w.json"], "--out /proc/x/w.json"),
+        ("evaluate.demo", ["--out", "/proc/x"], "--out"),
+        ("benchmarks.training", ["--out", "/proc/x"], "--out"),
+    ],
+)
+def test_commands_refuse_an_output_folder_that_cannot_be_made_before_their_work(
+    module: str, argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The up-front checks (folder_problem) find what only the first write would:
+    these commands trained, labelled or played for minutes, then ended in a traceback."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert f"python -m {module}: error: {flag}: /proc/x" in out.err
+    assert "/proc takes no new folder" in out.err

@@ -196,8 +196,8 @@ def test_a_png_folder_that_cannot_be_created_is_one_line() -> None:
     code, out, err = replay(str(GOLDEN[0]), "--png", "/proc/nope/x")
     assert (code, out) == (2, "")
     assert err == (
-        "python -m matador_env.replay: error: --png: /proc/nope/x cannot be made "
-        "(No such file or directory)\n"
+        "python -m matador_env.replay: error: --png: /proc/nope/x cannot be made: "
+        "/proc takes no new folder (No such file or directory)\n"
     )
 
 
