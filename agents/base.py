@@ -110,17 +110,18 @@ def known_specs() -> list[str]:
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-def spec_count(agent: str, key: str, raw: str, least: int = 1) -> int:
-    """Option ``key=raw`` of ``agent``'s spec as an integer >= ``least``, written in the
-    ASCII digits 0-9 alone; else :class:`AgentSpecError` naming the option, the value
-    and what is allowed."""
+def spec_count(agent: str, key: str, raw: str, least: int = 1, most: int | None = None) -> int:
+    """Option ``key=raw`` of ``agent``'s spec as an integer from ``least`` to ``most``
+    (no bound: None), written in the ASCII digits 0-9 alone; else
+    :class:`AgentSpecError` naming the option, the value and what is allowed."""
+    allowed = f">= {least}" if most is None else f"from {least} to {most:,}"
     number = parse_digits(raw)
     if number is None:
         raise AgentSpecError(
-            f"{agent} option {key}={raw!r}: expected an integer >= {least} in the digits 0-9"
+            f"{agent} option {key}={raw!r}: expected an integer {allowed} in the digits 0-9"
         )
-    if number < least:
-        raise AgentSpecError(f"{agent} option {key}={number}: must be >= {least}")
+    if number < least or (most is not None and number > most):
+        raise AgentSpecError(f"{agent} option {key}={number}: must be {allowed}")
     return number
 
 

@@ -35,6 +35,7 @@ The searcher reads no hidden tile of the real hand: only its view, and the world
 it samples from it. The budget is counted in worlds and playouts, never in
 seconds, so a decision replays exactly from the view and the random generator.
 Time per move grows with ``samples`` (``python -m benchmarks.strength`` prints it).
+``samples``, ``playouts`` and ``width`` are each at most :data:`MAX_BUDGET` (100,000).
 """
 
 from __future__ import annotations
@@ -786,12 +787,17 @@ _BatchPlayout = Callable[[list[tuple[list[int], list[int]]], list[int], int], An
 _LINES: dict[Rules, LineRollout] = {}
 
 
-# Each option's range, (least, most) with None for no bound: the spec's and the
-# constructor's alike. halving and fast are flags, written 0 or 1.
+# The most worlds, playouts per world or candidates a search takes: some 40 times the
+# largest budget ever measured (2,048 worlds), minutes a move. Beyond some size a
+# budget no longer fits numpy's arrays or its integers, and fails mid-game.
+MAX_BUDGET = 100_000
+
+# Each option's range, (least, most): the spec's and the constructor's alike. halving
+# and fast are flags, written 0 or 1.
 _RANGES: dict[str, tuple[int, int | None]] = {
-    "samples": (1, None),
-    "playouts": (1, None),
-    "width": (1, None),
+    "samples": (1, MAX_BUDGET),
+    "playouts": (1, MAX_BUDGET),
+    "width": (1, MAX_BUDGET),
     "halving": (0, 1),
     "fast": (0, 1),
 }
@@ -822,7 +828,7 @@ def _build(options: dict[str, str]) -> Agent:
                 raise AgentSpecError(f"search option {key}={raw!r}: expected {least} or {most}")
             values[key] = int(raw)
         else:
-            values[key] = spec_count("search", key, raw, least)
+            values[key] = spec_count("search", key, raw, least, most)
     return SearchAgent(**values)
 
 

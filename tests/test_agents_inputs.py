@@ -311,16 +311,23 @@ def test_make_agent_takes_a_str(spec: object) -> None:
         (
             {"samples": 2.5},
             TypeError,
-            "samples=2.5 is not allowed; allowed: an integer >= 1 (int, a numpy integer or a "
+            "samples=2.5 is not allowed; allowed: an integer from 1 to 100000 (int, a numpy "
+            "integer or a "
             "0-d integer array; not a bool)",
         ),
-        ({"samples": "8"}, TypeError, "samples='8' is not allowed; allowed: an integer >= 1"),
+        ({"samples": "8"}, TypeError, "samples='8' is not allowed; allowed: an integer from 1"),
         ({"samples": True}, TypeError, "samples=True is not allowed"),
         ({"samples": None}, TypeError, "samples=None is not allowed"),
-        ({"samples": 0}, ValueError, "samples=0 is not allowed; allowed: an integer >= 1"),
+        ({"samples": 0}, ValueError, "samples=0 is not allowed; allowed: an integer from 1 to"),
+        (
+            {"samples": 100_001},
+            ValueError,
+            "samples=100001 is not allowed; allowed: an integer from 1 to 100000",
+        ),
+        ({"playouts": 10**23}, ValueError, "playouts=" + "1" + "0" * 23 + " is not allowed"),
         ({"playouts": 1.0}, TypeError, "playouts=1.0 is not allowed"),
         ({"playouts": -1}, ValueError, "playouts=-1 is not allowed"),
-        ({"width": 0}, ValueError, "width=0 is not allowed; allowed: an integer >= 1"),
+        ({"width": 0}, ValueError, "width=0 is not allowed; allowed: an integer from 1 to"),
         ({"width": np.float64(3)}, TypeError, "width=np.float64(3.0) is not allowed"),
         ({"halving": 2}, ValueError, "halving=2 is not allowed; allowed: 0 or 1"),
         ({"fast": -1}, ValueError, "fast=-1 is not allowed; allowed: 0 or 1"),
