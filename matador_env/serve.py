@@ -165,8 +165,9 @@ configuration as described under ``GET /bots``. ``--config NAME`` (or its alias
 ``--preset``; a configuration, or a preset for its own seats) serves one
 configuration only: ``trained`` and ``casual`` are then that configuration's bots
 and refuse other rules (``422 invalid``, ``field`` ``rules``), and exported
-policies are checked against its rules. When ``--bots`` is not given, levels
-with no bot to serve are left out with a note. The browser page and its game
+policies are checked against its rules, as is a ``LEVEL:CONFIGURATION`` entry
+(``--bots trained:pagat --config standard`` is refused). When ``--bots`` is not
+given, levels with no bot to serve are left out with a note. The browser page and its game
 endpoints use the same bots: they offer only the levels served, each where its
 bot plays (so ``--config leiden`` offers ``trained`` and ``casual`` on ``leiden``
 for two only). ``--port 0`` picks a free port.
@@ -189,7 +190,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from . import __version__
-from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level
+from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level, resolve_rules
 from .configs import CONFIGURATIONS
 from .engine import PRESETS
 from .engine.tiles import parse_digits
@@ -847,6 +848,12 @@ def load_bots(
                         f"bad bot entry {spec!r}: no configuration {config_name!r}; "
                         f"the configurations are {', '.join(CONFIGURATIONS)}"
                     )
+                if config is not None and resolve_rules(config_name) != resolve_rules(config):
+                    # --config promises that configuration only (its rules line too).
+                    raise BotError(
+                        f"bad bot entry {spec!r}: --config {config} serves {config} only; "
+                        f"give {level} (it plays {config}), or leave --config out"
+                    )
                 add(name, load_bot(level, rules=config_name, seed=seed))
             elif target in ("trained", "casual") and config is None:
                 every = load_level(target, seed)
@@ -905,8 +912,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bots",
         default=None,
-        help="comma-separated levels (" + ", ".join(LEVELS) + ") or NAME=PATH of an "
-        "exported policy; the first is the default (default: " + ",".join(DEFAULT_BOTS) + "); "
+        help="comma-separated levels (" + ", ".join(LEVELS) + "), LEVEL:CONFIGURATION "
+        "(trained:pagat) or NAME=PATH of an exported policy; the first is the default "
+        "(default: " + ",".join(DEFAULT_BOTS) + "); "
         "the browser page at / offers only the levels served here",
     )
     parser.add_argument(
@@ -979,13 +987,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             bots = load_bots(specs, args.config, args.seed, strict=args.bots is not None)
         except BotError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
             return 2
         app = create_app(bots, max_body=args.max_body)
         try:
             sock = _bind(args.host, args.port)
         except OSError as exc:
-            print(f"error: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            print(
+                f"{parser.prog}: error: cannot listen on {args.host}:{args.port}: {exc}",
+                file=sys.stderr,
+            )
             return 2
         default = next(iter(bots))
         print(f"serving on {_url(sock)}", flush=True)

@@ -887,6 +887,7 @@ def test_command_line_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no configuration 'leiden_3p'" in done.stderr
     done = run("--bots", "greedy,grandmaster")
     assert done.returncode == 2 and "unknown bot 'grandmaster'" in done.stderr
+    assert done.stderr.startswith("python -m matador_env.serve: error: "), done.stderr
     with pytest.raises(BotError):
         from matador_env.serve import load_bots
 
@@ -931,6 +932,17 @@ def test_one_configuration_only() -> None:
         load_bots(["mine=matador_env/bots/standard"], "standard_3p")
     with pytest.raises(BotError, match="listed twice"):
         load_bots(["trained", "trained:standard"])
+    # A level of another configuration is refused: --config promises this one only.
+    with pytest.raises(
+        BotError,
+        match=r"bad bot entry 'trained:pagat': --config standard serves standard only; "
+        r"give trained \(it plays standard\), or leave --config out",
+    ):
+        load_bots(["trained:pagat", "greedy"], "standard")
+    # The same configuration by its own name, or a preset of the same rules, is served.
+    assert load_bots(["casual:standard"], "standard")["casual:standard"].rules == Rules.preset(
+        "standard"
+    )
 
 
 def test_help_says_the_browser_page_serves_the_same_bots(
@@ -942,4 +954,5 @@ def test_help_says_the_browser_page_serves_the_same_bots(
         main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "the browser page at / offers only the levels served here" in text
+    assert "LEVEL:CONFIGURATION (trained:pagat)" in text
     assert "only, on /move and on the browser page" in text
