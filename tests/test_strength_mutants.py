@@ -618,6 +618,30 @@ def test_the_training_table_counts_dagger_rounds_only_beyond_one(tmp_path: Path)
     assert "| expert x 300 + DAgger 60,000 |" in row
 
 
+@pytest.mark.parametrize(
+    ("summary", "says"),
+    [
+        ({}, "no 'final_evaluation'"),
+        ([], "list indices must be integers"),
+        ({"minutes": 1.0, "final_evaluation": {"expert": {}}}, "no 'bc_teacher'"),
+    ],
+)
+def test_the_training_table_names_run_files_it_cannot_read(
+    summary: object, says: str, tmp_path: Path
+) -> None:
+    """JSON of another shape (edited by hand, another version) is a row saying so; a
+    KeyError ended train.bots after its training and install."""
+    from train.bots import training_table
+
+    run = tmp_path / "pagat"
+    (run / "best").mkdir(parents=True)
+    (run / "args.json").write_text("{}")
+    (run / "summary.json").write_text(json.dumps(summary))
+    (run / "best" / "policy.json").write_text(json.dumps({"provenance": {"steps": 64}}))
+    row = training_table(tmp_path, ["pagat"]).splitlines()[2]
+    assert row.startswith(f"| pagat | (run files in {run} are not as train writes them: {says}")
+
+
 # -- train.expert_fit: units of work and the confirmation -----------------------------------
 
 

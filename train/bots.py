@@ -275,24 +275,38 @@ def training_table(runs: Path, names: list[str]) -> str:
         except (OSError, ValueError):
             lines.append(f"| {name} | (no finished run in {run}) | | | | | |")
             continue
-        final = summary["final_evaluation"]
-        teacher = f"{args['bc_teacher']} x {args['bc_decisions']:,}"
-        if args.get("bc_soft_temperature"):
-            teacher += f", soft targets at {args['bc_soft_temperature']:g} points"
-        if args.get("bc_dagger_decisions"):
-            teacher += f" + DAgger {args['bc_dagger_decisions']:,}"
-            if args.get("bc_dagger_rounds", 1) > 1:
-                teacher += f" x {args['bc_dagger_rounds']} rounds"
-        # No warm start (--bc-decisions 0) records no pretrain figures, and a held-out
-        # set of forced moves no agreement (None): an empty cell either way.
-        agreement = (summary.get("pretrain") or {}).get("held_out_agreement")
-        lines.append(
-            f"| {name} | {teacher} | {summary['minutes']} "
-            f"| {'' if agreement is None else agreement} "
-            f"| {best['provenance']['steps']:,} | {_figure(final['expert'])} "
-            f"| {_figure(final['random'])} |"
-        )
+        try:
+            lines.append(_training_row(name, summary, args, best))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            # Files edited by hand, or of another version: named, not a traceback.
+            why = f"no {e}" if isinstance(e, KeyError) else str(e)
+            lines.append(
+                f"| {name} | (run files in {run} are not as train writes them: {why}) | | | | | |"
+            )
     return "\n".join(lines)
+
+
+def _training_row(
+    name: str, summary: dict[str, Any], args: dict[str, Any], best: dict[str, Any]
+) -> str:
+    """One run's row of :func:`training_table` from its summary, arguments and sidecar."""
+    final = summary["final_evaluation"]
+    teacher = f"{args['bc_teacher']} x {args['bc_decisions']:,}"
+    if args.get("bc_soft_temperature"):
+        teacher += f", soft targets at {args['bc_soft_temperature']:g} points"
+    if args.get("bc_dagger_decisions"):
+        teacher += f" + DAgger {args['bc_dagger_decisions']:,}"
+        if args.get("bc_dagger_rounds", 1) > 1:
+            teacher += f" x {args['bc_dagger_rounds']} rounds"
+    # No warm start (--bc-decisions 0) records no pretrain figures, and a held-out
+    # set of forced moves no agreement (None): an empty cell either way.
+    agreement = (summary.get("pretrain") or {}).get("held_out_agreement")
+    return (
+        f"| {name} | {teacher} | {summary['minutes']} "
+        f"| {'' if agreement is None else agreement} "
+        f"| {best['provenance']['steps']:,} | {_figure(final['expert'])} "
+        f"| {_figure(final['random'])} |"
+    )
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
