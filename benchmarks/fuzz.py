@@ -137,7 +137,7 @@ from matador_env.engine import (
 )
 from matador_env.engine.rules import CHOICES
 from matador_env.engine.tiles import is_json_int
-from matador_env.flags import positive_int, positive_number, seed_arg
+from matador_env.flags import int_at_least, positive_int, positive_number, seed_arg
 from matador_env.perft import count_rows, read_perft_file, stored_counts
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.protocol import (
@@ -2722,7 +2722,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
     )
-    parser.add_argument("--trial", type=int, nargs="+", help="rerun exactly these trials")
+    parser.add_argument(
+        "--trial", type=int_at_least(0), nargs="+", help="rerun exactly these trials"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.seconds is None and args.count is None:

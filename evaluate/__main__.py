@@ -48,7 +48,7 @@ from matador_env.configs import (
 )
 from matador_env.engine import PRESETS, Rules, RulesError
 from matador_env.files import folder_arg, make_folder
-from matador_env.flags import seed_arg
+from matador_env.flags import integer_arg, seed_arg
 from matador_env.streams import progress_bar, run_main
 
 from .arena import (
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a configuration of the shipped bots, instead of --preset, --players and "
         f"--teams: {', '.join(CONFIGURATIONS)}",
     )
-    p.add_argument("--players", type=int, help="number of players (default: the preset's)")
+    p.add_argument("--players", type=integer_arg, help="number of players (default: the preset's)")
     p.add_argument(
         "--teams",
         action=argparse.BooleanOptionalAction,
@@ -132,9 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="changes of the rules on top (docs/rules.md), e.g. target_score=150",
     )
-    p.add_argument("--hands", type=int, default=1000, help="hands per pairing (default 1000)")
     p.add_argument(
-        "--matches", type=int, default=None, help="matches per pairing (default hands/20)"
+        "--hands", type=integer_arg, default=1000, help="hands per pairing (default 1000)"
+    )
+    p.add_argument(
+        "--matches", type=integer_arg, default=None, help="matches per pairing (default hands/20)"
     )
     p.add_argument(
         "--field",
@@ -144,7 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=seed_arg, default=2026, help="master seed (default 2026)")
     p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+        "--workers",
+        type=integer_arg,
+        default=os.cpu_count() or 1,
+        help="processes (default: all cores)",
     )
     p.add_argument(
         "--out",

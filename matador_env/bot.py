@@ -55,7 +55,7 @@ from typing import Any
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
 from .engine.state import SEED_LIMIT, check_rng, moves_to_choose
-from .flags import seed_arg
+from .flags import integer_arg, seed_arg
 from .policy import (
     OnnxPolicy,
     PolicyError,
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a preset or a configuration (default standard); --config is the same flag, "
         "as in python -m matador_env.play and python -m evaluate",
     )
-    ex.add_argument("--count", type=int, default=10, help="positions (default 10)")
+    ex.add_argument("--count", type=integer_arg, default=10, help="positions (default 10)")
     ex.add_argument("--seed", type=seed_arg, default=0)
     ex.add_argument("--level", default="trained", help="the bot whose moves are recorded")
     args = parser.parse_args(argv)

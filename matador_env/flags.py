@@ -18,6 +18,7 @@ from .engine.tiles import parse_digits, shown_value
 __all__ = [
     "LARGEST_TRAINING_SEED",
     "int_at_least",
+    "integer_arg",
     "positive_int",
     "positive_number",
     "seed_arg",
@@ -54,6 +55,18 @@ def int_at_least(minimum: int, why: str = "") -> Callable[[str], int]:
         return value
 
     return convert
+
+
+def integer_arg(text: str) -> int:
+    """An integer with an optional leading ``-``, in the digits 0-9 (for flags whose
+    range the command checks after parsing, naming the flag); else one line naming
+    what is allowed."""
+    value = parse_digits(text[1:] if text.startswith("-") else text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"{shown_value(text)} is not allowed; allowed: an integer in the digits 0-9"
+        )
+    return -value if text.startswith("-") else value
 
 
 positive_int = int_at_least(1)

@@ -63,7 +63,7 @@ from .engine import (
     perft,
     perft_divide,
 )
-from .flags import positive_int, seed_arg
+from .flags import integer_arg, positive_int, seed_arg
 from .streams import NUMBA_FIRST_USE, note_when_slow, run_main, standard_streams
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default python)",
     )
     p.add_argument("--preset", choices=list(PRESETS), help="(default standard)")
-    p.add_argument("--players", type=int, help="number of players (default: the preset's)")
+    p.add_argument("--players", type=integer_arg, help="number of players (default: the preset's)")
     p.add_argument(
         "--teams",
         action=argparse.BooleanOptionalAction,

@@ -82,7 +82,7 @@ from .engine import (
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text, file_arg, file_problem
-from .flags import seed_arg
+from .flags import integer_arg, seed_arg
 from .streams import run_main, standard_streams
 
 __all__ = [
@@ -760,7 +760,9 @@ def build_parser() -> argparse.ArgumentParser:
         + "; ".join(f"{k}: {v}" for k, v in LEVELS.items())
         + " (default trained)",
     )
-    parser.add_argument("--players", type=int, help="number of players (default: the preset's)")
+    parser.add_argument(
+        "--players", type=integer_arg, help="number of players (default: the preset's)"
+    )
     parser.add_argument(
         "--teams",
         action="store_true",
@@ -768,8 +770,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(--config pagat_teams is such a table)",
     )
     parser.add_argument("--match", action="store_true", help="play hands to the match target")
-    parser.add_argument("--target", type=int, help="the match target (default: the preset's)")
-    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument(
+        "--target", type=integer_arg, help="the match target (default: the preset's)"
+    )
+    parser.add_argument("--seat", type=integer_arg, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=seed_arg, help="replay the same deals and bot moves")
     parser.add_argument(
         "--record",

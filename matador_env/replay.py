@@ -56,6 +56,7 @@ from .engine import HandState, parse_hand_record, render_table
 from .engine.render import RECORD_HEADER, RESULT_PREFIX, HandRecord
 from .engine.state import IllegalMoveError
 from .files import folder_arg, make_folder
+from .flags import integer_arg
 from .picture import draw_frame, write_png
 from .play import draw_layout, narrate
 from .streams import run_main, standard_streams
@@ -169,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
         "or a game of the records.jsonl of `python -m evaluate --records`.",
     )
     p.add_argument("file", type=Path, help="hand records (text) or records.jsonl")
-    p.add_argument("--game", type=int, help="the game of a records.jsonl (from 0, default 0)")
+    p.add_argument(
+        "--game", type=integer_arg, help="the game of a records.jsonl (from 0, default 0)"
+    )
     p.add_argument("--step", action="store_true", help="wait for Enter after each move")
     p.add_argument(
         "--png", type=folder_arg, metavar="DIR", help="also write each position as a PNG"

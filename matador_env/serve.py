@@ -194,7 +194,7 @@ from .bot import LEVELS, Bot, BotError, LevelBot, load_bot, load_level, resolve_
 from .configs import CONFIGURATIONS
 from .engine import PRESETS
 from .engine.tiles import parse_digits
-from .flags import seed_arg
+from .flags import integer_arg, seed_arg
 from .policy import bots_dir
 from .protocol import PROTOCOL_VERSION, ProtocolError, loads, move_to_json, view_from_json
 from .streams import run_main
@@ -908,7 +908,7 @@ def main(argv: list[str] | None = None) -> int:
         "help(s)'",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8000, help="port (0: a free one)")
+    parser.add_argument("--port", type=integer_arg, default=8000, help="port (0: a free one)")
     parser.add_argument(
         "--bots",
         default=None,
@@ -929,7 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--max-body",
-        type=int,
+        type=integer_arg,
         default=DEFAULT_MAX_BODY,
         metavar="BYTES",
         help=f"largest request body (default {DEFAULT_MAX_BODY})",
@@ -937,7 +937,7 @@ def main(argv: list[str] | None = None) -> int:
     defaults = ConnectionLimits()
     parser.add_argument(
         "--request-timeout",
-        type=int,
+        type=integer_arg,
         default=defaults.request_timeout,
         metavar="SECONDS",
         help="time for a request's headers and body to arrive, trickled or not "
@@ -945,7 +945,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--keep-alive-timeout",
-        type=int,
+        type=integer_arg,
         default=defaults.keep_alive_timeout,
         metavar="SECONDS",
         help=f"close a connection idle this long after an answer "
@@ -953,7 +953,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--max-connections",
-        type=int,
+        type=integer_arg,
         default=defaults.max_connections,
         metavar="N",
         help="connections served at once; N more get 503, the rest are closed "

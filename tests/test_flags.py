@@ -14,6 +14,7 @@ import pytest
 from matador_env.flags import (
     LARGEST_TRAINING_SEED,
     int_at_least,
+    integer_arg,
     positive_int,
     positive_number,
     seed_arg,
@@ -101,3 +102,42 @@ def test_command_lines_refuse_a_negative_seed_in_one_line(module: str) -> None:
             "18446744073709551615 (2**64 - 1)"
         )
     )
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), ("12", 12), ("-3", -3), ("007", 7)])
+def test_an_integer_flag_reads_a_sign_and_the_digits_0_to_9(text: str, value: int) -> None:
+    # Its range is the command's to check, naming the flag (--hands must be at least 1).
+    assert integer_arg(text) == value
+
+
+@pytest.mark.parametrize(
+    "text", ["３", "٣", "+3", " 5", "1_000", "--3", "-", "1.0", "", "9" * 5000]
+)
+def test_an_integer_flag_refuses_what_int_would_read_or_choke_on(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        integer_arg(text)
+    assert str(refused.value).endswith(" is not allowed; allowed: an integer in the digits 0-9")
+
+
+@pytest.mark.parametrize(
+    ("module", "flag"),
+    [
+        ("evaluate.__main__", "--hands"),
+        ("evaluate.__main__", "--workers"),
+        ("matador_env.play", "--seat"),
+        ("matador_env.serve", "--port"),
+        ("train.expert_fit", "--positions"),
+    ],
+)
+def test_command_lines_refuse_other_scripts_digits_in_their_counts(
+    module: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``int`` read these (``--hands ٣`` played three hands); now no count flag does."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    with pytest.raises(SystemExit) as exited:
+        main([flag, "٣"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: '٣' is not allowed; allowed: an integer in the digits 0-9" in err

@@ -45,6 +45,7 @@ from typing import Any, get_type_hints
 from evaluate.stats import interval_text
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.files import atomic_write_text, folder_problem
+from matador_env.flags import integer_arg
 from matador_env.policy import BOTS_DIR, POLICY_FILE, SIDECAR_FILE, PolicyError, load_policy
 from matador_env.streams import run_main
 
@@ -324,13 +325,22 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="configurations to build (default: all; repeat or list several): "
         + ", ".join(CONFIGURATIONS),
     )
-    parser.add_argument("--runs", default=DEFAULT_RUNS, help="folder of the training runs")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of every training run")
+    parser.add_argument(
+        "--runs", default=DEFAULT_RUNS, help=f"folder of the training runs (default {DEFAULT_RUNS})"
+    )
+    parser.add_argument(
+        "--seed",
+        type=integer_arg,
+        default=DEFAULT_SEED,
+        help=f"seed of every training run (default {DEFAULT_SEED})",
+    )
     parser.add_argument(
         "--no-matrix", action="store_true", help="skip the strength matrix at the end"
     )
     parser.add_argument(
-        "--matrix-out", default="reports/strength", help="folder of the matrix's JSON/markdown"
+        "--matrix-out",
+        default="reports/strength",
+        help="folder of the matrix's JSON/markdown (default reports/strength)",
     )
     parser.add_argument(
         "--bots-dir",

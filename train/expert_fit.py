@@ -74,7 +74,7 @@ from evaluate.stats import finite_or_none
 from matador_env.configs import CONFIGURATIONS, Configuration, ConfigurationError, configuration
 from matador_env.engine import HandState, SeatView
 from matador_env.files import atomic_write_json, file_arg, file_problem, folder_problem
-from matador_env.flags import seed_arg
+from matador_env.flags import integer_arg, seed_arg
 from matador_env.streams import progress_bar, run_main
 
 __all__ = ["fit_weights", "label_positions", "main", "positions", "weights_spec"]
@@ -286,17 +286,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="configurations to fit (default: all; repeat or list several, each once): "
         + ", ".join(names),
     )
-    parser.add_argument("--positions", type=int, default=3000, help="positions per configuration")
-    parser.add_argument("--samples", type=int, default=128, help="search worlds per candidate")
-    parser.add_argument("--width", type=int, default=6, help="candidates per position")
+    parser.add_argument(
+        "--positions", type=integer_arg, default=3000, help="positions per configuration"
+    )
+    parser.add_argument(
+        "--samples", type=integer_arg, default=128, help="search worlds per candidate"
+    )
+    parser.add_argument("--width", type=integer_arg, default=6, help="candidates per position")
     parser.add_argument(
         "--keep", type=float, default=0.5, help="chance a decision becomes a position"
     )
     parser.add_argument("--ridge", type=float, default=0.05, help="pull towards the base set")
-    parser.add_argument("--confirm-hands", type=int, default=1000, help="hands of fitted vs base")
+    parser.add_argument(
+        "--confirm-hands", type=integer_arg, default=1000, help="hands of fitted vs base"
+    )
     parser.add_argument("--seed", type=seed_arg, default=11, help="positions and labels")
     parser.add_argument("--confirm-seed", type=seed_arg, default=12, help="the confirming deals")
-    parser.add_argument("--workers", type=int, default=2, help="processes")
+    parser.add_argument("--workers", type=integer_arg, default=2, help="processes")
     parser.add_argument(
         "--out",
         type=file_arg,
