@@ -209,7 +209,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
             if not sep and i == 0 and key.strip():
                 options["_"] = key.strip()
                 continue
-            if not sep or not key.strip() or key.strip() in options:
+            if sep and key.strip() in options:
+                raise AgentSpecError(
+                    f"malformed agent spec {spec!r}: option {key.strip()!r} is given twice "
+                    "(which one counts would be a guess); give it once; known specs: "
+                    f"{', '.join(known_specs())}"
+                )
+            if not sep or not key.strip():
                 raise AgentSpecError(
                     f"malformed agent spec {spec!r}: options are key=value pairs "
                     f"separated by commas; known specs: {', '.join(known_specs())}"

@@ -53,7 +53,12 @@ def _build(options: dict[str, str]) -> Agent:
     path = options.pop("_", None)
     sample = spec_bool("policy", "sample", options.pop("sample", "false"))
     runtime = options.pop("runtime", "auto")  # checked by load_policy, named in its error
-    if path is None or options:
+    if options:
+        raise AgentSpecError(
+            f"policy has no option {next(iter(options))!r}; options: sample, runtime "
+            "(e.g. policy:runs/NAME/best,sample=true)"
+        )
+    if path is None:
         raise AgentSpecError(
             "policy spec: give the exported policy's path, e.g. policy:runs/NAME/best "
             f"(optionally ,sample=true and ,runtime= one of {', '.join(RUNTIMES)}); "

@@ -73,7 +73,13 @@ def test_known_specs_build_their_agents() -> None:
         ("search:samples", "malformed agent spec"),
         ("search:=3", "malformed agent spec"),
         # An option given twice: which one counts would be a guess.
-        ("search:samples=2,samples=3", "malformed agent spec 'search:samples=2,samples=3'"),
+        (
+            "search:samples=2,samples=3",
+            "malformed agent spec 'search:samples=2,samples=3': option 'samples' is given twice",
+        ),
+        ("expert:matador=1, matador=2", "option 'matador' is given twice"),
+        ("policy:matador_env/bots/standard,foo=1", "policy has no option 'foo'; options: sample"),
+        ("policy:sample=true", "policy spec: give the exported policy's path"),
         # Only the first option may be positional.
         ("policy:matador_env/bots/standard,sample", "malformed agent spec"),
         ("search:16", "malformed agent spec 'search:16': search takes key=value options (search["),
