@@ -194,7 +194,9 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
     rules = resolve_rules(args)
     hidden = layer_sizes(args.hidden, "--hidden")
     if args.reward not in REWARD_KINDS:
-        raise ArgsError(f"--reward: {args.reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        raise ArgsError(
+            f"--reward: {args.reward!r} is not allowed; allowed: {', '.join(REWARD_KINDS)}"
+        )
     for flag in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs"):
         if getattr(args, flag) < 1:
             raise ArgsError(f"--{flag.replace('_', '-')}: must be a positive integer")
