@@ -295,6 +295,13 @@ def test_a_resume_may_change_timesteps_and_progress_and_nothing_else(
     assert line.startswith("python -m train: error: --seed: 2 differs from the run's 1 in ")
     line = refused(run_mod.main, ["--resume", str(run), "--out", str(tmp_path / "x")], capsys)
     assert line.startswith("python -m train: error: --out: ")
+    # A bad value given now is the command line's, not the saved file's.
+    line = refused(run_mod.main, ["--resume", str(run), "--timesteps", "0"], capsys)
+    assert line.startswith("python -m train: error: --timesteps: 0 is not allowed"), line
+    # A bad value in the file is the file's.
+    _rewrite(run, timesteps=0)
+    line = refused(run_mod.main, ["--resume", str(run)], capsys)
+    assert line.startswith(f"python -m train: error: {run / 'args.json'}: --timesteps: 0"), line
 
 
 def test_a_python_resume_without_given_compares_only_what_differs_from_the_defaults(

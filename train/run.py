@@ -98,7 +98,7 @@ class TrainArgs:
     """Run folder; default runs/{exp_name}__{preset}__{seed}__{unix time}."""
     resume: str | None = None
     """A run folder to continue from its last checkpoint (its arguments are reused,
-    except --timesteps when given)."""
+    except --timesteps and --progress when given)."""
     n_envs: int = 2
     """Environments, each in its own process (SubprocVecEnv) when more than one."""
     n_steps: int = 1024
@@ -501,6 +501,9 @@ def train(args: TrainArgs, given: set[str] | None = None) -> Path:
             try:
                 rules = check_args(args)
             except ArgsError as e:
+                # A flag given now (--timesteps 0) is the command line's fault, not the file's.
+                if any(str(e).startswith(f"{flag_name(k)}:") for k in given if k in RESUME_FLAGS):
+                    raise
                 raise ArgsError(f"{run_dir / RUN_ARGS_FILE}: {e}") from None
             return _train_locked(args, rules, run_dir)
         finally:
