@@ -2718,7 +2718,12 @@ def main(argv: list[str] | None = None) -> int:
     limit.add_argument(
         "--count", type=positive_int, default=None, help="trials per campaign instead"
     )
-    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="seed of the trials; with --campaign and --trial it reruns a finding (default 0)",
+    )
     parser.add_argument(
         "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
     )

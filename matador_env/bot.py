@@ -474,8 +474,18 @@ def main(argv: list[str] | None = None) -> int:
         "as in python -m matador_env.play and python -m evaluate",
     )
     ex.add_argument("--count", type=integer_arg, default=10, help="positions (default 10)")
-    ex.add_argument("--seed", type=seed_arg, default=0)
-    ex.add_argument("--level", default="trained", help="the bot whose moves are recorded")
+    ex.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="seed of the positions (deals, moves to them) and the bot's (default 0)",
+    )
+    ex.add_argument(
+        "--level",
+        default="trained",
+        help="the bot whose moves are recorded: a level or the path of an exported policy "
+        "(default trained)",
+    )
     args = parser.parse_args(argv)
     if args.command == "levels":
         for name, about in LEVELS.items():

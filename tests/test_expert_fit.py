@@ -430,3 +430,13 @@ def test_a_unit_file_that_is_not_the_unit_is_refused(
     path.write_text(json.dumps(saved))
     with pytest.raises(ValueError, match=says):
         load_unit(path, _UNIT)
+
+
+def test_the_help_gives_defaults_but_none_that_is_none(capsys: pytest.CaptureFixture[str]) -> None:
+    # ArgumentDefaultsHelpFormatter wrote "(default: None)" after --only's "default: all".
+    with pytest.raises(SystemExit):
+        expert_fit.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: None)" not in text
+    assert "configurations to fit (default: all;" in text
+    assert "positions per configuration (default: 3000)" in text

@@ -269,13 +269,23 @@ def load_unit(path: Path, unit: Unit) -> list[Labelled]:
     return out
 
 
+class _DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """Each flag's default in its help, but none where it is None: those flags' help
+    says what leaving them out means (``--only``: all)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m train.expert_fit",
         description="Fit the expert's weights per configuration to the search's move "
         "values, keep each set only where it beats the base set in the arena, and write "
         "agents/expert_weights.json.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsHelp,
     )
     names = list(CONFIGURATIONS)
     parser.add_argument(
