@@ -70,6 +70,10 @@ class ReplayError(ValueError):
     """A file that holds no replayable hand; the message says what is wrong."""
 
 
+_GAME_KEYS = ("records", "seats", "kind", "deal", "pattern", "a", "b", "diff")
+"""What a game line of ``records.jsonl`` holds that the replay reads."""
+
+
 def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRecord]]:
     """A heading for what is replayed, and its hand records: every record of a text
     file, or game ``game``'s (None: 0) of a ``.jsonl`` of ``python -m evaluate
@@ -101,19 +105,30 @@ def _read_hands(path: Path, game: int | None) -> tuple[str, list[HandRecord], li
         if not 0 <= game < len(lines):
             raise ReplayError(f"{path}: --game {game} is not a game of it (0 to {len(lines) - 1})")
         line_no, line = lines[game]
+        not_a_game = f"{path}: line {line_no} is not a game of `python -m evaluate --records`"
         try:
             data = json.loads(line)
-            texts = list(data["records"])
-            seats = ", ".join(f"P{s} {spec}" for s, spec in enumerate(data["seats"]))
-            heading = (
-                f"{path}, game {game} of {len(lines)}: {data['kind']} {data['deal']}, "
-                f"seat pattern {data['pattern']} ({seats}); A={data['a']} scored "
-                f"{data['diff']:+g} against B={data['b']}"
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ReplayError(
-                f"{path}: line {line_no} is not a game of `python -m evaluate --records` ({exc})"
-            ) from None
+        except ValueError as exc:
+            raise ReplayError(f"{not_a_game} (not JSON: {exc})") from None
+        if not isinstance(data, dict):
+            raise ReplayError(f"{not_a_game} (it is JSON, but not an object)")
+        missing = [key for key in _GAME_KEYS if key not in data]
+        if missing:
+            raise ReplayError(f"{not_a_game} (no {', '.join(map(repr, missing))})")
+        if not isinstance(data["records"], list):
+            raise ReplayError(f"{not_a_game} (its 'records' is not a list of hand records)")
+        if not isinstance(data["seats"], list):
+            raise ReplayError(f"{not_a_game} (its 'seats' is not a list of agents)")
+        diff = data["diff"]
+        if isinstance(diff, bool) or not isinstance(diff, int | float):
+            raise ReplayError(f"{not_a_game} (its 'diff' is not a number)")
+        texts = list(data["records"])
+        seats = ", ".join(f"P{s} {spec}" for s, spec in enumerate(data["seats"]))
+        heading = (
+            f"{path}, game {game} of {len(lines)}: {data['kind']} {data['deal']}, "
+            f"seat pattern {data['pattern']} ({seats}); A={data['a']} scored "
+            f"{diff:+g} against B={data['b']}"
+        )
         if not all(isinstance(t, str) for t in texts):
             raise ReplayError(f"{path}: line {line_no} has records that are not text")
     else:
