@@ -371,21 +371,32 @@ def main(argv: list[str] | None = None) -> int:
         default=2026,
         help="seed of the hand, runs and arena (0 to 2**32 - 1: it seeds training runs)",
     )
-    parser.add_argument("--hands", type=positive_int, default=600, help="arena hands per pairing")
+    parser.add_argument(
+        "--hands",
+        type=positive_int,
+        default=None,
+        help="arena hands per pairing (default 600; 40 with --quick)",
+    )
     parser.add_argument(
         "--eval-hands",
         type=positive_int,
-        default=150,
-        help="duplicate deals per curve point and opponent",
+        default=None,
+        help="duplicate deals per curve point and opponent (default 150; 20 with --quick)",
     )
     parser.add_argument(
         "--out", type=folder_arg, default=Path("runs/demo"), help="where it all goes"
     )
-    parser.add_argument("--quick", action="store_true", help="tiny budgets (a smoke run)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny budgets (a smoke run): a shorter learning curve, and fewer hands "
+        "where --hands and --eval-hands are not given",
+    )
     args = parser.parse_args(argv)
-    curve: tuple[int, ...] = CURVE
-    if args.quick:
-        args.hands, args.eval_hands, curve = 40, 20, QUICK_CURVE
+    # --quick lowers the budgets not given; one given wins (it was replaced unsaid).
+    hands, eval_hands, curve = (40, 20, QUICK_CURVE) if args.quick else (600, 150, CURVE)
+    args.hands = hands if args.hands is None else args.hands
+    args.eval_hands = eval_hands if args.eval_hands is None else args.eval_hands
     # Checked here, not by the arena or the training it runs later, under their names
     # (after the demo's hand, or its arena too).
     problem = folder_problem(args.out)

@@ -223,6 +223,21 @@ def test_the_quick_demo_hands_its_parts_the_seed_budgets_and_folders_and_reuses_
     ]
 
 
+def test_quick_keeps_the_budgets_given_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --quick replaced --hands 7 and --eval-hands 3 by 40 and 20 without a word.
+    parts = stand_ins(monkeypatch)
+    argv = ["--quick", "--hands", "7", "--eval-hands", "3", "--seed", "5", "--out", str(tmp_path)]
+    assert demo.main(argv) == 0
+    capsys.readouterr()
+    [arena] = parts.arenas
+    assert arena[arena.index("--hands") + 1] == "7"
+    assert [trained(a) for a in parts.trainings] == [
+        curve_point(tmp_path, d, 3, 5) for d in (0, 500)
+    ]
+
+
 def test_the_demo_by_default_plays_600_hands_and_a_curve_of_five_runs_into_runs_demo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
