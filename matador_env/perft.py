@@ -131,9 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--file",
         type=Path,
-        default=PERFT_FILE,
-        help="the perft file that --case and --check read (default: the one the "
-        "package ships, matador_env/conformance/perft.json)",
+        default=None,
+        help="the perft file that --case and --check read, and only they (default: the "
+        "one the package ships, matador_env/conformance/perft.json)",
     )
     p.add_argument(
         "--moves",
@@ -475,6 +475,10 @@ def main(
     _, out, err = standard_streams(None, stdout, stderr)
     args = build_parser().parse_args(argv)
     try:
+        if args.file is not None and not (args.case or args.check):
+            # Counting a deal reads no file: one given would be ignored unsaid.
+            raise _Refused("--file: only with --case or --check, which read it")
+        args.file = PERFT_FILE if args.file is None else args.file
         if args.check:
             return _check(args, out)
         if args.divide and args.engine == "batch":

@@ -705,6 +705,8 @@ def test_command_on_a_finished_hand_says_so() -> None:
         (["--depth", "2", "--players", "9"], "--players: hand_size='by_players' is not allowed"),
         (["--depth", "2", "--rules", "spinner=sideways"], "--rules: spinner='sideways'"),
         ([], "--depth: required without --case"),
+        # Counting a deal reads no file: the one given was ignored, even a missing one.
+        (["--depth", "2", "--file", "nowhere.json"], "--file: only with --case or --check"),
     ],
 )
 def test_command_refuses_with_status_2(argv: list[str], message: str) -> None:
