@@ -64,6 +64,11 @@ from .report import run_files_problem, summarize
 
 __all__ = ["Args", "main", "parse_args"]
 
+# The most hands and matches per pairing: 10 million hands are days of play; what lies
+# beyond does not fit the arena's work list in memory (its units are listed at start).
+MAX_HANDS = 10_000_000
+MAX_MATCHES = 1_000_000
+
 
 @dataclass
 class Args:
@@ -202,10 +207,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, Rules, list[Pairing
         rules = seated_rules(args.preset, args.players, args.teams, args.rules)
     except RulesError as e:
         parser.error(f"{seated_rules_flag(e, args.players, args.teams, args.rules)}: {e}")
-    if args.hands < 1:
-        parser.error(f"--hands must be at least 1, got {args.hands}")
-    if args.matches is not None and args.matches < 0:
-        parser.error(f"--matches must be 0 or more, got {args.matches}")
+    if not 1 <= args.hands <= MAX_HANDS:
+        parser.error(f"--hands must be from 1 to {MAX_HANDS:,}, got {args.hands}")
+    if args.matches is not None and not 0 <= args.matches <= MAX_MATCHES:
+        parser.error(f"--matches must be from 0 to {MAX_MATCHES:,}, got {args.matches}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     specs = [*args.agents, *([args.vs] if args.vs is not None else [])]

@@ -95,6 +95,9 @@ LEVELS: dict[str, str] = {
 
 CASUAL_TEMPERATURE = 2.0
 
+MAX_EXAMPLES = 10_000
+"""The most positions ``python -m matador_env.bot examples`` writes (one JSON document)."""
+
 
 class BotError(ValueError):
     """A bot that cannot be built, or a view it cannot move in."""
@@ -501,8 +504,9 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             print(f"not shipped (random and greedy only): {', '.join(missing)}")
         return 0
-    if args.count < 1:
-        ex.error("--count must be >= 1")
+    if not 1 <= args.count <= MAX_EXAMPLES:
+        # Test vectors are read whole; a count beyond this ran for ever before printing.
+        ex.error(f"--count must be from 1 to {MAX_EXAMPLES:,}")
     try:
         data = encoding_examples(args.preset, args.count, args.seed, args.level)
     except (BotError, PolicyError) as exc:

@@ -475,7 +475,9 @@ def test_examples_errors_name_the_subcommand_and_refuse_an_empty_level() -> None
     prog = "python -m matador_env.bot examples"
     for argv, says in (
         (["--count", "0"], f"usage: {prog} [-h]"),  # the subcommand's usage, then its error
-        (["--count", "-1"], f"\n{prog}: error: --count must be >= 1\n"),
+        (["--count", "-1"], f"\n{prog}: error: --count must be from 1 to 10,000\n"),
+        # It ran for ever before printing anything.
+        (["--count", "9" * 20], f"\n{prog}: error: --count must be from 1 to 10,000\n"),
         (["--level", ""], f"{prog}: error: no bot named: give a level (random, greedy,"),
         (["--level", str(ROOT / "missing.onnx")], f"{prog}: error: no exported policy at "),
     ):

@@ -648,12 +648,18 @@ def test_the_table_and_markdown_show_the_summary_as_computed() -> None:
         (["--agents", "expert", "random", "--rules", "teams=true"], "teams=True only"),
         (["--agents", "expert", "random", "--rules", "colour=red"], "one of the fields"),
         (["--agents", "expert", "random", "--rules", "players"], "key=value"),
-        (["--agents", "expert", "random", "--hands", "0"], "--hands must be at least 1"),
+        (["--agents", "expert", "random", "--hands", "0"], "--hands must be from 1 to 10,000,000"),
+        # Listed up front, 10**12 hands ended in a MemoryError.
+        (["--agents", "expert", "random", "--hands", "10" + "0" * 11], "--hands must be from 1"),
+        (["--agents", "expert", "random", "--matches", "1000001"], "--matches must be from 0 to"),
         (
             ["--agents", "expert", "random", "--hands", "x"],
             "argument --hands: 'x' is not allowed; allowed: an integer in the digits 0-9",
         ),
-        (["--agents", "expert", "random", "--matches", "-1"], "--matches must be 0 or more"),
+        (
+            ["--agents", "expert", "random", "--matches", "-1"],
+            "--matches must be from 0 to 1,000,000",
+        ),
         (["--agents", "expert", "random", "--workers", "0"], "--workers must be at least 1"),
         (["--agents", "expert"], "at least two --agents"),
         (["--agents", "expert", "expert"], "listed twice"),
