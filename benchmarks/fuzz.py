@@ -2725,13 +2725,26 @@ def main(argv: list[str] | None = None) -> int:
         help="seed of the trials; with --campaign and --trial it reruns a finding (default 0)",
     )
     parser.add_argument(
-        "--campaign", nargs="+", choices=[*CAMPAIGNS, HTTP], default=[*CAMPAIGNS, HTTP]
+        "--campaign",
+        nargs="+",
+        choices=[*CAMPAIGNS, HTTP],
+        default=None,
+        help="the campaigns to run (default: all; with --trial all but http)",
     )
     parser.add_argument(
-        "--trial", type=int_at_least(0), nargs="+", help="rerun exactly these trials"
+        "--trial",
+        type=int_at_least(0),
+        nargs="+",
+        help="rerun exactly these trials (of every campaign run but http, whose server "
+        "runs for its time and numbers no trials)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    if args.trial and args.campaign and HTTP in args.campaign:
+        # It ran for its share of the time, whatever the trials asked.
+        parser.error("--trial: the http campaign numbers no trials; give --campaign without it")
+    if args.campaign is None:
+        args.campaign = [*CAMPAIGNS] if args.trial else [*CAMPAIGNS, HTTP]
     if args.seconds is None and args.count is None:
         args.seconds = 60.0
     share = args.seconds / len(args.campaign) if args.seconds is not None else None

@@ -1185,6 +1185,17 @@ def test_counted_trials_give_http_5_seconds_and_named_trials_are_rerun(
     fuzz.main(["--trial", "3", "5", "--campaign", "apply", "--no-progress"])
     assert campaigns.runs == [("apply", 0, 60.0, None, False, [3, 5])]
     assert "python -m benchmarks.fuzz --seed 0: trials 3 5\n" in capsys.readouterr().out
+    # Without --campaign the trials rerun in every campaign but http, which numbers none
+    # (it ran for its share of the time, whatever the trials asked) ...
+    campaigns.runs.clear()
+    fuzz.main(["--trial", "3", "--no-progress"])
+    assert [run[0] for run in campaigns.runs] == list(fuzz.CAMPAIGNS)
+    capsys.readouterr()
+    # ... and naming it beside --trial is refused.
+    with pytest.raises(SystemExit) as exited:
+        fuzz.main(["--trial", "3", "--campaign", "rules", "http"])
+    assert exited.value.code == 2
+    assert "--trial: the http campaign numbers no trials" in capsys.readouterr().err
 
 
 def test_the_exit_status_is_1_when_anything_was_found(monkeypatch: pytest.MonkeyPatch) -> None:
