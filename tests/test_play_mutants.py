@@ -351,6 +351,9 @@ def finished_hand() -> HandState:
 ARENA_RECORD = hand_record(finished_hand())
 
 
+NOT_A_GAME = "line 1 is not a game of `python -m evaluate --records`"
+
+
 def arena_game(**changes: object) -> dict[str, object]:
     """A line of ``python -m evaluate --records``'s records.jsonl, with ``changes``."""
     game: dict[str, object] = {"kind": "deal", "deal": 4, "pattern": "AB", "a": "x", "b": "y"}
@@ -371,11 +374,29 @@ def test_a_games_heading_names_its_deal_players_and_signed_score(tmp_path: Path)
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("{not json", "line 1 is not a game of `python -m evaluate --records`"),
-        (json.dumps({"records": []}), "line 1 is not a game of `python -m evaluate --records`"),
+        ("{not json", f"{NOT_A_GAME} (not JSON: "),
+        # It said "('seats')", and a list line failed in Python's words ("list indices
+        # must be integers or slices, not str").
+        (
+            json.dumps({"records": []}),
+            f"{NOT_A_GAME} (no 'seats', 'kind', 'deal', 'pattern', 'a', 'b', 'diff')",
+        ),
+        ("[]", f"{NOT_A_GAME} (it is JSON, but not an object)"),
         (json.dumps(arena_game(records=[ARENA_RECORD, 7])), "line 1 has records that are not text"),
+        # A string of records was read one character at a time.
+        (json.dumps(arena_game(records="abc")), f"{NOT_A_GAME} (its 'records' is not a list"),
+        (json.dumps(arena_game(seats=4)), f"{NOT_A_GAME} (its 'seats' is not a list of agents)"),
+        (json.dumps(arena_game(diff="far")), f"{NOT_A_GAME} (its 'diff' is not a number)"),
     ],
-    ids=["not json", "no seats", "a record not text"],
+    ids=[
+        "not json",
+        "no seats",
+        "not an object",
+        "a record not text",
+        "records a string",
+        "seats a number",
+        "diff a string",
+    ],
 )
 def test_a_line_that_is_no_arena_game_is_refused_in_one_line(
     tmp_path: Path, line: str, says: str

@@ -160,41 +160,6 @@ def test_an_illegal_move_names_its_hand_and_move(tmp_path: Path) -> None:
     assert code == 2 and "line 1 is not a game of `python -m evaluate --records`" in err
 
 
-@pytest.mark.parametrize(
-    ("line", "says"),
-    [
-        ('{"x": 1}', "(no 'records', 'seats', 'kind', 'deal', 'pattern', 'a', 'b', 'diff')"),
-        ("[]", "(it is JSON, but not an object)"),
-        ("{", "(not JSON: "),
-        (
-            '{"records": "abc", "seats": [], "kind": "hands", "deal": 0, "pattern": 0, '
-            '"a": "x", "b": "y", "diff": 1}',
-            "(its 'records' is not a list of hand records)",
-        ),
-        (
-            '{"records": [], "seats": [], "kind": "hands", "deal": 0, "pattern": 0, '
-            '"a": "x", "b": "y", "diff": "far"}',
-            "(its 'diff' is not a number)",
-        ),
-        (
-            '{"records": [], "seats": 4, "kind": "hands", "deal": 0, "pattern": 0, '
-            '"a": "x", "b": "y", "diff": 1}',
-            "(its 'seats' is not a list of agents)",
-        ),
-    ],
-)
-def test_a_jsonl_line_that_is_no_game_says_what_is_missing(
-    line: str, says: str, tmp_path: Path
-) -> None:
-    # It said "('records')" for a line without records, and a list line failed in
-    # Python's own words ("list indices must be integers or slices, not str").
-    path = tmp_path / "bad.jsonl"
-    path.write_text(line + "\n")
-    code, out, err = replay(str(path))
-    assert (code, out) == (2, "")
-    assert f"{path}: line 1 is not a game of `python -m evaluate --records` {says}" in err, err
-
-
 def test_write_png_round_trips_and_refuses_what_is_not_a_picture(tmp_path: Path) -> None:
     picture = np.random.default_rng(1).integers(0, 256, (7, 5, 3), dtype=np.uint8)
     path = write_png(tmp_path / "sub" / "p.png", picture)
