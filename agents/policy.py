@@ -55,8 +55,8 @@ def _build(options: dict[str, str]) -> Agent:
     runtime = options.pop("runtime", "auto")  # checked by load_policy, named in its error
     if options:
         raise AgentSpecError(
-            f"policy has no option {next(iter(options))!r}; options: sample, runtime "
-            "(e.g. policy:runs/NAME/best,sample=true)"
+            f"policy has no option {next(iter(options))!r}; options: sample=true or false, "
+            f"runtime= one of {', '.join(RUNTIMES)} (e.g. policy:runs/NAME/best,sample=true)"
         )
     if path is None:
         raise AgentSpecError(
