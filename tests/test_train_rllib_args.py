@@ -33,6 +33,8 @@ def _args(*argv: str) -> RllibArgs:
         (["--exp-name", "../up"], "--exp-name: '../up' is not allowed; allowed: a name for a"),
         (["--exp-name", ""], "--exp-name: '' is not allowed"),
         (["--reward", "nope"], "--reward: 'nope' is not allowed; allowed: score, win, normalised"),
+        # Ignored without a word before.
+        (["--num-cpus", "2", "--address", "auto"], "--num-cpus: not with --address"),
         (["--num-cpus", "1", "--num-env-runners", "4"], "--num-env-runners: 4 env runners need"),
         (["--seed", "-5"], "--seed: -5 is not allowed; allowed: an integer from 0 to 4294967294"),
         # RLlib seeds numpy with it, which takes no more: it died after Ray started.

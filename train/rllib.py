@@ -91,7 +91,7 @@ class RllibArgs:
     """Ray cluster to join: "auto" (on a node started with `ray start`), host:port or
     ray://host:10001. Default: start a local Ray."""
     num_cpus: int | None = None
-    """CPUs of the local Ray (default: all of this machine's); not used with --address."""
+    """CPUs of the local Ray (default: all of this machine's); refused with --address."""
     num_env_runners: int = 1
     """Sampling processes (0: sample in the driver). On a cluster, Ray spreads them over
     the nodes."""
@@ -208,6 +208,11 @@ def check_args(args: RllibArgs) -> tuple[Rules, list[int]]:
         raise ArgsError("--minibatch-size: must not exceed --train-batch-size")
     if args.num_cpus is not None and args.num_cpus < 1:
         raise ArgsError("--num-cpus: must be a positive integer")
+    if args.num_cpus is not None and args.address is not None:
+        # The cluster's CPUs are its own: the flag would be ignored unsaid.
+        raise ArgsError(
+            "--num-cpus: not with --address (a Ray cluster has its own CPUs); give one of them"
+        )
     largest = largest_seed(args.num_env_runners)
     if not 0 <= args.seed <= largest:  # RLlib seeds numpy's generators
         raise ArgsError(
