@@ -275,7 +275,10 @@ def reward_kind(reward: object) -> str:
     if isinstance(reward, str):
         reward = _REWARD_ALIASES.get(reward, reward)
     if reward not in REWARD_KINDS:
-        raise ValueError(f"reward={reward!r} is not allowed; allowed: {REWARD_KINDS}")
+        raise ValueError(
+            f"reward={reward!r} is not allowed; allowed: {', '.join(map(repr, REWARD_KINDS))} "
+            "('normalized' too)"
+        )
     return reward  # type: ignore[return-value]
 
 
@@ -411,7 +414,15 @@ def resolve_rules(
 
 
 def hand_rewards(rules: Rules, outcome: Outcome, kind: str) -> list[float]:
-    """Each seat's reward for a finished hand (see the Rewards table)."""
+    """Each seat's reward for a finished hand (see the Rewards table); ``kind`` is read
+    by :func:`reward_kind` (``ValueError`` for one it does not take), ``outcome`` must
+    be an :class:`~matador_env.engine.Outcome` (``TypeError``)."""
+    kind = reward_kind(kind)  # "normalized" was paid as "score", as was any unknown kind
+    if not isinstance(outcome, Outcome):
+        raise TypeError(
+            f"outcome={shown_value(outcome)} is not allowed; allowed: the Outcome of a "
+            "finished hand (HandState.outcome)"
+        )
     n = rules.players
     side = outcome.winning_side
     if side is None:
@@ -436,8 +447,9 @@ def _share(rules: Rules, wins: Any, amount: float, kind: str) -> list[float]:
 
 
 def match_rewards(rules: Rules, winners: Sequence[int], kind: str, bonus: float) -> list[float]:
-    """Each seat's terminal bonus for a finished match won by the sides ``winners``."""
-    if kind == "win":
+    """Each seat's terminal bonus for a finished match won by the sides ``winners``
+    (``kind`` read by :func:`reward_kind`)."""
+    if reward_kind(kind) == "win":
         won = [rules.side_of(s) in winners for s in range(rules.players)]
         if all(won):
             return [0.0] * rules.players

@@ -28,7 +28,7 @@ from matador_env.engine import (
     Termination,
     set_tiles,
 )
-from matador_env.matador_v0 import hand_rewards
+from matador_env.matador_v0 import hand_rewards, match_rewards
 
 ENV_NAME = "matador_v0"
 # pettingzoo.test.api_test names the function too; the module holds the exemption lists.
@@ -141,6 +141,23 @@ def test_masks_and_views_at_every_step() -> None:
                 assert np.array_equal(obs["observation"], enc.observation(game.view(seat)))
             legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
             e.step(int(legal[rng.randrange(len(legal))]))
+
+
+def test_hand_rewards_reads_its_kind_as_the_env_does() -> None:
+    # "normalized" (the env's alias) and unknown kinds were paid as "score".
+    rules = Rules.preset("standard")
+    state = HandState.deal(rules, 3)
+    while state.outcome is None:
+        state = state.apply(state.legal_moves()[0])
+    outcome = state.outcome
+    assert hand_rewards(rules, outcome, "normalized") == hand_rewards(rules, outcome, "normalised")
+    assert hand_rewards(rules, outcome, "normalized") != hand_rewards(rules, outcome, "score")
+    with pytest.raises(ValueError, match="reward='bogus' is not allowed; allowed: 'score', 'win'"):
+        hand_rewards(rules, outcome, "bogus")
+    with pytest.raises(TypeError, match="outcome=None is not allowed; allowed: the Outcome"):
+        hand_rewards(rules, None, "score")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reward=None is not allowed"):
+        match_rewards(rules, [0], None, 1.0)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("reward", ["score", "win", "normalised"])
