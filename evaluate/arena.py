@@ -66,8 +66,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from matador_env.engine import HandState, MatchState, Rules, hand_record
+from matador_env.engine.state import SEED_RANGE
+from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_text
 from matador_env.streams import progress_bar
+from matador_env.values import as_seed, integer_check
 
 from .stats import Estimate, paired
 
@@ -499,6 +502,9 @@ def run_work(work: Work) -> list[GameResult]:
     return out
 
 
+_count = integer_check(ValueError, type_error=TypeError)
+
+
 @dataclass
 class RunPlan:
     """Everything a run plays: pairings, deals and matches per pairing."""
@@ -515,6 +521,27 @@ class RunPlan:
     keep_records: bool = False
     """Keep every hand's record (:attr:`GameResult.records`)."""
     units: list[Work] = dataclass_field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Checked when made, before any agent or process starts: a negative count or
+        # chunk played nothing without a word, and other types failed in the workers.
+        if not isinstance(self.rules, Rules):
+            raise TypeError(
+                f"RunPlan: rules={shown_value(self.rules)} is not allowed; allowed: a "
+                "matador_env.engine.Rules"
+            )
+        if not isinstance(self.pairings, list) or not all(
+            isinstance(p, Pairing) for p in self.pairings
+        ):
+            raise TypeError(
+                f"RunPlan: pairings={shown_value(self.pairings)} is not allowed; allowed: a "
+                "list of Pairing(a, b)"
+            )
+        for name in ("deals", "matches", "chunk"):
+            setattr(self, name, _count(f"RunPlan: {name}", getattr(self, name), 0))
+        if self.seed is None:
+            raise TypeError(f"RunPlan: seed=None is not allowed; allowed: {SEED_RANGE}")
+        self.seed = as_seed(self.seed)  # type: ignore[assignment]  # None refused above
 
     def build(self) -> list[Work]:
         rules = self.rules.to_dict()
@@ -560,6 +587,7 @@ def run(
     Raises :class:`AgentRulesError` before any game when an agent cannot play the
     plan's rules.
     """
+    workers = _count("run: workers", workers, 1)
     check_agents(plan.rules, [spec for p in plan.pairings for spec in (p.a, p.b)])
     units = plan.build()
     results: list[GameResult] = []

@@ -5,6 +5,7 @@ tests of the arena let through."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,40 @@ def test_the_plot_has_a_match_panel_when_any_pairing_played_matches(
     rep = summarize(results, [Pairing("a", "b"), Pairing("a", "c")], ["a", "b", "c"], {})
     rep.plot(tmp_path / "some.png")
     assert titles[-1] == "A match win %, 95% CI" and len(titles) == 3
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "says"),
+    [
+        ({"deals": -3}, ValueError, "RunPlan: deals=-3 is not allowed; allowed: an integer >= 0"),
+        ({"chunk": -1}, ValueError, "RunPlan: chunk=-1 is not allowed"),
+        ({"matches": 2.0}, TypeError, "RunPlan: matches=2.0 is not allowed"),
+        ({"seed": None}, TypeError, "RunPlan: seed=None is not allowed"),
+        ({"seed": "abc"}, TypeError, "seed='abc' (str) is not allowed"),
+        ({"seed": -1}, ValueError, "seed=-1 is not allowed"),
+        ({"rules": "standard"}, TypeError, "RunPlan: rules='standard' is not allowed"),
+        ({"pairings": [("random", "greedy")]}, TypeError, "RunPlan: pairings="),
+    ],
+)
+def test_a_run_plan_refuses_what_it_cannot_play_when_made(
+    changes: dict[str, object], error: type[Exception], says: str
+) -> None:
+    """A negative count or chunk played no game without a word (a negative progress
+    total too); other types failed inside the workers."""
+    plan: dict[str, object] = {
+        "rules": Rules.preset("standard"),
+        "pairings": [Pairing("random", "greedy")],
+        "deals": 2,
+        "matches": 0,
+        "seed": 1,
+    }
+    with pytest.raises(error, match=re.escape(says)):
+        RunPlan(**(plan | changes))  # type: ignore[arg-type]
+
+
+def test_run_refuses_a_worker_count_that_is_no_count() -> None:
+    plan = RunPlan(Rules.preset("standard"), [Pairing("random", "greedy")], 1, 0, 1)
+    with pytest.raises(TypeError, match="run: workers='2' is not allowed"):
+        run(plan, workers="2")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="run: workers=0 is not allowed; allowed: an integer >= 1"):
+        run(plan, workers=0)
