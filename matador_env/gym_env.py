@@ -425,14 +425,10 @@ def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
             raise ValueError(f"opponent {spec!r}: {exc}") from None
         return _Agent(bot, bot.choose)
     if callable(getattr(spec, "act", None)):
+        _check_rules(spec, rules)
         return _Agent(spec, spec.act)
     if callable(getattr(spec, "choose", None)):
-        check = getattr(spec, "check_rules", None)
-        if callable(check):
-            try:
-                check(rules)
-            except ValueError as exc:  # BotError: the bot plays other rules
-                raise ValueError(f"opponent {spec!r}: {exc}") from None
+        _check_rules(spec, rules)
         return _Agent(spec, spec.choose)
     if callable(spec):
         return spec
@@ -441,6 +437,24 @@ def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
         "matador_env.bot.load_bot), an object with act(view, rng) or choose(view, rng), "
         "a callable(observation dict) -> action"
     )
+
+
+def _check_rules(opponent: Any, rules: Rules) -> None:
+    """``ValueError`` when an agent or a bot plays other rules than ``rules``: by its
+    ``rules`` (None: any), or its own ``check_rules`` (an agent over several
+    configurations, such as ``bot:trained``); else it failed at its first move."""
+    check = getattr(opponent, "check_rules", None)
+    if callable(check):
+        try:
+            check(rules)
+        except ValueError as exc:  # BotError: the bot plays other rules
+            raise ValueError(f"opponent {opponent!r}: {exc}") from None
+    plays = getattr(opponent, "rules", None)
+    if isinstance(plays, Rules) and plays != rules:
+        raise ValueError(
+            f"opponent {opponent!r} plays other rules ({plays.to_text()}) than the env's "
+            f"({rules.to_text()})"
+        )
 
 
 def _opponent_list(opponents: Any, count: int, rules: Rules) -> list[Any]:

@@ -248,6 +248,14 @@ def test_bad_opponents() -> None:
     leiden_bot = load_bot("trained", rules="leiden")
     with pytest.raises(ValueError, match="opponent <PolicyBot trained:leiden>: bot"):
         MatadorSingleEnv(preset="standard", opponents=leiden_bot)
+    # An agent is checked when the env is made, as a bot is; it failed at its first move.
+    from agents import make_agent
+    from agents.policy import PolicyAgent
+
+    with pytest.raises(ValueError, match="opponent <.*>: no trained bot is shipped for standard"):
+        MatadorSingleEnv(spinner="first_double", opponents=make_agent("bot:trained"))
+    with pytest.raises(ValueError, match=r"plays other rules \(.*\) than the env's"):
+        MatadorSingleEnv(preset="standard", opponents=PolicyAgent("matador_env/bots/leiden"))
     with pytest.raises(ValueError, match="one per other seat"):
         MatadorSingleEnv(rules=Rules(players=3), opponents=["random"])
     with pytest.raises(TypeError):
