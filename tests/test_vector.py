@@ -285,6 +285,9 @@ def test_the_sb3_view_refuses_bad_actions_at_step_wait_and_changes_nothing() -> 
             r"its items differ in shape\); allowed: one integer per slot",
         ),
         (np.array(legal, float), "actions must be integers, got dtype float64"),
+        # numpy makes [n, True] an integer array, in which the bool played action 1.
+        ([legal[0], True], r"actions must be integers, got True \(a bool\) for slot 1"),
+        ((legal[0], np.bool_(False)), r"got np.False_ \(a bool\) for slot 1|got False \(a bool"),
         ([legal[0]], r"actions must have shape \(2,\) \(one per slot\), got shape \(1,\)"),
         ([legal[0], illegal], rf"slot 1: action {illegal} is .* is not legal; allowed: \d+"),
         (None, r"actions must have shape \(2,\) \(one per slot\), got shape \(\)"),

@@ -1009,6 +1009,13 @@ class BatchEngine:
         action that leaves a slot as it is), or with ``beyond`` given it becomes
         ``beyond`` (the vector environment's illegal-action rule, where any action out
         of range is an illegal one)."""
+        if isinstance(actions, list | tuple):
+            # numpy makes [3, True] an integer array: the bool would play action 1.
+            for b, action in enumerate(actions):
+                if isinstance(action, bool | np.bool_):
+                    raise BatchError(
+                        f"actions must be integers, got {action!r} (a bool) for slot {b}"
+                    )
         arr = as_array(actions, "actions", f"one integer per slot, shape ({self.size},)")
         if arr.shape != (self.size,):
             raise BatchError(
