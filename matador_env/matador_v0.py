@@ -759,6 +759,7 @@ _LIVE_FIELDS = (
     "_skip_agent_selection",  # AECEnv's dead-step order, once the game is over
     "_rewards_set",
     "_stream",
+    "_dealt",
 )
 
 
@@ -818,6 +819,10 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         self._stream: random.Random | None = None
         self._rewards_set = False
         self.agents: list[str] = []
+        # The game object holds a placeholder deal until reset(): observe, state and
+        # render would show its hidden tiles as if a game were under way.
+        self._dealt = False
+        self.agent_selection = self.possible_agents[0]  # last() then says to reset
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         try:
@@ -861,15 +866,22 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         }
         self._rewards_set = False
         self.agent_selection = self.possible_agents[game.to_move]
+        self._dealt = True
+
+    def _check_dealt(self, call: str) -> None:
+        if not self._dealt:
+            raise RuntimeError(f"{call} before reset(): no game is dealt; call reset() first")
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         try:
             seat = self._seat[agent]
         except (KeyError, TypeError):
             raise self._no_agent(agent) from None
+        self._check_dealt("observe()")
         return self.game.observe(seat)
 
     def state(self) -> np.ndarray:
+        self._check_dealt("state()")
         return self.game.state()
 
     def hand_result(self) -> dict[str, Any] | None:
@@ -887,6 +899,7 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         :func:`matador_env.engine.parse_hand_record` reads back and replays (and
         ``python -m matador_env.replay`` shows). For logging and replays; it holds
         every hidden tile, so it is no observation."""
+        self._check_dealt("hand_records()")
         return self.game.hand_records()
 
     def step(self, action: int | None) -> None:
@@ -939,6 +952,7 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
                 "You are calling render method without specifying any render mode."
             )
             return None
+        self._check_dealt("render()")
         if self.render_mode == "rgb_array":
             return self.game.frame()
         text = self.game.render()

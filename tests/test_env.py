@@ -8,6 +8,7 @@ import functools
 import importlib
 import pickle
 import random
+import re
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -503,6 +504,26 @@ def test_raw_env_takes_numpy_integer_actions() -> None:
         plain.step(action)
         numpy_.step(np.int64(action) if k % 2 else np.array(action, np.int32))
     assert plain.game.hand == numpy_.game.hand
+
+
+def test_the_raw_env_shows_nothing_before_reset() -> None:
+    # observe, state, render and hand_records read the placeholder deal the constructor
+    # holds, hidden tiles included, and last() failed with an AttributeError.
+    e = raw_env(preset="standard", render_mode="ansi")
+    calls = {
+        "observe()": lambda: e.observe("player_0"),
+        "state()": e.state,
+        "render()": e.render,
+        "hand_records()": e.hand_records,
+        "observe() ": e.last,  # last() observes the agent to move
+    }
+    for name, call in calls.items():
+        with pytest.raises(RuntimeError, match=re.escape(f"{name.strip()} before reset()")):
+            call()
+    with pytest.raises(KeyError, match="is not an agent of this env"):
+        e.observe("nobody")  # an unknown agent is named first, as after a reset
+    e.reset(seed=1)
+    assert e.last()[0]["action_mask"].any() and e.render()
 
 
 def test_a_step_once_every_agent_is_done_says_reset() -> None:
