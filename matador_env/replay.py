@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,11 +56,13 @@ from typing import TextIO
 from .engine import HandState, parse_hand_record, render_table
 from .engine.render import RECORD_HEADER, RESULT_PREFIX, HandRecord
 from .engine.state import IllegalMoveError
+from .engine.tiles import shown_value
 from .files import folder_arg, make_folder
 from .flags import integer_arg
 from .picture import draw_frame, write_png
 from .play import draw_layout, narrate
 from .streams import run_main, standard_streams
+from .values import as_integer
 
 __all__ = ["ReplayError", "main", "read_records"]
 
@@ -74,11 +77,18 @@ _GAME_KEYS = ("records", "seats", "kind", "deal", "pattern", "a", "b", "diff")
 """What a game line of ``records.jsonl`` holds that the replay reads."""
 
 
-def read_records(path: Path, game: int | None = None) -> tuple[str, list[HandRecord]]:
+def read_records(
+    path: str | os.PathLike[str], game: int | None = None
+) -> tuple[str, list[HandRecord]]:
     """A heading for what is replayed, and its hand records: every record of a text
     file, or game ``game``'s (None: 0) of a ``.jsonl`` of ``python -m evaluate
-    --records``; a ``game`` for a text file is refused."""
-    heading, records, _ = _read_hands(path, game)
+    --records``; a ``game`` for a text file is refused. ``path`` is a ``str`` or a
+    path-like object and ``game`` an integer (else ``TypeError``)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path={shown_value(path)} is not allowed; allowed: a str or a Path")
+    if game is not None:
+        game = as_integer(game, "game", "None or an integer (int or a numpy integer)")
+    heading, records, _ = _read_hands(Path(path), game)
     return heading, records
 
 

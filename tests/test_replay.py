@@ -416,3 +416,14 @@ def test_a_game_of_the_arenas_records_with_an_edited_result_line_exits_3(
     assert code == 3 and "hand 2 of 2" in out
     assert ": hand 2: its record's result line says 'edited'" in err
     assert ": hand 1:" not in err
+
+
+def test_read_records_takes_a_str_path_and_checks_its_game() -> None:
+    # A str path failed with "'str' object has no attribute 'read_text'", game=True
+    # read game 1, and game="1" failed comparing an int with a str.
+    assert read_records(str(GOLDEN[0])) == read_records(GOLDEN[0])
+    with pytest.raises(TypeError, match="path=3 is not allowed; allowed: a str or a Path"):
+        read_records(3)  # type: ignore[arg-type]
+    for game in (True, "1", 1.0):
+        with pytest.raises(TypeError, match=r"game=.* is not allowed; allowed: None or an"):
+            read_records(GOLDEN[0], game)  # type: ignore[arg-type]
