@@ -204,7 +204,13 @@ def configuration(name: str) -> Configuration:
 
 
 def configuration_of(rules: Rules) -> Configuration | None:
-    """The configuration whose rules equal ``rules`` exactly, if any."""
+    """The configuration whose rules equal ``rules`` exactly, if any; ``TypeError`` for
+    anything but a :class:`Rules` (a preset name read as "no configuration")."""
+    if not isinstance(rules, Rules):
+        raise TypeError(
+            f"configuration_of: rules={shown_value(rules)} is not allowed; allowed: a Rules "
+            "(for a name, see configuration())"
+        )
     for c in CONFIGURATIONS.values():
         if c.rules() == rules:
             return c

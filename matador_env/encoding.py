@@ -543,7 +543,13 @@ class Encoding:
         out[off["target"].start] = self.target_value
         if cannot is None:
             cannot = self.cannot_answer_table(state.history)
-        out[off["cannot_answer"]] = cannot.ravel()
+        elif np.shape(cannot) != (self.players, self.cannot_width):
+            # numpy's refusal named no argument (or a broadcast filled it in silently).
+            raise ValueError(
+                f"state_tensor: cannot has shape {np.shape(cannot)}; allowed: the "
+                f"cannot-answer table, shape ({self.players}, {self.cannot_width})"
+            )
+        out[off["cannot_answer"]] = np.asarray(cannot).ravel()
         if scores is not None:
             sc = off["scores"].start
             scale = self.score_scale

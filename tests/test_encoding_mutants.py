@@ -552,3 +552,14 @@ def test_a_step_that_fails_while_rendering_puts_the_mask_back_too(
     monkeypatch.setattr(env, "render", lambda: None)
     _, _, _, _, info = env.step(action)  # and the same step can be taken again
     assert info["illegal_action"] == 0
+
+
+def test_a_cannot_table_of_another_shape_is_refused_by_name() -> None:
+    # numpy's broadcast error named no argument; a (1, C) table was spread to every seat.
+    enc = encoding_for(Rules.preset("standard"))
+    state = HandState.deal(enc.rules, 1)
+    for shape in ((3,), (1, enc.cannot_width), (enc.players, enc.cannot_width + 1)):
+        with pytest.raises(ValueError, match=r"state_tensor: cannot has shape .*; allowed: the"):
+            enc.state_tensor(state, None, np.zeros(shape, np.float32))
+    table = enc.cannot_answer_table(state.history)
+    assert np.array_equal(enc.state_tensor(state, cannot=table), enc.state_tensor(state))

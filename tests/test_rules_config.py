@@ -511,6 +511,13 @@ def test_a_configuration_without_partnerships_says_no_teams() -> None:
     assert configuration_of(Rules.preset("standard", target_score=7)) is None
 
 
+@pytest.mark.parametrize("given", ["standard", None, {"preset": "standard"}])
+def test_configuration_of_takes_rules_only(given: object) -> None:
+    # A preset name answered None, which reads as "no configuration is shipped".
+    with pytest.raises(TypeError, match=r"configuration_of: rules=.* is not allowed; allowed"):
+        configuration_of(given)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("name", ["Standard", "standard/../up", "standard_4p\n"])
 def test_a_configuration_name_is_one_lowercase_word(name: str) -> None:
     with pytest.raises(ConfigurationError, match="lowercase letters, digits and underscores"):
