@@ -64,6 +64,10 @@ CURVE = (0, 1_000, 3_000, 10_000, 30_000)
 """Decisions of ``expert`` cloned at the points of the learning curve (0: untrained)."""
 QUICK_CURVE = (0, 500)
 
+BUDGETS = {"full": (600, 150, CURVE), "quick": (40, 20, QUICK_CURVE)}
+"""Arena hands per pairing, duplicate deals per curve point and opponent, and the
+curve, by default and with ``--quick`` (``--hands`` and ``--eval-hands`` win)."""
+
 
 def shipped_bot_story(provenance: dict[str, Any]) -> str:
     """How the shipped bot was made, from its sidecar's provenance (the training
@@ -375,13 +379,15 @@ def main(argv: list[str] | None = None) -> int:
         "--hands",
         type=positive_int,
         default=None,
-        help="arena hands per pairing (default 600; 40 with --quick)",
+        help=f"arena hands per pairing (default {BUDGETS['full'][0]}; "
+        f"{BUDGETS['quick'][0]} with --quick)",
     )
     parser.add_argument(
         "--eval-hands",
         type=positive_int,
         default=None,
-        help="duplicate deals per curve point and opponent (default 150; 20 with --quick)",
+        help=f"duplicate deals per curve point and opponent (default {BUDGETS['full'][1]}; "
+        f"{BUDGETS['quick'][1]} with --quick)",
     )
     parser.add_argument(
         "--out", type=folder_arg, default=Path("runs/demo"), help="where it all goes"
@@ -394,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     # --quick lowers the budgets not given; one given wins (it was replaced unsaid).
-    hands, eval_hands, curve = (40, 20, QUICK_CURVE) if args.quick else (600, 150, CURVE)
+    hands, eval_hands, curve = BUDGETS["quick" if args.quick else "full"]
     args.hands = hands if args.hands is None else args.hands
     args.eval_hands = eval_hands if args.eval_hands is None else args.eval_hands
     # Checked here, not by the arena or the training it runs later, under their names
