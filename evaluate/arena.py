@@ -62,6 +62,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -194,6 +195,27 @@ def _act(agent, view, rng, slot: int, clock: _Clock):  # type: ignore[no-untyped
     return move
 
 
+def _check_game(rules: Rules, agents: Sequence, pattern: Sequence[int], rng_seed: int) -> None:  # type: ignore[type-arg]
+    """Refuse a game the arena cannot play, before its first move: two agents, A and
+    B, and a pattern naming one of them (0 or 1) for every seat, as
+    :func:`seat_patterns` gives; an agent seed that is an integer."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be Rules, not {type(rules).__name__}")
+    if len(agents) != 2:
+        raise ValueError(f"agents: {len(agents)} given; allowed: two, A and B")
+    if len(pattern) != rules.players:
+        raise ValueError(
+            f"pattern {tuple(pattern)!r} names {len(pattern)} seats; allowed: one slot "
+            f"(0 for A, 1 for B) for each of the {rules.players} seats"
+        )
+    for seat, slot in enumerate(pattern):
+        if isinstance(slot, bool) or not isinstance(slot, Integral) or slot not in (0, 1):
+            raise ValueError(
+                f"pattern {tuple(pattern)!r}: seat {seat} has {slot!r}; allowed: 0 (A) or 1 (B)"
+            )
+    _count("rng_seed", rng_seed, 0)
+
+
 def play_hand(
     rules: Rules,
     seed: int,
@@ -203,6 +225,7 @@ def play_hand(
     keep_deals: bool = False,
 ) -> tuple[HandState, _Clock]:
     """Deal ``seed`` and play it to the end; seat ``s`` is played by ``agents[pattern[s]]``."""
+    _check_game(rules, agents, pattern, rng_seed)
     state = HandState.deal(rules, seed)
     rngs = [random.Random(derive(rng_seed, seat)) for seat in range(rules.players)]
     clock = _Clock()
@@ -224,6 +247,7 @@ def play_match(
 ) -> tuple[MatchState, _Clock]:
     """Play a match from ``MatchState.new(rules, seed)`` to its end; each finished
     hand's record is appended to ``records`` when it is given."""
+    _check_game(rules, agents, pattern, rng_seed)
     match = MatchState.new(rules, seed)
     rngs = [random.Random(derive(rng_seed, seat)) for seat in range(rules.players)]
     clock = _Clock()

@@ -20,6 +20,7 @@ from evaluate.arena import (
     field_figures,
     hand_result,
     match_result,
+    play_hand,
     play_match,
     rules_mismatch,
     run,
@@ -46,6 +47,37 @@ def test_a_match_that_does_not_end_is_cut_off_at_the_hand_limit(
     monkeypatch.setattr(arena, "_MAX_MATCH_HANDS", 6)
     with pytest.raises(RuntimeError, match="match 0 did not end within 6 hands"):
         play_match(Rules(), 0, greedy, (0, 1), 1)
+
+
+@pytest.mark.parametrize("play", [play_hand, play_match])
+@pytest.mark.parametrize(
+    ("agents", "pattern", "rng_seed", "error", "message"),
+    [
+        (2, (0, 1), 1, ValueError, r"pattern \(0, 1\) names 2 seats; .* each of the 3 seats"),
+        (2, (0, 1, 1, 1), 1, ValueError, r"names 4 seats"),
+        (2, (0, 1, 2), 1, ValueError, r"seat 2 has 2; allowed: 0 \(A\) or 1 \(B\)"),
+        (2, (0, 1, True), 1, ValueError, r"seat 2 has True"),
+        (2, (0, "1", 1), 1, ValueError, r"seat 1 has '1'"),
+        (1, (0, 0, 0), 1, ValueError, r"agents: 1 given; allowed: two, A and B"),
+        (2, (0, 1, 1), "x", TypeError, r"rng_seed='x' is not allowed"),
+        (2, (0, 1, 1), -1, ValueError, r"rng_seed=-1 is not allowed"),
+    ],
+)
+def test_a_game_the_arena_cannot_seat_is_refused_before_its_first_move(
+    play: Any, agents: int, pattern: tuple[Any, ...], rng_seed: Any, error: type, message: str
+) -> None:
+    # A short pattern had failed with an IndexError mid-hand, a long one or a slot of 2
+    # or True had played on, and any object was taken as the agents' seed.
+    greedy = [make_agent("greedy") for _ in range(agents)]
+    with pytest.raises(error, match=message):
+        play(Rules(players=3), 5, greedy, pattern, rng_seed)
+
+
+def test_a_pattern_of_numpy_integers_is_seated_as_its_ints() -> None:
+    np = pytest.importorskip("numpy")
+    greedy = (make_agent("greedy"), make_agent("random"))
+    state, _ = play_hand(Rules(players=3), 5, greedy, np.array([0, 1, 1]), 1)
+    assert state.outcome == play_hand(Rules(players=3), 5, greedy, (0, 1, 1), 1)[0].outcome
 
 
 def test_field_figures_refuse_a_pattern_whose_other_sides_are_not_a_field() -> None:
