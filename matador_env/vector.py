@@ -64,9 +64,12 @@ for the seat that made the final move (learner mode: for the learner), and
 ``e``-th episode (from 0) is seeded ``seeds[i] + e * num_envs`` (modulo 2**64), where
 ``seeds`` is given to :meth:`VectorEnv.reset` (an int ``s``: ``s + i``; default: ``seed
 + i``, with the constructor's ``seed``, an int, or None for fresh entropy), so every
-slot replays and differs from the others. Seeds are the engine's, integers from 0 to
-2**64 - 1 (a negative one is refused: ``random.Random`` would deal it as its absolute
-value); ``episode_starts`` replaces that rule (it seeds each
+slot replays and differs from the others; a reset without seeds goes on to each
+slot's next episode. Runs whose seeds lie less than ``num_envs`` times their
+episodes apart share deals (seed 1's slot 0 plays seed 0's slot 1): space them
+widely, as ``python -m train`` does (its seed times 2**24). Seeds are the engine's,
+integers from 0 to 2**64 - 1 (a negative one is refused: ``random.Random`` would
+deal it as its absolute value); ``episode_starts`` replaces that rule (it seeds each
 episode, and picks its learner seat, as it is dealt). The random opponents
 (``"random"``, ``"casual"``) draw from one stream per slot, slot ``i``'s started from
 ``seed + i`` (:meth:`VectorEnv.seed_opponents` restarts them), so what a slot's
@@ -441,13 +444,17 @@ class VectorEnv:
         """Start every slot's first episode; ``(obs, masks, seats)`` of the seats to move
         (learner mode: the learners). ``seeds``: an int ``s`` (slot ``i`` is seeded
         ``s + i``), a sequence of one int per slot (a list, tuple, range or 1-d array),
-        or None (the seeds of the last reset with seeds, at first the constructor's
-        ``seed + i``); each seed from 0 to 2**64 - 1.
+        or None; each seed from 0 to 2**64 - 1. Seeds restart each slot's sequence of
+        episodes (its ``e``-th from 0 is seeded ``seeds[i] + e * num_envs``); None goes
+        on with it, as a gymnasium env's ``reset()`` goes on with its random stream:
+        a slot starts the episode after the one it was playing (the first reset, the
+        constructor's ``seed + i``), so another reset never deals the same games again
+        unless it is given the seeds again.
 
         ``mask`` (a numpy bool array, one per slot, at least one True, as
-        ``SyncVectorEnv`` takes a ``reset_mask``): start only those slots (their
-        episode counters restart, their seeds are taken from ``seeds``); the others go
-        on as they are, and are returned as they stand. Only after a first reset of
+        ``SyncVectorEnv`` takes a ``reset_mask``): start only those slots (with
+        ``seeds`` their sequences restart from them, without they go on); the others
+        go on as they are, and are returned as they stand. Only after a first reset of
         every slot."""
         B = self.num_envs
         base_seeds = None if seeds is None else slot_seeds(seeds, B, "seeds")
@@ -488,7 +495,12 @@ class VectorEnv:
         if base_seeds is not None:
             for b in slots.tolist():
                 self._base_seeds[b] = base_seeds[b]
-        self._episodes[slots] = 0
+            self._episodes[slots] = 0
+        elif self._started:
+            # Unseeded, each slot goes on to the next episode of its sequence, as a
+            # gymnasium env's reset() goes on with its random stream: a reset per
+            # learn() or evaluation must not deal the same games again.
+            self._episodes[slots] += 1
         self._start(slots)
         self._started = True
         if self.mode == "learner":
@@ -1091,11 +1103,12 @@ def sb3_vec_env(env: VectorEnv) -> Any:
     nothing: the actions of ``step_async`` go to :meth:`VectorEnv.step` at
     ``step_wait`` (a bad one is its :class:`BatchError` there, the actions then
     dropped); ``seed(s)`` takes None or an integer from 0 to 2**64 - ``num_envs``
-    (slot ``i`` is seeded ``s + i`` at the next ``reset``; else :class:`BatchError`,
-    the seeds as they were, and a refused ``reset`` keeps them too); the vector env
-    takes no reset options, so ``set_options`` takes only None, ``{}`` or one empty
-    dict per slot (else :class:`BatchError`); ``step_wait`` without a
-    ``step_async`` before it is a ``RuntimeError``; ``indices`` of ``get_attr``,
+    (slot ``i`` is seeded ``s + i`` at the next ``reset`` only, as in SB3's own
+    vector envs: a later ``reset`` goes on to each slot's next episode; else
+    :class:`BatchError`, the seeds as they were, and a refused ``reset`` keeps them
+    too); the vector env takes no reset options, so ``set_options`` takes only None,
+    ``{}`` or one empty dict per slot (else :class:`BatchError`); ``step_wait``
+    without a ``step_async`` before it is a ``RuntimeError``; ``indices`` of ``get_attr``,
     ``set_attr``, ``env_method`` and ``env_is_wrapped`` are slots from
     ``-num_envs`` to ``num_envs - 1`` (else ``IndexError``, or ``TypeError`` for no
     integer).

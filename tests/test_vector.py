@@ -162,6 +162,48 @@ def test_seeds_replay_and_differ() -> None:
         a.reset([1, 2**70, 3])
 
 
+def test_a_reset_without_seeds_goes_on_to_each_slots_next_episode() -> None:
+    # Slot i's e-th episode is seeded seeds[i] + e * 4. Before, every unseeded reset
+    # dealt the seeded reset's games again: each learn() or evaluation of SB3 on the
+    # same env replayed the same deals.
+    env = VectorEnv(4, preset="standard", mode="learner", opponents="random", seed=1)
+    env.reset()
+    assert list(env.eng.hand_seeds) == [1, 2, 3, 4]
+    env.reset()
+    assert list(env.eng.hand_seeds) == [5, 6, 7, 8]
+    env.reset(50)
+    assert list(env.eng.hand_seeds) == [50, 51, 52, 53]
+    env.reset(50)  # seeds given again: the same games again
+    assert list(env.eng.hand_seeds) == [50, 51, 52, 53]
+    env.reset(mask=np.array([False, True, False, False]))  # only slot 1 goes on
+    assert list(env.eng.hand_seeds) == [50, 55, 52, 53]
+    env.reset([9, 9, 9, 9], mask=np.array([True, False, False, False]))
+    assert list(env.eng.hand_seeds) == [9, 55, 52, 53]
+    # A slot whose episode ended went on to its next by itself; a reset then goes on
+    # from there, one further.
+    masks = env.reset(mask=np.array([True, False, False, False]))[1]  # episodes 1 1 0 0
+    while env._episodes.sum() == 2:
+        masks = env.step([int(np.flatnonzero(m)[0]) for m in masks])[1]
+    before = env._episodes.copy()
+    env.reset()
+    assert (env._episodes == before + 1).all()
+    seeds = [9, 51, 52, 53]
+    assert list(env.eng.hand_seeds) == [seeds[b] + int(env._episodes[b]) * 4 for b in range(4)]
+
+
+def test_the_sb3_view_seeds_only_its_next_reset() -> None:
+    pytest.importorskip("stable_baselines3")
+    sb3 = sb3_vec_env(VectorEnv(3, preset="standard", mode="learner", seed=None))
+    sb3.seed(7)
+    sb3.reset()
+    assert list(sb3.venv.eng.hand_seeds) == [7, 8, 9]
+    sb3.reset()
+    assert list(sb3.venv.eng.hand_seeds) == [10, 11, 12]
+    sb3.seed(7)
+    sb3.reset()
+    assert list(sb3.venv.eng.hand_seeds) == [7, 8, 9]
+
+
 def test_opponent_seeds_are_one_per_slot() -> None:
     env = VectorEnv(3, preset="standard", mode="learner", opponents="random", seed=4)
     before = env._rng.copy()
