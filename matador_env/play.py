@@ -94,11 +94,24 @@ __all__ = [
     "draw_layout",
     "main",
     "narrate",
+    "points_text",
+    "team_counts",
 ]
 
 PROG = "python -m matador_env.play"
 CHOICE_DIGITS = 6
 """The most digits a typed choice may have (no list of moves is nearly that long)."""
+
+
+def points_text(points: int) -> str:
+    """``1 point``, ``6 points``: a score in words, for the narrations."""
+    return f"{points} point" if points == 1 else f"{points} points"
+
+
+def team_counts(counts: Sequence[int]) -> tuple[int, int]:
+    """The pips left in each partnership's two hands (seats 0 and 2, 1 and 3), on
+    which a blocked partnership game is decided."""
+    return (counts[0] + counts[2], counts[1] + counts[3])
 
 
 class Quit(Exception):
@@ -324,7 +337,7 @@ How to play (Matador; every rule and variant: docs/rules.md in the repository):
 - If you cannot place a tile you draw; if you may not draw either, you pass.
 - The hand ends when someone plays his last tile (domino: he scores the pips
   left in the other hands) or when everyone passes in a row (blocked: the lowest
-  count wins).
+  count wins; partners add their two hands).
 Open ends are numbered 0, 1, ... in the layout drawing: "end 1 shows 2" means a
 tile placed there must link to a 2. In a one-line drawing touching halves sit
 side by side; in a drawing from the lead, one line per arm, tiles read
@@ -626,29 +639,44 @@ class TerminalGame:
 
     def outcome_text(self, outcome: Outcome) -> str:
         t = outcome.termination
+        points = points_text(outcome.points)
+        if t == Termination.BLOCKED and self.rules.teams:
+            # Partners win a block on their two hands added together, which need not
+            # hold the lowest single count.
+            assert outcome.winning_side is not None
+            side = outcome.winning_side
+            sums = team_counts(outcome.counts)
+            return (
+                f"Result: the hand is blocked; {self.side_name(side)} has the lower count, "
+                f"{sums[side]} against {sums[1 - side]}, and wins {points}."
+            )
         if t in (Termination.DOMINO, Termination.BLOCKED):
             assert outcome.winner is not None
             mine = outcome.winner == self.seat
-            winner = self.who(outcome.winner)
             verb, has = ("win", "have") if mine else ("wins", "has")
+            if t == Termination.BLOCKED:
+                subject = "you" if mine else self.who(outcome.winner)
+                return (
+                    f"Result: the hand is blocked; {subject} {has} the lowest count and "
+                    f"{verb} {points}."
+                )
             team = ""
             if self.rules.teams:
                 assert outcome.winning_side is not None
                 team = f" for {self.side_name(outcome.winning_side)}"
-            if t == Termination.DOMINO:
-                return (
-                    f"Result: {winner} played the last tile (domino) and {verb} "
-                    f"{outcome.points} points{team}."
-                )
-            subject = "you" if mine else winner
             return (
-                f"Result: the hand is blocked; {subject} {has} the lowest count and {verb} "
-                f"{outcome.points} points{team}."
+                f"Result: {self.who(outcome.winner)} played the last tile (domino) and "
+                f"{verb} {points}{team}."
             )
+        shared = (
+            f"the teams' counts level at {team_counts(outcome.counts)[0]}"
+            if self.rules.teams
+            else "the lowest count shared"
+        )
         if t == Termination.VOID_TIE:
-            return "Result: blocked with the lowest count shared: nobody scores."
+            return f"Result: blocked with {shared}: nobody scores."
         if t == Termination.REDEAL_TIE:
-            return "Result: blocked with the lowest count shared: the hand is dealt again."
+            return f"Result: blocked with {shared}: the hand is dealt again."
         return "Result: nobody could lead: the hand is dealt again."
 
     def run(self) -> None:

@@ -168,6 +168,7 @@ from .engine import (
 from .engine.rules import LARGEST_SETTING
 from .engine.tiles import shown_value
 from .layout import layout_tree
+from .play import points_text, team_counts
 from .protocol import ProtocolError, move_from_json, view_to_json
 from .serve import (
     DEFAULT_MAX_BODY,
@@ -465,6 +466,17 @@ class WebGame:
         outcome = self.state.hand.outcome
         assert outcome is not None
         t = outcome.termination
+        points = points_text(outcome.points)
+        if t == Termination.BLOCKED and self.rules.teams:
+            # Partners win a block on their two hands added together (see play.py).
+            assert outcome.winning_side is not None
+            side = outcome.winning_side
+            sums = team_counts(outcome.counts)
+            mine = side == self.rules.side_of(self.seat)
+            return (
+                f"Blocked: {self.side_name(side)} {'have' if mine else 'has'} the lower count, "
+                f"{sums[side]} against {sums[1 - side]}, and {'win' if mine else 'wins'} {points}."
+            )
         if t in (Termination.DOMINO, Termination.BLOCKED):
             assert outcome.winner is not None and outcome.winning_side is not None
             who = self.name(outcome.winner)
@@ -474,11 +486,16 @@ class WebGame:
                 how = f"{who} played the last tile (domino)"
             else:
                 how = f"Blocked: {who} {'have' if wins == 'win' else 'has'} the lowest count"
-            return f"{how} and {wins} {outcome.points} points{team}."
+            return f"{how} and {wins} {points}{team}."
+        shared = (
+            f"the teams' counts level at {team_counts(outcome.counts)[0]}"
+            if self.rules.teams
+            else "the lowest count shared"
+        )
         if t == Termination.VOID_TIE:
-            return "Blocked with the lowest count shared: nobody scores."
+            return f"Blocked with {shared}: nobody scores."
         if t == Termination.REDEAL_TIE:
-            return "Blocked with the lowest count shared: the hand is dealt again."
+            return f"Blocked with {shared}: the hand is dealt again."
         return "Nobody could lead: the hand is dealt again."
 
     def result_text(self) -> str | None:

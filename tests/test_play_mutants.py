@@ -188,6 +188,44 @@ def test_a_teams_result_names_the_winner_and_the_team(seat: int, winner: int, sa
     assert table.outcome_text(outcome) == f"Result: {says}"
 
 
+@pytest.mark.parametrize(
+    ("seat", "winner", "counts", "points", "says"),
+    [
+        # P2 holds the lowest count, yet partners win a block on their two hands added
+        # together: P1+P3's 21 against 27. It had said "P3 has the lowest count".
+        (0, 3, (23, 11, 4, 10), 6, "team P1+P3 has the lower count, 21 against 27, and wins 6"),
+        (
+            1,
+            3,
+            (23, 11, 4, 10),
+            1,
+            "team P1+P3 (your team) has the lower count, 21 against 27, and wins 1 point",
+        ),
+        (
+            0,
+            0,
+            (2, 9, 12, 8),
+            3,
+            "team P0+P2 (your team) has the lower count, 14 against 17, and wins 3",
+        ),
+    ],
+)
+def test_a_blocked_teams_hand_is_won_on_the_two_hands_added_together(
+    seat: int, winner: int, counts: tuple[int, ...], points: int, says: str
+) -> None:
+    table = game(TEAMS4, seat)
+    outcome = Outcome(Termination.BLOCKED, winner, winner % 2, points, counts)
+    said = table.outcome_text(outcome)
+    assert said.startswith(f"Result: the hand is blocked; {says}")
+    assert said.endswith(" point." if points == 1 else " points.")
+
+
+def test_a_teams_void_tie_says_the_teams_counts_are_level() -> None:
+    outcome = Outcome(Termination.VOID_TIE, None, None, 0, (10, 4, 3, 9))
+    said = game(TEAMS4, 0).outcome_text(outcome)
+    assert said == "Result: blocked with the teams' counts level at 13: nobody scores."
+
+
 def test_a_void_tie_says_nobody_scores() -> None:
     table = game(Rules.preset("standard"))
     outcome = Outcome(Termination.VOID_TIE, None, None, 0, (5, 5))

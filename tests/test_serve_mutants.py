@@ -364,6 +364,8 @@ def game_ended(
     teams: bool = False,
     match_over: bool = False,
     winners: tuple[int, ...] = (),
+    counts: tuple[int, ...] = (),
+    points: int = 9,
 ) -> WebGame:
     """A game of the person at seat 0 whose state is replaced by a stand-in: a hand
     ended by ``termination`` (won by seat ``winner``) and, with ``match_over``, a
@@ -372,7 +374,9 @@ def game_ended(
     settings = {"level": "random", "players": players, "teams": teams, "match": True}
     game = GameSessions().create({**settings, "seed": 1})
     side = None if winner is None else game.rules.side_of(winner)
-    outcome = SimpleNamespace(termination=termination, winner=winner, winning_side=side, points=9)
+    outcome = SimpleNamespace(
+        termination=termination, winner=winner, winning_side=side, points=points, counts=counts
+    )
     game.state = SimpleNamespace(  # type: ignore[assignment]
         hand=SimpleNamespace(outcome=outcome),
         is_over=match_over,
@@ -398,8 +402,19 @@ def game_ended(
             "Blocked: You have the lowest count and win 9 points.",
         ),
         (
-            (Termination.BLOCKED, {"winner": 3, "teams": True}),
-            "Blocked: P3 has the lowest count and wins 9 points for P1 + P3.",
+            # P2 holds the lowest count, yet partners win a block on their two hands
+            # added together: P1 + P3's 21 against 27. It had said "P3 has the lowest
+            # count".
+            (Termination.BLOCKED, {"winner": 3, "teams": True, "counts": (23, 11, 4, 10)}),
+            "Blocked: P1 + P3 has the lower count, 21 against 27, and wins 9 points.",
+        ),
+        (
+            (Termination.BLOCKED, {"winner": 2, "teams": True, "counts": (5, 20, 9, 3)}),
+            "Blocked: P0 + P2 (you) have the lower count, 14 against 23, and win 9 points.",
+        ),
+        (
+            (Termination.DOMINO, {"winner": 1, "points": 1}),
+            "P1 played the last tile (domino) and wins 1 point.",
         ),
         (
             (Termination.VOID_TIE, {}),
@@ -409,9 +424,24 @@ def game_ended(
             (Termination.REDEAL_TIE, {}),
             "Blocked with the lowest count shared: the hand is dealt again.",
         ),
+        (
+            (Termination.VOID_TIE, {"teams": True, "counts": (10, 4, 3, 9)}),
+            "Blocked with the teams' counts level at 13: nobody scores.",
+        ),
         ((Termination.NO_LEAD, {}), "Nobody could lead: the hand is dealt again."),
     ],
-    ids=["you domino", "bot domino", "you blocked", "partner side", "void", "redeal", "no lead"],
+    ids=[
+        "you domino",
+        "bot domino",
+        "you blocked",
+        "other team blocked",
+        "your team blocked",
+        "one point",
+        "void",
+        "redeal",
+        "teams void",
+        "no lead",
+    ],
 )
 def test_the_outcome_of_a_hand_says_who_won_what_or_that_nobody_scores(
     ended: tuple[str, dict[str, Any]], text: str
