@@ -235,6 +235,103 @@ def test_a_move_made_elsewhere_meanwhile_is_not_made_twice(server: str, browser:
     page.close()
 
 
+def deal_and_wait_for_my_turn(server: str, browser: Any) -> tuple[Any, list[str], str, list[str]]:
+    """A page of ``standard`` against greedy, seed 2, at the person's first turn:
+    ``(page, its errors, the game's id, the legal moves)``."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(20_000)
+    page.goto(f"{server}/?pause=0&seed=2")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#level", "greedy")
+    page.click("#deal")
+    assert wait_idle(page) == "your_turn"
+    game_id = page.get_attribute("body", "data-game")
+    return page, errors, game_id, server_game(server, game_id)["view"]["legal_moves"]
+
+
+def a_tile_move(legal: list[str]) -> str:
+    return next(m for m in legal if clicks_for(m, legal) == "tile")  # then P1 is to play
+
+
+def test_a_bot_move_lost_on_the_way_does_not_stop_the_page(server: str, browser: Any) -> None:
+    """The bot's move is asked for and the answer never comes: the page fetches the
+    game as it is and goes on. Before, it stayed at "P1 is to play" with nothing to
+    click but Deal."""
+    page, errors, game_id, legal = deal_and_wait_for_my_turn(server, browser)
+    lost: list[str] = []
+
+    def lose_once(route: Any) -> None:
+        if lost:
+            route.continue_()
+        else:
+            lost.append(route.request.url)
+            route.abort()
+
+    page.route(f"{server}/games/{game_id}/bot", lose_once)
+    click_move(page, a_tile_move(legal), legal)
+    assert wait_idle(page) == "your_turn"
+    assert lost == [f"{server}/games/{game_id}/bot"]
+    assert_page_shows(page, server_game(server, game_id))
+    assert page.is_hidden("#retry")
+    assert not errors, errors
+    page.close()
+
+
+def test_a_server_that_cannot_be_reached_leaves_retry_and_an_answer_in_html_is_named(
+    server: str, browser: Any
+) -> None:
+    """A proxy answers 502 in HTML, to the bot's move and to the page's fetch of the
+    game after it: the page says what the server answered (before: a JSON parse error,
+    "Unexpected token '<'") and offers Retry, which goes on once the server answers."""
+    page, errors, game_id, legal = deal_and_wait_for_my_turn(server, browser)
+    page.route(
+        re.compile(rf"/games/{game_id}(/bot)?$"),
+        lambda route: route.fulfill(
+            status=502, content_type="text/html", body="<html>Bad gateway</html>"
+        ),
+    )
+    click_move(page, a_tile_move(legal), legal)
+    assert wait_idle(page) == "bot_turn"
+    event = page.locator("#event")
+    said = event.inner_text()
+    assert re.fullmatch(r"⚠ the server answered 502( Bad Gateway)?, not in JSON", said), said
+    assert "error" in (event.get_attribute("class") or "")
+    assert page.is_visible("#retry")
+    page.unroute_all()
+    page.click("#retry")
+    assert wait_idle(page) == "your_turn"
+    assert_page_shows(page, server_game(server, game_id))
+    assert "error" not in (event.get_attribute("class") or ""), "the warning's style stayed"
+    assert page.is_hidden("#retry")
+    assert not errors, errors
+    page.close()
+
+
+def test_a_game_gone_from_the_server_is_said_in_words_and_deal_starts_another(
+    server: str, browser: Any
+) -> None:
+    """A game dropped by the server (30 minutes unused, a restart; here a DELETE from
+    elsewhere): the page says so and clears the table. Before, it showed the API's
+    message and "Your turn" above a hand whose every click failed again."""
+    page, errors, game_id, legal = deal_and_wait_for_my_turn(server, browser)
+    request = urllib.request.Request(f"{server}/games/{game_id}", method="DELETE")
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+    click_move(page, a_tile_move(legal), legal)
+    page.wait_for_selector("body[data-busy='0'][data-game='']")
+    assert page.inner_text("#event").startswith("⚠ This game is no longer on the server")
+    assert page.inner_text("#status") == ""
+    assert page.locator("#hand .tile").count() == 0
+    assert page.is_disabled("#draw") and page.is_disabled("#pass")
+    page.click("#deal")
+    assert wait_idle(page) == "your_turn"
+    assert page.get_attribute("body", "data-game") not in ("", game_id)
+    assert not errors, errors
+    page.close()
+
+
 # Presets whose arms coil up (no branching matadors): the page promises that no two
 # tiles, and no tile and open end, are ever drawn over each other.
 COILED = ["standard", "pagat", "polish", "leiden", "double_nine", "double_twelve"]

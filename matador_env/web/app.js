@@ -32,15 +32,29 @@ async function call(method, path, body, version) {
     init.body = JSON.stringify(body);
   }
   if (version !== undefined) init.headers["If-Match"] = `"${version}"`;
-  const response = await fetch(path, init);
-  const data = await response.json();
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (cause) {
+    throw failure("network", `the server could not be reached (${cause.message})`);
+  }
+  // A proxy in front of the server, or a server going down, can answer in HTML.
+  const data = await response.json().catch(() => null);
+  if (data === null || typeof data !== "object") {
+    const status = `${response.status} ${response.statusText}`.trim();
+    throw failure("http", `the server answered ${status}, not in JSON`);
+  }
   if (!response.ok) {
     const where = data.field ? ` (${data.field})` : "";
-    const error = new Error(`${data.message || data.error}${where}`);
-    error.kind = data.error;
-    throw error;
+    throw failure(data.error || "http", `${data.message || data.error || response.status}${where}`);
   }
   return data;
+}
+
+function failure(kind, message) {
+  const error = new Error(message);
+  error.kind = kind;
+  return error;
 }
 
 // The page's own busy flag, mirrored on <body> at once so that a test (or a
@@ -489,7 +503,13 @@ function drawBoard() {
 function drawHand() {
   const hand = $("hand");
   hand.replaceChildren();
-  if (!game) return;
+  // A bot to move while the page waits for nothing: a failure stopped the bots.
+  $("retry").hidden = !game || busy || game.status !== "bot_turn";
+  if (!game) {
+    $("draw").disabled = $("pass").disabled = true;
+    $("next").hidden = true;
+    return;
+  }
   const moves = legalMoves();
   for (const tile of game.view.hand) {
     const [a, b] = tile.split("-").map(Number);
@@ -603,6 +623,7 @@ function render() {
 
 function say(text) {
   $("event").textContent = text;
+  $("event").classList.remove("error");
 }
 
 function fail(error) {
@@ -611,6 +632,20 @@ function fail(error) {
 }
 
 // -- playing ---------------------------------------------------------------------------------
+
+// Show a failure; true when the game is gone from the server (expired after 30
+// minutes unused, or ended by a restart), which nothing on the page can go on with.
+function failed(error) {
+  if (error.kind !== "unknown_game" || !game) {
+    fail(error);
+    return false;
+  }
+  game = null;
+  selected = null;
+  $("chooser").hidden = true;
+  fail(failure(error.kind, "This game is no longer on the server (a game unused for 30 minutes is dropped, and a restart of the server ends them all): deal a new one."));
+  return true;
+}
 
 // One action of the person, then the bots' moves, the page busy meanwhile; the
 // step makes the call and returns what to say, and a refusal is shown instead.
@@ -621,16 +656,15 @@ async function act(step) {
     render();
     await botsPlay();
   } catch (error) {
-    fail(error);
-    // Changed elsewhere (another tab, a script): go on from the game as it is now.
-    if (error.kind === "stale" && game) {
-      try {
-        game = await call("GET", `/games/${game.id}`);
-        render();
-        await botsPlay();
-      } catch (again) {
-        fail(again);
-      }
+    if (failed(error) || !game) return;
+    // Changed elsewhere (another tab, a script), or an answer lost on the way: go on
+    // from the game as it is now. Should that fail too, Retry does it later.
+    try {
+      game = await call("GET", `/games/${game.id}`);
+      render();
+      await botsPlay();
+    } catch (again) {
+      failed(again);
     }
   } finally {
     setBusy(false);
@@ -643,7 +677,6 @@ async function send(move) {
   await act(async () => {
     selected = null;
     $("chooser").hidden = true;
-    $("event").classList.remove("error");
     const reply = await call("POST", `/games/${game.id}/move`, { move: move.text }, game.version);
     game = reply.game;
     return reply.event.text + ".";
@@ -718,7 +751,6 @@ async function deal(event) {
   if (busy) return;
   await act(async () => {
     selected = null;
-    $("event").classList.remove("error");
     if (!options) throw new Error("the game options did not load: reload the page");
     const settings = {
       preset: $("preset").value,
@@ -734,6 +766,16 @@ async function deal(event) {
     game = await call("POST", "/games", settings);
     if (old) call("DELETE", `/games/${old.id}`).catch(() => {});
     return "Dealt.";
+  });
+}
+
+// After a failure the page could not recover from at once (the server unreachable):
+// fetch the game as it is and go on from there.
+async function retry() {
+  if (busy || !game) return;
+  await act(async () => {
+    game = await call("GET", `/games/${game.id}`);
+    return "Going on.";
   });
 }
 
@@ -848,6 +890,7 @@ async function start() {
   $("draw").addEventListener("click", () => send(parseMove("draw")));
   $("pass").addEventListener("click", () => send(parseMove("pass")));
   $("next").addEventListener("click", nextHand);
+  $("retry").addEventListener("click", retry);
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       selected = null;
