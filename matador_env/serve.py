@@ -172,7 +172,9 @@ endpoints use the same bots: they offer only the levels served, each where its
 bot plays (so ``--config leiden`` offers ``trained`` and ``casual`` on ``leiden``
 for two only). ``--port 0`` picks a free port.
 The first line printed is ``serving on http://HOST:PORT``; Ctrl-C (or SIGTERM)
-stops the server after the requests in flight are answered.
+stops the server after the requests in flight are answered, and the last line is
+``stopped``, with status 0: its normal end, not an interruption (status 130) as for
+the other commands.
 """
 
 from __future__ import annotations
