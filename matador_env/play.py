@@ -789,7 +789,7 @@ def build_parser() -> argparse.ArgumentParser:
         + " (default trained)",
     )
     parser.add_argument(
-        "--players", type=integer_arg, help="number of players (default: the preset's)"
+        "--players", type=integer_arg, help="number of players, 2 to 4 (default: the preset's)"
     )
     parser.add_argument(
         "--teams",
@@ -799,7 +799,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--match", action="store_true", help="play hands to the match target")
     parser.add_argument(
-        "--target", type=integer_arg, help="the match target (default: the preset's)"
+        "--target",
+        type=integer_arg,
+        help="the match target, with --match (default: the preset's)",
     )
     parser.add_argument("--seat", type=integer_arg, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=seed_arg, help="replay the same deals and bot moves")
@@ -846,6 +848,8 @@ def rules_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--players", str(args.players)]
     if args.teams:
         flags.append("--teams")
+    if args.match:
+        flags.append("--match")
     if args.target is not None:
         flags += ["--target", str(args.target)]
     return flags
@@ -870,6 +874,14 @@ def main(
             f"{PROG}: error: --config {args.config} chooses the preset, players and teams; "
             "give it without --preset, --players or --teams\n"
         )
+        return 2
+    if args.target is not None and not args.match:
+        # A single hand has no target: it would only keep the trained bot away.
+        err.write(f"{PROG}: error: --target: only with --match, which plays hands to it\n")
+        return 2
+    if args.players is not None and not 2 <= args.players <= 4:
+        # More seats need a hand size, which is no option here.
+        err.write(f"{PROG}: error: --players {args.players} is not allowed; allowed: 2 to 4\n")
         return 2
     if args.preset is None:
         args.preset = "standard"

@@ -356,11 +356,26 @@ def test_a_level_the_rules_lack_exits_2_naming_what_works() -> None:
     assert "Levels that play these rules: random, greedy" in proc.stderr
     assert f"{PROG} --preset leiden --players 3 --level greedy" in proc.stderr
     assert "Traceback" not in proc.stderr
-    code, _, err = play(["--level", "casual", "--target", "50"], [])
+    code, _, err = play(["--level", "casual", "--match", "--target", "50"], [])
     assert code == 2 and "not available for standard, 2 players, target 50" in err
-    code, _, err = play(["--config", "standard_4p", "--level", "casual", "--target", "50"], [])
+    standard_4p = ["--config", "standard_4p", "--level", "casual", "--match", "--target", "50"]
+    code, _, err = play(standard_4p, [])
     assert code == 2 and "not available for standard, 4 players, target 50" in err
-    assert f"{PROG} --config standard_4p --target 50 --level greedy" in err
+    assert f"{PROG} --config standard_4p --match --target 50 --level greedy" in err
+
+
+def test_a_target_without_a_match_and_seats_past_four_are_refused_by_their_flags() -> None:
+    # A single hand has no target, yet --target 50 had refused the trained bot for it;
+    # five players had been refused for a hand_size that play has no flag for.
+    code, _, err = play(["--target", "50"], [])
+    assert (
+        code == 2
+        and err == f"{PROG}: error: --target: only with --match, which plays hands to it\n"
+    )
+    for players in ("5", "1"):
+        code, _, err = play(["--players", players, "--level", "greedy"], [])
+        assert code == 2
+        assert err == f"{PROG}: error: --players {players} is not allowed; allowed: 2 to 4\n"
 
 
 def test_a_configuration_without_a_shipped_bot_offers_random_and_greedy(
