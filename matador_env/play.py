@@ -616,11 +616,22 @@ class TerminalGame:
                 self.state = self.state.apply(move)
 
     def echo(self, move: Move, ends: Sequence[End], held: Sequence[object], forced: bool) -> str:
-        why = " (nothing to play)" if forced else ""
+        # Before the lead only a double other than 0-0 may open (lead_tile), which a
+        # hand holding 0-0, or a matador, does not show at a glance.
+        no_lead = forced and not ends and self.rules.lead_tile == "double_not_blank"
+        why = ""
+        if forced:
+            why = (
+                " (nothing to lead: the lead must be a double other than 0-0)"
+                if no_lead
+                else " (nothing to play)"
+            )
         if move.kind == "draw":
             new = [t for t in self.state.hand.hand(self.seat) if t not in held]
             return f"You drew {new[0]}{why}." if new else f"You drew{why}."
         if move.kind == "pass" and forced:
+            if no_lead:
+                return "You pass: no double to lead (0-0 may not) and nothing you may draw."
             return "You pass: nothing to play and nothing you may draw."
         return narrate("You", move, ends, self.rules) + "."
 

@@ -528,6 +528,28 @@ def test_every_move_of_the_bot_is_told_and_every_drawn_tile_named(
     assert drawn and told
 
 
+def test_a_forced_draw_or_pass_before_a_leiden_lead_says_why() -> None:
+    # Under lead_tile="double_not_blank" a hand of 0-0 and matadors must draw before
+    # the lead; "nothing to play" had not said that the lead must be a double.
+    table = game(Rules.preset("leiden"))
+    table.state = MatchState.new(table.rules, 2)
+    hand = table.state.hand.hand(0)
+    said = table.echo(Move.parse("draw"), (), hand, True)
+    assert said.endswith(" (nothing to lead: the lead must be a double other than 0-0).")
+    said = table.echo(Move.parse("pass"), (), hand, True)
+    assert said == "You pass: no double to lead (0-0 may not) and nothing you may draw."
+    # Once the lead is down, or under a lead rule that any tile meets, as before.
+    led = HandState.deal(Rules(), 1)
+    ends = led.apply(led.legal_moves()[0]).ends
+    assert ends and table.echo(Move.parse("pass"), ends, hand, True) == (
+        "You pass: nothing to play and nothing you may draw."
+    )
+    standard = game(Rules.preset("standard"))
+    assert standard.echo(Move.parse("pass"), (), hand, True) == (
+        "You pass: nothing to play and nothing you may draw."
+    )
+
+
 def test_a_three_player_score_line_counts_from_your_seat() -> None:
     table = game(Rules.preset("standard", players=3), seat=2)
     line = table.score_line((90, 10, 40))
