@@ -19,6 +19,7 @@ import json
 import random
 import re
 import shutil
+import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -465,6 +466,58 @@ def test_the_level_list_offers_trained_bots_for_four_seats_and_teams(
         page.close()
     finally:
         assert stop_server(srv) == 0, srv.logs()
+
+
+def test_a_level_the_new_table_lacks_is_replaced_with_a_word(server: str, browser: Any) -> None:
+    """The trained bot plays its preset's own target only: a match to another target
+    drops it from the list, and the line under the table says so and which level
+    plays instead (before, Enter in the target field dealt against greedy without a
+    word), and the deal names the level it plays against."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(20_000)
+    page.goto(f"{server}/?pause=0&seed=2")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#level", "trained")
+    page.check("#match")
+    page.fill("#target", "60")
+    page.press("#target", "Tab")
+    assert page.input_value("#level") == "greedy"
+    said = page.inner_text("#event")
+    assert said == "Level trained plays standard to its own target, 100, only: greedy instead."
+    page.select_option("#preset", "leiden")
+    page.uncheck("#match")
+    page.select_option("#level", "trained")
+    page.select_option("#players", "3")
+    assert page.inner_text("#event") == "Level trained has no bot for this table: greedy instead."
+    page.select_option("#players", "2")  # trained is offered again; no word about it
+    assert page.inner_text("#event") == "Level trained has no bot for this table: greedy instead."
+    assert not errors, errors
+    page.close()
+    # Seed 4 on leiden: the person leads, so the line still says what was dealt.
+    page = browser.new_page()
+    page.goto(f"{server}/?pause=0&seed=4&preset=leiden&level=random")
+    page.wait_for_selector("body[data-ready='1']")
+    page.click("#deal")
+    assert wait_idle(page) == "your_turn"
+    assert page.inner_text("#event") == "Dealt, against random bots."
+    page.close()
+
+
+def test_leaving_the_page_ends_its_game_on_the_server(server: str, browser: Any) -> None:
+    """The server keeps 64 live games; a reload had left the game behind until it
+    expired, so 64 reloads refused every deal for up to 30 minutes."""
+    page, errors, game_id, _ = deal_and_wait_for_my_turn(server, browser)
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        for _ in range(50):  # the DELETE is sent as the page goes: wait for it
+            server_game(server, game_id)
+            page.wait_for_timeout(100)
+    assert gone.value.code == 404
+    assert not errors, errors
+    page.close()
 
 
 # (the address, the notice's parts or none, the form it leaves); each address but the

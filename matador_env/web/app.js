@@ -765,7 +765,7 @@ async function deal(event) {
     const old = game;
     game = await call("POST", "/games", settings);
     if (old) call("DELETE", `/games/${old.id}`).catch(() => {});
-    return "Dealt.";
+    return `Dealt, against ${game.settings.level} bots.`;
   });
 }
 
@@ -808,7 +808,7 @@ function optionOf(name, title) {
   return option;
 }
 
-function syncForm(changed) {
+function syncForm(changed, byPerson = false) {
   if (!options) return;
   const preset = currentPreset();
   if (changed === "preset") {
@@ -822,6 +822,14 @@ function syncForm(changed) {
   const levels = levelsFor();
   $("level").replaceChildren(...levels.map((name) => optionOf(name, options.levels[name])));
   $("level").value = levels.includes(level) ? level : levels.length ? levels[levels.length - 1] : "";
+  // A level the new table has no bot for is replaced: say so, rather than deal with
+  // another level than the one picked without a word.
+  if (byPerson && level && !levels.includes(level)) {
+    const why = $("match").checked && Number($("target").value) !== preset.target
+      ? `plays ${preset.name} to its own target, ${preset.target}, only`
+      : "has no bot for this table";
+    say(`Level ${level} ${why}: ${$("level").value || "no level"} instead.`);
+  }
   document.querySelectorAll(".sum").forEach((node) => (node.textContent = String(preset.link_sum)));
 }
 
@@ -882,15 +890,20 @@ function readAddress() {
 async function start() {
   // The handlers first: whatever goes wrong below, Deal never submits the form.
   $("settings").addEventListener("submit", deal);
-  $("preset").addEventListener("change", () => syncForm("preset"));
-  $("players").addEventListener("change", () => syncForm("players"));
-  $("teams").addEventListener("change", () => syncForm("teams"));
-  $("match").addEventListener("change", () => syncForm("match"));
-  $("target").addEventListener("change", () => syncForm("target"));
+  $("preset").addEventListener("change", () => syncForm("preset", true));
+  $("players").addEventListener("change", () => syncForm("players", true));
+  $("teams").addEventListener("change", () => syncForm("teams", true));
+  $("match").addEventListener("change", () => syncForm("match", true));
+  $("target").addEventListener("change", () => syncForm("target", true));
   $("draw").addEventListener("click", () => send(parseMove("draw")));
   $("pass").addEventListener("click", () => send(parseMove("pass")));
   $("next").addEventListener("click", nextHand);
   $("retry").addEventListener("click", retry);
+  // Leaving or reloading the page ends its game: the server holds only so many, and
+  // nothing on a new page can take this one up again.
+  window.addEventListener("pagehide", () => {
+    if (game) fetch(`/games/${game.id}`, { method: "DELETE", keepalive: true }).catch(() => {});
+  });
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       selected = null;
