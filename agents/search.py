@@ -613,12 +613,14 @@ class SearchAgent(Agent):
         # constants above come from, under every rules: the search (and the bots that
         # cloned it) were measured with that order.
         self.expert = ExpertAgent(ExpertWeights())
+        # Without numba the playouts are others (fast=0): the name says so, so that a
+        # report never gives such a run's figures under the compiled search's name.
         self.name = f"search:samples={samples},playouts={playouts},width={width}"
-        if not fast:
+        if not self.fast:
             self.name += ",fast=0"
         self.spec = (
             f"search:samples={samples},playouts={playouts},width={width},"
-            f"halving={halving},fast={fast}"
+            f"halving={halving},fast={int(self.fast)}"
         )
 
     def act(self, view: SeatView, rng: random.Random) -> Move:

@@ -215,6 +215,17 @@ def test_fast_0_plays_no_compiled_playout(monkeypatch: pytest.MonkeyPatch) -> No
         agent.search(state.view(state.to_move), random.Random(0))
 
 
+def test_a_search_without_numba_names_itself_fast_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without numba the playouts are the engine's or the bit masks', which play
+    otherwise: the name in a report and the spec a worker rebuilds it from say
+    fast=0, where they had named the compiled search asked for."""
+    monkeypatch.setattr(search_module, "batch_playouts_available", lambda: False)
+    agent = SearchAgent(samples=4)
+    assert not agent.fast
+    assert agent.name == "search:samples=4,playouts=1,width=6,fast=0"
+    assert agent.spec.endswith(",fast=0")
+
+
 def test_the_compiled_playouts_are_asked_for_the_playouts_option(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
