@@ -806,15 +806,20 @@ class raw_env(AECEnv, CopiesMidGame):  # type: ignore[misc]
         n = self.rules.players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        action_space: spaces.Space[Any] = spaces.Discrete(self.encoding.num_actions)
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (self.encoding.obs_size,), np.float32),
-                "action_mask": spaces.Box(0, 1, (self.encoding.num_actions,), np.int8),
-            }
-        )
-        self.action_spaces = {a: action_space for a in self.possible_agents}
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        # A space of its own for each agent: seeding one agent's sampler leaves the
+        # others' streams alone, as in PettingZoo's own environments.
+        self.action_spaces: dict[str, spaces.Space[Any]] = {
+            a: spaces.Discrete(self.encoding.num_actions) for a in self.possible_agents
+        }
+        self.observation_spaces: dict[str, spaces.Space[Any]] = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (self.encoding.obs_size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (self.encoding.num_actions,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
         self.state_space = spaces.Box(0.0, 1.0, (self.encoding.state_size,), np.float32)
         self._stream: random.Random | None = None
         self._rewards_set = False

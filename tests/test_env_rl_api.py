@@ -525,3 +525,20 @@ def test_the_largest_seed_deals() -> None:
     e = raw_env(preset="standard")
     e.reset(seed=2**64 - 1)
     assert e.game.hand == HandState.deal(e.rules, 2**64 - 1)
+
+
+def test_each_agent_has_spaces_of_its_own() -> None:
+    # One Discrete for every agent had put them all on one stream: seeding player_1's
+    # space re-seeded player_0's.
+    e = raw_env(rules=Rules(players=3))
+    first, second, third = (e.action_space(a) for a in e.possible_agents)
+    assert first is not second and second is not third
+    assert first == second == third  # equal spaces, each its own sampler
+    assert e.observation_space("player_0") is not e.observation_space("player_1")
+    assert e.observation_space("player_0") == e.observation_space("player_1")
+    assert e.action_space("player_0") is first  # the same object on every call
+    first.seed(100)
+    alone = [first.sample() for _ in range(8)]
+    first.seed(100)
+    second.seed(7)
+    assert [first.sample() for _ in range(8)] == alone
