@@ -239,6 +239,33 @@ def test_leader_after_void_tie(next_leader: str, expected: int) -> None:
     check_next_hand(_void_tie_match(next_leader), expected)
 
 
+@pytest.mark.parametrize(
+    ("next_leader", "expected"),
+    [
+        ("winner", 1),  # the seat that placed the last lead leads again
+        ("loser", 0),  # the highest count of all seats, partners or not
+        ("rotate", 2),
+    ],
+)
+def test_leader_after_a_void_tie_of_partnerships(next_leader: str, expected: int) -> None:
+    # Seat 1 leads 0-0 and nobody holds a matador: all four pass, counts 10, 4, 2, 8,
+    # the teams level at 12 each, a void tie. The highest count of all is seat 0's,
+    # on the team that did not lead.
+    rules = Rules(players=4, teams=True, draw_rule="none", next_leader=next_leader, tie="void")
+    hand = deal(rules, ["5-5", "0-0 2-2", "1-1", "4-4"], leader=1)
+    m = play(match_with(rules, hand, totals=(7, 3), leads=(1, 0, 0, 0)), "0-0", *["pass"] * 4)
+    o = m.hand.outcome
+    assert o is not None
+    assert (o.termination, o.winner, o.points, o.counts) == (
+        Termination.VOID_TIE,
+        None,
+        0,
+        (10, 4, 2, 8),
+    )
+    assert m.totals == (7, 3)
+    check_next_hand(m, expected)
+
+
 def test_loser_after_void_tie_highest_count_ties_to_lowest_seat() -> None:
     rules = Rules(draw_rule="none", next_leader="loser", tie="void")
     # Counts 12 and 12, seat 1 placed the lead: the highest count of all is shared -> seat 0.

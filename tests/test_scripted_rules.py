@@ -449,6 +449,23 @@ def test_only_when_stuck_does_not_hold_back_matador_as_regular() -> None:
     assert legal(s) == {"2-6@0>6", "2-6@1>6", "2-5@0>5", "2-5@1>5"}
 
 
+@pytest.mark.parametrize(
+    "placement", ["inline", "upright", "crosswise_choice", "crosswise_on_blank", "branching"]
+)
+def test_only_when_stuck_spares_matador_as_regular_under_every_placement(placement: str) -> None:
+    # RULES.md: a matador laid as a regular tile is regular "in every matador_placement
+    # mode", and matador_only_when_stuck does not hold it back. Under the three
+    # crosswise modes this position had no scripted test.
+    rules = Rules(
+        matador_placement=placement, matador_as_regular=True, matador_only_when_stuck=True
+    )
+    # [5|5]   ends: 5 5
+    s = play(deal(rules, ["5-5 1-1", "2-5 2-6 3-4"]), "5-5")
+    # 2-6 fits, so the matadors are held back but for 2-5 laid on a 5 as a regular tile;
+    # 3-4 fits no 5 as a regular tile, and laid as a matador it is held back.
+    assert legal(s) == {"2-6@0>6", "2-6@1>6", "2-5@0>5", "2-5@1>5"}
+
+
 # -- spinner --------------------------------------------------------------------------------
 
 
