@@ -194,5 +194,14 @@ def test_the_worked_examples_name_the_legal_moves() -> None:
     moves = [str(m) for m in blank.apply("0-4").legal_moves()]
     assert len(moves) == 9 and {m.split("@")[0] for m in moves} == {"3-4", "2-5", "3-6"}
     assert "nine moves in\nall" in text
+    for draw in ("only_matadors", "never"):
+        rules = Rules.preset("standard", voluntary_draw=draw)
+        stuck = deal(rules, ["0-0 1-1 2-2", "1-6 5-5"]).apply("0-0")
+        moves = [str(m) for m in stuck.legal_moves()]
+        if draw == "never":
+            assert moves == ["1-6@0>1", "1-6@0>6", "1-6@1>1", "1-6@1>6"]
+        else:
+            listed = re.search(r"he must lay 1-6:\n\n```text\n(.*?)```", text, re.S)
+            assert listed is not None and listed.group(1).split() == moves
     leiden = _deal("leiden", [EXAMPLES[4][1], EXAMPLES[4][2]]).apply("3-3").apply("4-6@0>6")
     assert {m.end for m in leiden.legal_moves()} == {1, 2, 3, None}
