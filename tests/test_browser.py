@@ -236,20 +236,36 @@ def test_a_move_made_elsewhere_meanwhile_is_not_made_twice(server: str, browser:
     page.close()
 
 
-def deal_and_wait_for_my_turn(server: str, browser: Any) -> tuple[Any, list[str], str, list[str]]:
-    """A page of ``standard`` against greedy, seed 2, at the person's first turn:
-    ``(page, its errors, the game's id, the legal moves)``."""
+def open_page(browser: Any, address: str) -> tuple[Any, list[str]]:
+    """The page at ``address``, ready: ``(page, the errors it throws from now on)``."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.set_default_timeout(20_000)
-    page.goto(f"{server}/?pause=0&seed=2")
+    page.goto(address)
     page.wait_for_selector("body[data-ready='1']")
+    return page, errors
+
+
+def deal_and_wait_for_my_turn(server: str, browser: Any) -> tuple[Any, list[str], str, list[str]]:
+    """A page of ``standard`` against greedy, seed 2, at the person's first turn:
+    ``(page, its errors, the game's id, the legal moves)``."""
+    page, errors = open_page(browser, f"{server}/?pause=0&seed=2")
     page.select_option("#level", "greedy")
     page.click("#deal")
     assert wait_idle(page) == "your_turn"
     game_id = page.get_attribute("body", "data-game")
     return page, errors, game_id, server_game(server, game_id)["view"]["legal_moves"]
+
+
+def assert_going_on(page: Any, server: str, game_id: str, errors: list[str]) -> None:
+    """The page is back at the person's turn of the same game, shows what the server
+    holds, offers no Retry, and has thrown nothing."""
+    assert wait_idle(page) == "your_turn"
+    assert page.get_attribute("body", "data-game") == game_id
+    assert_page_shows(page, server_game(server, game_id))
+    assert page.is_hidden("#retry")
+    assert not errors, errors
 
 
 def a_tile_move(legal: list[str]) -> str:
@@ -272,11 +288,8 @@ def test_a_bot_move_lost_on_the_way_does_not_stop_the_page(server: str, browser:
 
     page.route(f"{server}/games/{game_id}/bot", lose_once)
     click_move(page, a_tile_move(legal), legal)
-    assert wait_idle(page) == "your_turn"
+    assert_going_on(page, server, game_id, errors)
     assert lost == [f"{server}/games/{game_id}/bot"]
-    assert_page_shows(page, server_game(server, game_id))
-    assert page.is_hidden("#retry")
-    assert not errors, errors
     page.close()
 
 
@@ -302,11 +315,8 @@ def test_a_server_that_cannot_be_reached_leaves_retry_and_an_answer_in_html_is_n
     assert page.is_visible("#retry")
     page.unroute_all()
     page.click("#retry")
-    assert wait_idle(page) == "your_turn"
-    assert_page_shows(page, server_game(server, game_id))
+    assert_going_on(page, server, game_id, errors)
     assert "error" not in (event.get_attribute("class") or ""), "the warning's style stayed"
-    assert page.is_hidden("#retry")
-    assert not errors, errors
     page.close()
 
 
@@ -473,12 +483,7 @@ def test_a_level_the_new_table_lacks_is_replaced_with_a_word(server: str, browse
     drops it from the list, and the line under the table says so and which level
     plays instead (before, Enter in the target field dealt against greedy without a
     word), and the deal names the level it plays against."""
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(20_000)
-    page.goto(f"{server}/?pause=0&seed=2")
-    page.wait_for_selector("body[data-ready='1']")
+    page, errors = open_page(browser, f"{server}/?pause=0&seed=2")
     page.select_option("#level", "trained")
     page.check("#match")
     page.fill("#target", "60")
@@ -496,12 +501,11 @@ def test_a_level_the_new_table_lacks_is_replaced_with_a_word(server: str, browse
     assert not errors, errors
     page.close()
     # Seed 4 on leiden: the person leads, so the line still says what was dealt.
-    page = browser.new_page()
-    page.goto(f"{server}/?pause=0&seed=4&preset=leiden&level=random")
-    page.wait_for_selector("body[data-ready='1']")
+    page, errors = open_page(browser, f"{server}/?pause=0&seed=4&preset=leiden&level=random")
     page.click("#deal")
     assert wait_idle(page) == "your_turn"
     assert page.inner_text("#event") == "Dealt, against random bots."
+    assert not errors, errors
     page.close()
 
 

@@ -303,7 +303,8 @@ const fs = require("fs");
 const vm = require("vm");
 const inert = new Proxy(function () {}, { get: () => inert, apply: () => inert, set: () => true });
 const page = {
-  location: { search: "" }, URLSearchParams, document: inert, fetch: () => new Promise(() => {}),
+  location: { search: "" }, URLSearchParams, document: inert, window: inert,
+  fetch: () => new Promise(() => {}),
 };
 vm.createContext(page);
 vm.runInContext(fs.readFileSync(process.argv[1], "utf8"), page);
