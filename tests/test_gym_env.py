@@ -8,6 +8,7 @@ import pickle
 import random
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
 
+import matador_env
 from agents.base import GreedyAgent, RandomAgent
 from matador_env import MatadorSingleEnv
 from matador_env.bot import load_bot
@@ -222,13 +224,18 @@ def test_the_shipped_bots_are_opponents_by_name_or_as_objects(config: str) -> No
     for spec in ("greedy", "casual", "trained", bot):
         env = MatadorSingleEnv(rules=rules, opponents=spec, seat=1)
         run_episode(env, 3, rng)
-    # By name the environment copies, pickles and replays as any other.
-    env = MatadorSingleEnv(rules=rules, opponents="trained", seat=1)
-    _, info = env.reset(seed=7)
-    twin = pickle.loads(pickle.dumps(env))
-    action = int(np.flatnonzero(info["action_mask"])[0])
-    one, two = env.step(action), twin.step(action)
-    assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
+    # By name or by path the environment copies, pickles and replays as any other
+    # (docs/rl_libraries.md); a Bot object does not pickle, as the docs say.
+    folder = str(Path(matador_env.__file__).parent / "bots" / config)
+    for named in ("trained", folder):
+        env = MatadorSingleEnv(rules=rules, opponents=named, seat=1)
+        _, info = env.reset(seed=7)
+        twin = pickle.loads(pickle.dumps(env))
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        one, two = env.step(action), twin.step(action)
+        assert np.array_equal(one[0], two[0]) and one[1:4] == two[1:4]
+    with pytest.raises(TypeError, match="pickle"):
+        pickle.dumps(MatadorSingleEnv(rules=rules, opponents=bot, seat=1))
     # The trained bot plays as its level says: its most likely move, the same each time.
     a = MatadorSingleEnv(rules=rules, opponents=bot, seat=1)
     b = MatadorSingleEnv(rules=rules, opponents="trained", seat=1)
