@@ -201,7 +201,10 @@ class MoveChecks(RLlibCallback):  # type: ignore[misc]
     the end of every ``EnvRunner.sample()``: an episode that spans several rollout
     fragments reaches ``on_episode_end`` in chunks, and where the env runner is the
     driver's own, PPO's learner connector has by then appended a duplicated last step
-    to the earlier chunks (a bootstrap step, not an action taken).
+    to the earlier chunks (a bootstrap step, not an action taken). An agent's action
+    joins its episode only with the observation after it, so the actions still waiting
+    for one when a sample ends are counted with a later sample: the checked count
+    trails the env steps by those few (249 of 250 in a small run).
     """
 
     def on_sample_end(
