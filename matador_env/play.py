@@ -79,6 +79,7 @@ from .engine import (
     Termination,
     derive_seed,
     hand_records,
+    side_counts,
 )
 from .engine.tiles import BLANK, BRANCH, CROSS, SPINNER, parse_digits
 from .files import atomic_write_text, file_arg, file_problem
@@ -95,7 +96,6 @@ __all__ = [
     "main",
     "narrate",
     "points_text",
-    "team_counts",
 ]
 
 PROG = "python -m matador_env.play"
@@ -106,12 +106,6 @@ CHOICE_DIGITS = 6
 def points_text(points: int) -> str:
     """``1 point``, ``6 points``: a score in words, for the narrations."""
     return f"{points} point" if points == 1 else f"{points} points"
-
-
-def team_counts(counts: Sequence[int]) -> tuple[int, int]:
-    """The pips left in each partnership's two hands (seats 0 and 2, 1 and 3), on
-    which a blocked partnership game is decided."""
-    return (counts[0] + counts[2], counts[1] + counts[3])
 
 
 class Quit(Exception):
@@ -656,7 +650,7 @@ class TerminalGame:
             # hold the lowest single count.
             assert outcome.winning_side is not None
             side = outcome.winning_side
-            sums = team_counts(outcome.counts)
+            sums = side_counts(self.rules, outcome.counts)
             return (
                 f"Result: the hand is blocked; {self.side_name(side)} has the lower count, "
                 f"{sums[side]} against {sums[1 - side]}, and wins {points}."
@@ -680,7 +674,7 @@ class TerminalGame:
                 f"{verb} {points}{team}."
             )
         shared = (
-            f"the teams' counts level at {team_counts(outcome.counts)[0]}"
+            f"the teams' counts level at {side_counts(self.rules, outcome.counts)[0]}"
             if self.rules.teams
             else "the lowest count shared"
         )

@@ -164,11 +164,12 @@ from .engine import (
     RulesError,
     Termination,
     derive_seed,
+    side_counts,
 )
 from .engine.rules import LARGEST_SETTING
 from .engine.tiles import shown_value
 from .layout import layout_tree
-from .play import points_text, team_counts
+from .play import points_text
 from .protocol import ProtocolError, move_from_json, view_to_json
 from .serve import (
     DEFAULT_MAX_BODY,
@@ -471,7 +472,7 @@ class WebGame:
             # Partners win a block on their two hands added together (see play.py).
             assert outcome.winning_side is not None
             side = outcome.winning_side
-            sums = team_counts(outcome.counts)
+            sums = side_counts(self.rules, outcome.counts)
             mine = side == self.rules.side_of(self.seat)
             return (
                 f"Blocked: {self.side_name(side)} {'have' if mine else 'has'} the lower count, "
@@ -488,7 +489,7 @@ class WebGame:
                 how = f"Blocked: {who} {'have' if wins == 'win' else 'has'} the lowest count"
             return f"{how} and {wins} {points}{team}."
         shared = (
-            f"the teams' counts level at {team_counts(outcome.counts)[0]}"
+            f"the teams' counts level at {side_counts(self.rules, outcome.counts)[0]}"
             if self.rules.teams
             else "the lowest count shared"
         )

@@ -30,6 +30,7 @@ from .state import (
     SeatView,
     Termination,
     blocked_points,
+    side_counts,
 )
 from .tiles import (
     BLANK,
@@ -83,6 +84,7 @@ __all__ = [
     "render_table",
     "replay",
     "blocked_points",
+    "side_counts",
     "set_tiles",
     "tile_count",
 ]

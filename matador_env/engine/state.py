@@ -44,6 +44,7 @@ __all__ = [
     "SeatView",
     "IllegalMoveError",
     "blocked_points",
+    "side_counts",
     "SEED_LIMIT",
     "SCORE_LIMIT",
     "seat_number",
@@ -1534,19 +1535,26 @@ def blocked_points(scoring: str, low: int, others: int) -> int:
     )
 
 
+def side_counts(rules: Rules, counts: Sequence[int]) -> tuple[int, ...]:
+    """The pips left on each side, from each seat's count: a team's two hands added
+    together, else each seat's own. A blocked hand is decided on these."""
+    sums = [0] * rules.sides
+    for seat, c in enumerate(counts):
+        sums[rules.side_of(seat)] += c
+    return tuple(sums)
+
+
 def _blocked_outcome(t: _Tables, hands: tuple[int, ...]) -> Outcome:
     rules = t.rules
     counts = _counts(t, hands)
-    side_counts = [0] * rules.sides
-    for seat, c in enumerate(counts):
-        side_counts[rules.side_of(seat)] += c
-    low = min(side_counts)
-    lowest = [side for side, c in enumerate(side_counts) if c == low]
+    sides = side_counts(rules, counts)
+    low = min(sides)
+    lowest = [side for side, c in enumerate(sides) if c == low]
     if len(lowest) > 1:
         term = Termination.VOID_TIE if rules.tie == "void" else Termination.REDEAL_TIE
         return Outcome(term, None, None, 0, counts)
     side = lowest[0]
-    points = blocked_points(rules.blocked_scoring, low, sum(side_counts) - low)
+    points = blocked_points(rules.blocked_scoring, low, sum(sides) - low)
     # The winning seat: with teams the partner with the lower count (ties: lower seat).
     members = [s for s in range(rules.players) if rules.side_of(s) == side]
     winner = min(members, key=lambda s: (counts[s], s))
