@@ -626,26 +626,21 @@ function say(text) {
   $("event").classList.remove("error");
 }
 
+// Show a failure. A game gone from the server (expired after 30 minutes unused, or
+// ended by a restart) is dropped from the page, which nothing can go on with.
 function fail(error) {
-  say(`⚠ ${error.message}`);
+  let message = error.message;
+  if (error.kind === "unknown_game" && game) {
+    game = null;
+    selected = null;
+    $("chooser").hidden = true;
+    message = "This game is no longer on the server (a game unused for 30 minutes is dropped, and a restart of the server ends them all): deal a new one.";
+  }
+  say(`⚠ ${message}`);
   $("event").classList.add("error");
 }
 
 // -- playing ---------------------------------------------------------------------------------
-
-// Show a failure; true when the game is gone from the server (expired after 30
-// minutes unused, or ended by a restart), which nothing on the page can go on with.
-function failed(error) {
-  if (error.kind !== "unknown_game" || !game) {
-    fail(error);
-    return false;
-  }
-  game = null;
-  selected = null;
-  $("chooser").hidden = true;
-  fail(failure(error.kind, "This game is no longer on the server (a game unused for 30 minutes is dropped, and a restart of the server ends them all): deal a new one."));
-  return true;
-}
 
 // One action of the person, then the bots' moves, the page busy meanwhile; the
 // step makes the call and returns what to say, and a refusal is shown instead.
@@ -656,7 +651,8 @@ async function act(step) {
     render();
     await botsPlay();
   } catch (error) {
-    if (failed(error) || !game) return;
+    fail(error);
+    if (!game) return;
     // Changed elsewhere (another tab, a script), or an answer lost on the way: go on
     // from the game as it is now. Should that fail too, Retry does it later.
     try {
@@ -664,7 +660,7 @@ async function act(step) {
       render();
       await botsPlay();
     } catch (again) {
-      failed(again);
+      fail(again);
     }
   } finally {
     setBusy(false);
