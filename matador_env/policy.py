@@ -80,6 +80,7 @@ __all__ = [
     "BOTS_DIR",
     "BOTS_DIR_VARIABLE",
     "bots_dir",
+    "check_slip",
     "check_temperature",
     "default_policy",
     "shipped_configurations",
@@ -562,6 +563,15 @@ def check_temperature(temperature: object, error: type[ValueError] = ValueError)
     # The chained comparison is false for nan as well as for negatives and inf.
     if not (number and 0 <= temperature < math.inf):  # type: ignore[operator]
         raise error(f"temperature must be a finite number >= 0, got {_short(temperature)}")
+
+
+def check_slip(slip: object, error: type[ValueError] = ValueError) -> None:
+    """``error`` unless ``slip`` is a number from 0 to 1, the share of its decisions at
+    which a bot plays a random legal move (a bool is refused: True would read as
+    always, nan as never)."""
+    number = type(slip) in (float, int) or isinstance(slip, np.integer | np.floating)
+    if not (number and 0 <= slip <= 1):  # type: ignore[operator]  # false for nan
+        raise error(f"slip must be a number from 0 to 1, got {_short(slip)}")
 
 
 def load_policy(path: str | Path, rules: Rules | None = None, runtime: str = "auto") -> OnnxPolicy:

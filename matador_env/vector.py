@@ -30,7 +30,8 @@ seats are played inside the batch by ``opponents`` until the learner is to move:
   :func:`matador_env.bot.load_bot` names it; rules with none raise ``ValueError``
   naming the shipped configurations), or the path of an exported policy: its
   network on the batch's observations, the most likely legal action (``"casual"``:
-  sampled at the level's temperature). The
+  with the level's slips, a uniformly random legal action at that share of the
+  opponents' moves). The
   heuristic ``"greedy"`` plays from views, not observations, and is refused here;
 - a batched policy: ``callable(obs, masks) -> actions`` taking ``(m, obs_size)``
   float32 observations and ``(m, num_actions)`` int8 masks of the ``m`` slots whose
@@ -260,22 +261,41 @@ _NO_HAND = (0, -1, -1, 0)
 
 class _BotOpponents:
     """The batch policy of a shipped or exported bot (see the module docstring): its
-    network on the rows' observations; sampled at the bot's temperature if it has one."""
+    network on the rows' observations; sampled at the bot's temperature if it has one,
+    and a uniformly random legal action at the share ``slip`` of the rows (``casual``)."""
 
-    def __init__(self, policy: Any, temperature: float) -> None:
+    def __init__(self, policy: Any, temperature: float, slip: float = 0.0) -> None:
         self.policy = policy
         self.temperature = temperature
+        self.slip = slip
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        """The rows' actions; ``uniforms``: one draw in [0, 1) per row (sampled levels)."""
-        logits = np.where(masks != 0, self.policy.logits(obs).astype(np.float64), -np.inf)
+        """The rows' actions; ``uniforms``: one draw in [0, 1) per row (sampled levels).
+
+        One draw serves both choices: below ``slip`` it slips, and ``draw / slip`` is
+        again uniform in [0, 1) and picks the legal action; above, ``(draw - slip) /
+        (1 - slip)`` is, and samples the policy."""
+        legal = masks != 0
+        logits = np.where(legal, self.policy.logits(obs).astype(np.float64), -np.inf)
+        slipped = uniforms < self.slip
         if self.temperature == 0:
-            return logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
-        weights = np.exp((logits - logits.max(axis=1, keepdims=True)) / self.temperature)
-        cumulative = weights.cumsum(axis=1)
-        # The first action whose cumulative weight passes the draw: one with a weight.
-        draws = uniforms[:, None] * cumulative[:, -1:]
-        return (cumulative > draws).argmax(axis=1)
+            chosen = logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
+        else:
+            draws = uniforms if not self.slip else (uniforms - self.slip) / (1 - self.slip)
+            chosen = _sampled(
+                np.exp((logits - logits.max(axis=1, keepdims=True)) / self.temperature), draws
+            )
+        if slipped.any():
+            rows = np.flatnonzero(slipped)
+            chosen[rows] = _sampled(legal[rows].astype(np.float64), uniforms[rows] / self.slip)
+        return chosen
+
+
+def _sampled(weights: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Per row, the action drawn with probability proportional to its weight, by a
+    draw in [0, 1): the first whose cumulative weight passes it (one with a weight)."""
+    cumulative = weights.cumsum(axis=1)
+    return (cumulative > draws[:, None] * cumulative[:, -1:]).argmax(axis=1)
 
 
 def _named_opponents(name: str, rules: Rules) -> _BotOpponents:
@@ -292,7 +312,7 @@ def _named_opponents(name: str, rules: Rules) -> _BotOpponents:
             "vector env's opponents play from observations; allowed: 'random', 'trained', "
             "'casual', an exported policy's path or a callable (obs, masks) -> actions"
         )
-    return _BotOpponents(bot.policy, bot.temperature)
+    return _BotOpponents(bot.policy, bot.temperature, bot.slip)
 
 
 class VectorEnv:

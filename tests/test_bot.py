@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from matador_env.bot import (
+    CASUAL_SLIP,
     LEVELS,
     Bot,
     BotError,
@@ -91,7 +92,8 @@ def test_default_bot_is_the_shipped_policy() -> None:
 
 def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """A view with one legal move is answered without running the network (in the
-    bot levels and in OnnxPolicy.choose/act); a real choice still runs it."""
+    bot levels and in OnnxPolicy.choose/act); a real choice still runs it, but for
+    casual's slips."""
     from matador_env.policy import OnnxPolicy
 
     runs: list[int] = []
@@ -103,8 +105,11 @@ def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(OnnxPolicy, "legal_logits", counted)
     policy = default_policy()
-    bots = [load_bot("trained"), load_bot("casual", seed=1)]
-    forced = chosen = 0
+    # casual runs it unless it slips (a random move needs no network), so a sampling
+    # bot stands beside it for the sampled path.
+    sampling = PolicyBot(default_policy(), "sampling", None, 2.0, seed=1)
+    bots = [load_bot("trained"), sampling, load_bot("casual", seed=1)]
+    forced = chosen = slipped = 0
     for seed in range(40):
         state = HandState.deal(STANDARD, seed)
         while state.outcome is None:
@@ -120,9 +125,11 @@ def test_forced_moves_skip_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
                 assert len(runs) == before and set(moves) == {view.legal_moves[0]}
             else:
                 chosen += 1
-                assert len(runs) == before + 4
+                assert len(runs) - before in (4, 5)  # 4: casual slipped
+                slipped += len(runs) == before + 4
             state = state.apply(moves[0])
     assert forced > 50 and chosen > 50
+    assert 0.1 < slipped / chosen < 0.3  # casual's slips: about one choice in five
 
 
 def test_casual_is_reproducible_from_its_seed() -> None:
@@ -140,34 +147,56 @@ def test_casual_is_reproducible_from_its_seed() -> None:
     assert any(moves(5) != moves(s) for s in range(6, 12))
 
 
-def test_casual_samples_the_policy_at_temperature_two() -> None:
-    """casual, and OnnxPolicy.choose at temperature 2, draw each legal move with the
-    probability softmax(logits / 2) (README of the bots: "sampled at temperature 2"),
-    counted over 3,000 fixed seeds in a position where temperature 1 or 4 would give
-    the moves visibly other shares."""
+def test_casual_slips_to_a_random_legal_move_at_one_decision_in_five() -> None:
+    """casual plays the trained move, except at CASUAL_SLIP = 0.2 of its decisions with
+    a choice, where every legal move is equally likely (README of the bots: "a random
+    legal move at one decision in five"): over 4,000 fixed seeds in a position of
+    several moves, the trained move takes 0.8 + 0.2 / k and each other 0.2 / k, which
+    a slip of 0.1 or 0.3, or sampling the policy, would visibly miss."""
+    assert CASUAL_SLIP == 0.2
     policy = default_policy()
-    enc = policy.encoding
+    for seed in range(20):
+        state = HandState.deal(STANDARD, seed)
+        view = state.view(state.to_move)
+        if len(view.legal_moves) >= 3:
+            break
+    moves = view.legal_moves
+    best = policy.choose(view)
+    casual = load_bot("casual")
+    assert isinstance(casual, PolicyBot) and casual.slip == CASUAL_SLIP
+    assert casual.temperature == 0
+    draws = 4000
+    counts = Counter(casual.choose(view, random.Random(seed)) for seed in range(draws))
+
+    def shares(slip: float) -> np.ndarray:
+        return np.array([(1 - slip) * (m == best) + slip / len(moves) for m in moves])
+
+    got = np.array([counts[m] for m in moves]) / draws
+    # About 3.5 standard errors of the trained move's share (near 0.85) over 4,000 draws.
+    np.testing.assert_allclose(got, shares(0.2), atol=0.02)
+    assert min(np.abs(shares(x) - shares(0.2)).max() for x in (0.1, 0.3)) > 0.06
+
+
+def test_a_slip_happens_only_where_there_is_a_choice() -> None:
+    """A forced move draws nothing from the generator (so a slip is a real choice gone
+    astray), and slip 1 is a uniformly random legal move at every choice."""
+    state = HandState.deal(STANDARD, 3)
+    forced = None
+    while state.outcome is None:
+        view = state.view(state.to_move)
+        if len(view.legal_moves) == 1:
+            forced = view
+            break
+        state = state.apply(view.legal_moves[0])
+    assert forced is not None
+    rng = random.Random(5)
+    before = rng.getstate()
+    assert load_bot("casual").choose(forced, rng) == forced.legal_moves[0]
+    assert rng.getstate() == before
     state = HandState.deal(STANDARD, 6)
     view = state.view(state.to_move)
-    legal = enc.action_mask(view.legal_moves).nonzero()[0]
-    logits = policy.legal_logits(enc.observation(view), legal).astype(np.float64)
-
-    def shares(temperature: float) -> np.ndarray:
-        weights = np.exp((logits - logits.max()) / temperature)
-        return weights / weights.sum()
-
-    want = shares(2.0)
-    assert min(np.abs(shares(t) - want).max() for t in (1.0, 4.0)) > 0.1  # tells them apart
-    casual = load_bot("casual")
-    seeds = range(3000)
-    for label, pick in (
-        ("casual", lambda rng: casual.choose(view, rng)),
-        ("policy", lambda rng: policy.choose(view, rng, temperature=2.0)),
-    ):
-        counts = Counter(enc.encode_action(pick(random.Random(seed))) for seed in seeds)
-        got = np.array([counts[int(action)] for action in legal]) / len(seeds)
-        # About 3.5 standard errors of a share near 0.35 over 3,000 draws.
-        np.testing.assert_allclose(got, want, atol=0.03, err_msg=label)
+    always = PolicyBot(default_policy(), "mine", None, slip=1)
+    assert {always.choose(view, random.Random(s)) for s in range(300)} == set(view.legal_moves)
 
 
 def test_an_exported_policy_by_path_plays_its_most_likely_move(tmp_path: Path) -> None:

@@ -361,6 +361,12 @@ def test_a_policy_bot_refuses_a_temperature_it_cannot_sample_at(temperature: Any
         PolicyBot(default_policy(), "mine", None, temperature)
 
 
+@pytest.mark.parametrize("slip", [-0.1, 1.5, float("nan"), True, "0.2", None], ids=repr)
+def test_a_policy_bot_refuses_a_slip_that_is_no_share(slip: Any) -> None:
+    with pytest.raises(BotError, match="slip must be a number from 0 to 1"):
+        PolicyBot(default_policy(), "mine", None, slip=slip)
+
+
 def test_a_policy_bot_samples_at_any_temperature_above_zero() -> None:
     """Temperature 0 is "the most likely move"; any other (1 included, or 0.5) samples
     the policy: in a position where the moves are close, more than one comes out."""

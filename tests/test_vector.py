@@ -793,31 +793,60 @@ def test_a_masked_reset_keeps_the_last_observation_of_a_slot_that_just_ended() -
     assert kept >= 3  # the case this test is about did occur
 
 
-def test_casual_opponents_sample_the_networks_moves_at_the_bots_temperature() -> None:
+def test_casual_opponents_slip_at_the_bots_share() -> None:
     # The vector env's casual opponents turn one uniform draw per row into a move: over
-    # evenly spaced draws each legal move takes the share of [0, 1) that the casual
-    # bot's network gives it at the bot's temperature, an illegal one none.
+    # evenly spaced draws the network's most likely legal action takes 1 - slip of
+    # [0, 1) and every legal action slip / k more, an illegal one none.
     from matador_env.bot import PolicyBot, load_bot
 
     venv = VectorEnv(3, preset="standard", mode="learner", opponents="casual", seed=2)
     obs, masks, _ = venv.reset()
     bot = load_bot("casual", rules=venv.rules)
     opponents = venv.opponents  # the batch policy the env plays its opponents with
-    assert isinstance(bot, PolicyBot) and bot.temperature > 0 and callable(opponents)
-    draws = 1000
-    uniforms = (np.arange(draws) + 0.5) / draws
+    assert isinstance(bot, PolicyBot) and bot.slip > 0 and bot.temperature == 0
+    assert callable(opponents)
     for b in range(3):
         legal = masks[b] != 0
         assert legal.sum() > 1
-        chosen = opponents(
-            np.repeat(obs[b : b + 1], draws, axis=0),
-            np.repeat(masks[b : b + 1], draws, axis=0),
-            uniforms,
-        )
-        shares = np.bincount(chosen, minlength=venv.num_actions) / draws
         logits = bot.policy.logits(obs[b : b + 1])[0].astype(np.float64)
-        weights = np.where(legal, np.exp((logits - logits[legal].max()) / bot.temperature), 0)
-        np.testing.assert_allclose(shares, weights / weights.sum(), atol=2 / draws)
+        best = np.where(legal, logits, -np.inf).argmax()
+        want = (1 - bot.slip) * (
+            np.arange(venv.num_actions) == best
+        ) + bot.slip * legal / legal.sum()
+        np.testing.assert_allclose(_shares(opponents, obs[b], masks[b]), want, atol=2 / 1000)
+
+
+def test_bot_opponents_sample_their_temperature_beside_their_slips() -> None:
+    # A bot with both (one built by hand) spends the draw on each in turn: the share
+    # 1 - slip follows softmax(logits / temperature), the share slip is uniform.
+    from matador_env.policy import default_policy
+    from matador_env.vector import _BotOpponents
+
+    venv = VectorEnv(2, preset="standard", seed=5)
+    obs, masks, _ = venv.reset()
+    policy = default_policy()
+    for temperature, slip in ((2.0, 0.0), (2.0, 0.3), (0.0, 1.0)):
+        opponents = _BotOpponents(policy, temperature, slip)
+        for b in range(2):
+            legal = masks[b] != 0
+            logits = np.where(legal, policy.logits(obs[b : b + 1])[0].astype(np.float64), -np.inf)
+            if temperature:
+                weights = np.exp((logits - logits.max()) / temperature)
+                sampled = weights / weights.sum()
+            else:
+                sampled = (np.arange(venv.num_actions) == logits.argmax()).astype(np.float64)
+            want = (1 - slip) * sampled + slip * legal / legal.sum()
+            got = _shares(opponents, obs[b], masks[b])
+            np.testing.assert_allclose(got, want, atol=2 / 1000, err_msg=f"{temperature, slip}")
+
+
+def _shares(opponents: Any, obs: np.ndarray, mask: np.ndarray, draws: int = 1000) -> np.ndarray:
+    """Each action's share of ``draws`` evenly spaced uniform draws in one position."""
+    uniforms = (np.arange(draws) + 0.5) / draws
+    chosen = opponents(
+        np.repeat(obs[None], draws, axis=0), np.repeat(mask[None], draws, axis=0), uniforms
+    )
+    return np.bincount(chosen, minlength=mask.shape[0]) / draws
 
 
 def test_a_masked_reset_leaves_the_other_slots_later_episodes_as_they_were() -> None:
