@@ -509,6 +509,24 @@ def test_a_level_the_new_table_lacks_is_replaced_with_a_word(server: str, browse
     page.close()
 
 
+def test_a_draw_before_a_leiden_lead_says_why_there_is_nothing_to_lead(
+    server: str, browser: Any
+) -> None:
+    """Seed 2 on leiden: the person is to lead holding 0-0 and the matador 2-5 but no
+    other double, so the page draws for them until 5-5 comes, and says why in the
+    terminal's words (before, "(nothing fits)", which such a hand does not show)."""
+    page, errors = open_page(browser, f"{server}/?pause=0&seed=2&preset=leiden&level=greedy")
+    page.click("#deal")
+    assert wait_idle(page) == "your_turn"
+    game = server_game(server, page.get_attribute("body", "data-game"))
+    assert game["view"]["history"] == [{"seat": 0, "move": "draw"}] * 4
+    assert page.inner_text("#event") == (
+        "You drew 5-5 (nothing to lead: the lead must be a double other than 0-0)."
+    )
+    assert not errors, errors
+    page.close()
+
+
 def test_leaving_the_page_ends_its_game_on_the_server(server: str, browser: Any) -> None:
     """The server keeps 64 live games; a reload had left the game behind until it
     expired, so 64 reloads refused every deal for up to 30 minutes."""

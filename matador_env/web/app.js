@@ -687,13 +687,28 @@ async function botsPlay() {
     const forced = moves.length === 1 && moves[0].kind !== "play";
     if (game.status !== "bot_turn" && !forced) return;
     await sleep(PAUSE);
+    const noLead = !game.table.pieces.length; // before the move that is made now
     const reply = forced
       ? await call("POST", `/games/${game.id}/move`, { move: moves[0].text }, game.version)
       : await call("POST", `/games/${game.id}/bot`, undefined, game.version);
     game = reply.game;
-    say(forced ? `${reply.event.text} (nothing fits).` : reply.event.text + ".");
+    say(forced ? forcedText(moves[0], reply.event.text, noLead) : reply.event.text + ".");
     render();
   }
+}
+
+// Why the person's draw or pass was made for them, in the terminal's words. Only a
+// lead that must be a double other than 0-0 (Leiden's) can leave a leader nothing to
+// lead, which a hand holding 0-0 or a matador does not show at a glance.
+function forcedText(move, text, noLead) {
+  if (move.kind === "pass") {
+    return noLead
+      ? "You pass: no double to lead (0-0 may not) and nothing you may draw."
+      : "You pass: nothing to play and nothing you may draw.";
+  }
+  return noLead
+    ? `${text} (nothing to lead: the lead must be a double other than 0-0).`
+    : `${text} (nothing to play).`;
 }
 
 function tileClicked(tile) {
