@@ -281,7 +281,8 @@ class _BotOpponents:
         if self.temperature == 0:
             chosen = logits.argmax(axis=1)  # the first of equal maxima, as the bot's move
         else:
-            draws = uniforms if not self.slip else (uniforms - self.slip) / (1 - self.slip)
+            # slip 1 leaves no draw to the policy: every row slips, and 0 would divide.
+            draws = (uniforms - self.slip) / (1 - self.slip) if self.slip < 1 else uniforms
             chosen = _sampled(
                 np.exp((logits - logits.max(axis=1, keepdims=True)) / self.temperature), draws
             )

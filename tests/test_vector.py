@@ -825,7 +825,7 @@ def test_bot_opponents_sample_their_temperature_beside_their_slips() -> None:
     venv = VectorEnv(2, preset="standard", seed=5)
     obs, masks, _ = venv.reset()
     policy = default_policy()
-    for temperature, slip in ((2.0, 0.0), (2.0, 0.3), (0.0, 1.0)):
+    for temperature, slip in ((2.0, 0.0), (2.0, 0.3), (0.0, 1.0), (2.0, 1.0)):
         opponents = _BotOpponents(policy, temperature, slip)
         for b in range(2):
             legal = masks[b] != 0
