@@ -70,6 +70,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from matador_env.bot import rules_refusal
 from matador_env.engine import HandState, MatchState, Rules, hand_record
 from matador_env.engine.state import SEED_RANGE
 from matador_env.engine.tiles import shown_value
@@ -432,28 +433,6 @@ class AgentRulesError(ValueError):
     """An agent that cannot play the run's rules (a policy or bot made for others)."""
 
 
-def describe_rules(rules: Rules) -> str:
-    """The preset's name, or the fields that differ from the defaults."""
-    name = rules.preset_name()
-    if name is not None:
-        return name
-    changes = rules.changes()
-    return "custom rules (" + (" ".join(f"{k}={v}" for k, v in changes.items()) or "defaults") + ")"
-
-
-def rules_mismatch(spec: str, plays: Rules, chosen: Rules) -> str:
-    """The message for agent ``spec``, which plays ``plays`` only, asked to play ``chosen``."""
-    diffs = [
-        f"{k}: {v} vs {getattr(chosen, k)}"
-        for k, v in plays.to_dict().items()
-        if getattr(chosen, k) != v
-    ]
-    return (
-        f"agent {spec!r} plays {describe_rules(plays)} only, not the chosen rules "
-        f"{describe_rules(chosen)} (its rules vs the chosen: {'; '.join(diffs)})"
-    )
-
-
 def check_agents(rules: Rules, specs: Sequence[str]) -> None:
     """Build each agent once and refuse, with :class:`AgentRulesError`, one that plays
     other rules only; a bad spec raises the agents' own error (a ValueError)."""
@@ -464,17 +443,11 @@ def check_agents(rules: Rules, specs: Sequence[str]) -> None:
 
 
 def check_agent(rules: Rules, spec: str, agent: Agent) -> None:
-    """:class:`AgentRulesError` when the agent built from ``spec`` cannot play ``rules``."""
-    plays = agent.rules
-    if plays is not None and plays != rules:
-        raise AgentRulesError(rules_mismatch(spec, plays, rules))
-    # An agent over several rules (bot:trained, one bot per configuration) says itself.
-    check = getattr(agent, "check_rules", None)
-    if check is not None:
-        try:
-            check(rules)
-        except ValueError as e:
-            raise AgentRulesError(f"agent {spec!r} cannot play the chosen rules: {e}") from None
+    """:class:`AgentRulesError` when the agent built from ``spec`` cannot play ``rules``
+    (:func:`matador_env.bot.rules_refusal` says why)."""
+    refusal = rules_refusal(agent, rules)
+    if refusal is not None:
+        raise AgentRulesError(f"agent {spec!r} {refusal}")
 
 
 # Agents built in a worker, by spec: agents keep no state between moves, so one

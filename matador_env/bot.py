@@ -83,6 +83,7 @@ __all__ = [
     "load_level",
     "levels_for",
     "rules_label",
+    "rules_refusal",
     "resolve_rules",
     "shipped_configurations",
     "greedy_move",
@@ -335,6 +336,32 @@ def rules_label(rules: Rules, long: bool = False) -> str:
     _, name, diffs = best
     teams = " in two partnerships" if rules.teams else ""
     return ", ".join([f"{name}, {rules.players} players{teams}", *diffs])
+
+
+def rules_refusal(player: object, rules: Rules) -> str | None:
+    """Why ``player`` (an agent or a bot) cannot play ``rules``, in words that follow its
+    name, or None when it can: a player with ``rules`` plays those only (None: any),
+    and one over several configurations (a trained level, ``bot:trained``) answers by
+    its own ``check_rules``. The arena, the single-learner env's opponents and
+    ``python -m train``'s agents all ask this before any game."""
+    plays = getattr(player, "rules", None)
+    if isinstance(plays, Rules) and plays != rules:
+        differ = [
+            f"{k}: {v} vs {getattr(rules, k)}"
+            for k, v in plays.to_dict().items()
+            if getattr(rules, k) != v
+        ]
+        return (
+            f"plays {rules_label(plays)} only, not the chosen rules {rules_label(rules)} "
+            f"(its rules vs the chosen: {'; '.join(differ)})"
+        )
+    check = getattr(player, "check_rules", None)
+    if callable(check):
+        try:
+            check(rules)
+        except ValueError as exc:  # BotError: no bot of its level plays these rules
+            return f"cannot play the chosen rules: {exc}"
+    return None
 
 
 def _no_bot_message(rules: Rules, shipped: list[str]) -> str:

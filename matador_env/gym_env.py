@@ -440,21 +440,14 @@ def _opponent(spec: OpponentSpec, rules: Rules) -> Any:
 
 
 def _check_rules(opponent: Any, rules: Rules) -> None:
-    """``ValueError`` when an agent or a bot plays other rules than ``rules``: by its
-    ``rules`` (None: any), or its own ``check_rules`` (an agent over several
-    configurations, such as ``bot:trained``); else it failed at its first move."""
-    check = getattr(opponent, "check_rules", None)
-    if callable(check):
-        try:
-            check(rules)
-        except ValueError as exc:  # BotError: the bot plays other rules
-            raise ValueError(f"opponent {opponent!r}: {exc}") from None
-    plays = getattr(opponent, "rules", None)
-    if isinstance(plays, Rules) and plays != rules:
-        raise ValueError(
-            f"opponent {opponent!r} plays other rules ({plays.to_text()}) than the env's "
-            f"({rules.to_text()})"
-        )
+    """``ValueError`` when an agent or a bot cannot play ``rules``
+    (:func:`matador_env.bot.rules_refusal`), so that it is refused when the env is
+    made, not at its first move."""
+    from .bot import rules_refusal
+
+    refusal = rules_refusal(opponent, rules)
+    if refusal is not None:
+        raise ValueError(f"opponent {opponent!r} {refusal}")
 
 
 def _opponent_list(opponents: Any, count: int, rules: Rules) -> list[Any]:

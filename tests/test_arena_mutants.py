@@ -22,10 +22,10 @@ from evaluate.arena import (
     match_result,
     play_hand,
     play_match,
-    rules_mismatch,
     run,
 )
 from evaluate.report import Report, summarize
+from matador_env.bot import rules_refusal
 from matador_env.engine import MatchState, Rules
 from tests.scripted import deal
 from tests.test_evaluate import _game
@@ -117,8 +117,9 @@ def test_a_game_result_keeps_each_sides_clock_and_the_hands_termination() -> Non
 
 def test_a_rules_refusal_names_each_field_that_differs_with_both_values() -> None:
     leiden, standard = Rules.preset("leiden"), Rules()
-    text = rules_mismatch("policy:x", leiden, standard)
-    assert text.startswith("agent 'policy:x' plays leiden only, not the chosen rules standard")
+    text = rules_refusal(make_agent("policy:matador_env/bots/leiden"), standard)
+    assert text is not None
+    assert text.startswith("plays leiden only, not the chosen rules standard")
     differ = [k for k, v in leiden.to_dict().items() if getattr(standard, k) != v]
     assert differ and "tie" in differ
     for k in differ:

@@ -911,10 +911,10 @@ def test_run_refuses_an_agent_for_other_rules_before_any_game() -> None:
     with pytest.raises(AgentRulesError, match="plays standard only, not the chosen rules leiden"):
         run(plan, workers=2)
     assert plan.units == []  # refused before the work was cut into units
-    # Custom rules are named by their differences from the defaults.
+    # Other rules are named by the nearest preset and the fields that differ from it.
     custom = Rules.preset("standard", target_score=150)
     plan = RunPlan(custom, [Pairing(SHIPPED_BOT, "random")], deals=2, matches=0, seed=1)
-    with pytest.raises(AgentRulesError, match=r"custom rules \(target_score=150\)"):
+    with pytest.raises(AgentRulesError, match=r"rules standard, 2 players, target_score=150 "):
         run(plan)
 
 

@@ -253,15 +253,19 @@ def test_bad_opponents() -> None:
         MatadorSingleEnv(preset="polish", players=3, opponents="trained")
     assert "pagat_teams" in str(caught.value)
     leiden_bot = load_bot("trained", rules="leiden")
-    with pytest.raises(ValueError, match="opponent <PolicyBot trained:leiden>: bot"):
+    with pytest.raises(
+        ValueError, match="opponent <PolicyBot trained:leiden> plays leiden only, not the chosen"
+    ):
         MatadorSingleEnv(preset="standard", opponents=leiden_bot)
     # An agent is checked when the env is made, as a bot is; it failed at its first move.
     from agents import make_agent
     from agents.policy import PolicyAgent
 
-    with pytest.raises(ValueError, match="opponent <.*>: no trained bot is shipped for standard"):
+    with pytest.raises(
+        ValueError, match="opponent <.*> cannot play the chosen rules: no trained bot is shipped"
+    ):
         MatadorSingleEnv(spinner="first_double", opponents=make_agent("bot:trained"))
-    with pytest.raises(ValueError, match=r"plays other rules \(.*\) than the env's"):
+    with pytest.raises(ValueError, match=r"plays leiden only, not the chosen rules standard \("):
         MatadorSingleEnv(preset="standard", opponents=PolicyAgent("matador_env/bots/leiden"))
     with pytest.raises(ValueError, match="one per other seat"):
         MatadorSingleEnv(rules=Rules(players=3), opponents=["random"])

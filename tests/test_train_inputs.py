@@ -374,6 +374,32 @@ def test_too_few_warm_start_decisions_are_refused_before_collecting(tmp_path: Pa
         fit(None, one | {"ret": np.zeros(1)}, 1, 8, 1e-3, 0.5, 5, False)
 
 
+def test_train_refuses_an_agent_that_cannot_play_its_rules_before_any_work() -> None:
+    """Every agent flag is asked matador_env.bot.rules_refusal, the arena's question:
+    bot:trained (no rules of its own, a bot per configuration) for rules no bot was
+    made for was taken, and failed once the run had started."""
+    from train.run import check_args
+
+    no_bot = ["--preset", "standard", "--rules", "target_score=37"]
+    cases = [
+        (no_bot + ["--baselines", "bot:trained"], "--baselines: 'bot:trained' cannot play "),
+        (no_bot + ["--bc-opponent", "bot:casual"], "--bc-opponent: 'bot:casual' cannot play "),
+        (
+            ["--preset", "standard", "--bc-teacher", "policy:matador_env/bots/leiden"],
+            "--bc-teacher: 'policy:matador_env/bots/leiden' plays leiden only, not the "
+            "chosen rules standard (its rules vs the chosen: ",
+        ),
+    ]
+    said_now = []
+    for argv, said in cases:
+        with pytest.raises(ArgsError) as info:
+            check_args(parse(TrainArgs, argv))
+        assert str(info.value).startswith(said), (argv, str(info.value))
+        said_now.append(str(info.value))
+    assert "no trained bot is shipped for standard, 2 players, target_score=37" in said_now[0]
+    check_args(parse(TrainArgs, ["--preset", "leiden", "--bc-teacher", "bot:trained"]))
+
+
 def test_train_refuses_one_warm_start_decision_before_its_run_folder(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = subprocess.run(

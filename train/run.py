@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from matador_env.bot import rules_refusal
 from matador_env.engine import Rules
 from matador_env.engine.tiles import shown_value
 from matador_env.files import atomic_write_json, folder_problem, lookup_problem, make_folder
@@ -392,16 +393,10 @@ def _check_agent(flag: str, spec: str, rules: Rules) -> Any:
         agent = make_agent(spec)
     except ValueError as e:  # AgentSpecError and the agents' own option errors
         raise ArgsError(f"{flag}: {spec!r} is not an agent: {e}") from None
-    if agent.rules is not None and agent.rules != rules:
-        raise ArgsError(
-            f"{flag}: {spec!r} plays {_rules_name(agent.rules)} only, not the run's rules "
-            f"({_rules_name(rules)})"
-        )
+    refusal = rules_refusal(agent, rules)
+    if refusal is not None:
+        raise ArgsError(f"{flag}: {spec!r} {refusal}")
     return agent
-
-
-def _rules_name(rules: Rules) -> str:
-    return rules.preset_name() or rules.to_text()
 
 
 def main(argv: list[str] | None = None) -> Path:
