@@ -56,6 +56,7 @@ from typing import Any
 
 from .configs import CONFIGURATIONS, Configuration, configuration_of
 from .engine import PRESETS, HandState, Move, Rules, RulesError, SeatView
+from .engine.rules import rules_differences
 from .engine.state import SEED_LIMIT, check_rng, moves_to_choose
 from .flags import integer_arg, seed_arg
 from .policy import (
@@ -346,14 +347,10 @@ def rules_refusal(player: object, rules: Rules) -> str | None:
     ``python -m train``'s agents all ask this before any game."""
     plays = getattr(player, "rules", None)
     if isinstance(plays, Rules) and plays != rules:
-        differ = [
-            f"{k}: {v} vs {getattr(rules, k)}"
-            for k, v in plays.to_dict().items()
-            if getattr(rules, k) != v
-        ]
+        differ = rules_differences(plays.to_dict(), rules.to_dict(), ("its", "chosen"))
         return (
             f"plays {rules_label(plays)} only, not the chosen rules {rules_label(rules)} "
-            f"(its rules vs the chosen: {'; '.join(differ)})"
+            f"({'; '.join(differ)})"
         )
     check = getattr(player, "check_rules", None)
     if callable(check):

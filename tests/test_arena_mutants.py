@@ -27,6 +27,7 @@ from evaluate.arena import (
 from evaluate.report import Report, summarize
 from matador_env.bot import rules_refusal
 from matador_env.engine import MatchState, Rules
+from matador_env.engine.tiles import shown_value
 from tests.scripted import deal
 from tests.test_evaluate import _game
 from tests.test_report import _record_calls
@@ -123,7 +124,7 @@ def test_a_rules_refusal_names_each_field_that_differs_with_both_values() -> Non
     differ = [k for k, v in leiden.to_dict().items() if getattr(standard, k) != v]
     assert differ and "tie" in differ
     for k in differ:
-        assert f"{k}: {getattr(leiden, k)} vs {getattr(standard, k)}" in text
+        assert f"{k}: its {shown_value(getattr(leiden, k))}, chosen " in text
     # A field both rules share is no difference.
     assert "players:" not in text
 

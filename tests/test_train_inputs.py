@@ -387,7 +387,7 @@ def test_train_refuses_an_agent_that_cannot_play_its_rules_before_any_work() -> 
         (
             ["--preset", "standard", "--bc-teacher", "policy:matador_env/bots/leiden"],
             "--bc-teacher: 'policy:matador_env/bots/leiden' plays leiden only, not the "
-            "chosen rules standard (its rules vs the chosen: ",
+            "chosen rules standard (",
         ),
     ]
     said_now = []
